@@ -1,0 +1,100 @@
+"""agent_smith: synchronous, threaded LLM agents for plain Python."""
+
+from __future__ import annotations
+
+import logging
+
+from .cancellation import CancellationSource, CancellationToken
+from .errors import (
+    AgentBusyError,
+    AgentSmithError,
+    AgentStopped,
+    AgentTimeoutError,
+    CancelledError,
+    ConfigError,
+    LlmApiError,
+    McpError,
+    McpProtocolError,
+    ParseError,
+    SkillError,
+    ToolError,
+    TransportError,
+    TruncatedReplyError,
+)
+from .llm.events import (
+    Finished,
+    ReasoningDelta,
+    StreamEvent,
+    TokenDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .llm.request import LlmRequest, LlmResponse, SamplingParams
+from .logs import TRACE, redact, redact_headers
+from .messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TokenUsage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    message_from_openai,
+    messages_from_json,
+    messages_to_json,
+)
+from .runtime import Runtime, default_runtime
+from .tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+
+__version__ = "0.1.0"
+
+logging.getLogger("agent_smith").addHandler(logging.NullHandler())
+
+__all__ = [
+    "TRACE",
+    "AgentBusyError",
+    "AgentSmithError",
+    "AgentStopped",
+    "AgentTimeoutError",
+    "AssistantMessage",
+    "CancellationSource",
+    "CancellationToken",
+    "CancelledError",
+    "ConfigError",
+    "Finished",
+    "LlmApiError",
+    "LlmRequest",
+    "LlmResponse",
+    "McpError",
+    "McpProtocolError",
+    "Message",
+    "ParseError",
+    "ReasoningDelta",
+    "Runtime",
+    "SamplingParams",
+    "SkillError",
+    "StreamEvent",
+    "SystemMessage",
+    "TokenDelta",
+    "TokenUsage",
+    "Tool",
+    "ToolCall",
+    "ToolCallCompleted",
+    "ToolCallStarted",
+    "ToolContext",
+    "ToolError",
+    "ToolMessage",
+    "ToolOptions",
+    "ToolResult",
+    "ToolSchema",
+    "TransportError",
+    "TruncatedReplyError",
+    "UserMessage",
+    "__version__",
+    "default_runtime",
+    "message_from_openai",
+    "messages_from_json",
+    "messages_to_json",
+    "redact",
+    "redact_headers",
+]

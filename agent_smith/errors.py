@@ -1,0 +1,126 @@
+"""The one exception hierarchy of agent_smith.
+
+Every error the library raises is an :class:`AgentSmithError`. Each subclass
+carries the fields of the matching error of the original design (seed §6.1) so
+callers branch on types and attributes, never on message text. Messages are
+one line, say what failed and where, and never contain secrets.
+"""
+
+from __future__ import annotations
+
+
+class AgentSmithError(Exception):
+    """Base class of every error raised by agent_smith."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(AgentSmithError):
+    """A configuration value or argument is invalid (caught before any I/O)."""
+
+
+class ParseError(AgentSmithError):
+    """Untrusted input (a server reply, a frame, a manifest) has the wrong shape."""
+
+    def __init__(self, message: str, *, offset: int = 0) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class TruncatedReplyError(ParseError):
+    """The model's reply was cut off (finish reason ``length``) inside a tool call."""
+
+    def __init__(self, message: str, *, finish_reason: str = "length") -> None:
+        super().__init__(message)
+        self.finish_reason = finish_reason
+
+
+class ToolError(AgentSmithError):
+    """A tool failed. Inside the agent loop this becomes an error tool message."""
+
+    def __init__(self, message: str, *, tool_name: str, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.retryable = retryable
+
+
+class TransportError(AgentSmithError):
+    """A connection, pipe, subprocess or HTTP exchange failed."""
+
+    def __init__(self, message: str, *, operation: str, endpoint_or_server: str) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.endpoint_or_server = endpoint_or_server
+
+
+class McpError(AgentSmithError):
+    """An MCP server reported an error or returned content we cannot use."""
+
+    def __init__(self, message: str, *, server: str, rpc_code: int | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+        self.rpc_code = rpc_code
+
+
+class McpProtocolError(AgentSmithError):
+    """The MCP message flow was invalid (bad JSON-RPC, unsupported revision, ...)."""
+
+    def __init__(self, message: str, *, server: str, rpc_code: int | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+        self.rpc_code = rpc_code
+
+
+class LlmApiError(AgentSmithError):
+    """The LLM server answered with an error (HTTP status or an error frame)."""
+
+    def __init__(self, message: str, *, http_status: int, body_excerpt: str = "") -> None:
+        super().__init__(message)
+        self.http_status = http_status
+        self.body_excerpt = body_excerpt
+
+
+class AgentTimeoutError(AgentSmithError, TimeoutError):
+    """An operation ran out of its time budget (``budget`` in seconds)."""
+
+    def __init__(self, message: str, *, operation: str, budget: float) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.budget = budget
+
+
+class CancelledError(AgentSmithError):
+    """An operation was cancelled through a cancellation token."""
+
+    def __init__(self, message: str, *, operation: str) -> None:
+        super().__init__(message)
+        self.operation = operation
+
+
+class SkillError(AgentSmithError):
+    """A skill could not be loaded or activated."""
+
+    def __init__(self, message: str, *, skill_name: str) -> None:
+        super().__init__(message)
+        self.skill_name = skill_name
+
+
+class AgentStopped(AgentSmithError):
+    """The agent loop hit a stop condition before the model gave a final answer.
+
+    ``condition`` is one of ``max_iterations``, ``tree_iterations``,
+    ``max_total_tokens``, ``deadline``, ``loop_detected``, ``tool_failures``.
+    """
+
+    def __init__(self, message: str, *, condition: str) -> None:
+        super().__init__(message)
+        self.condition = condition
+
+
+class AgentBusyError(AgentSmithError):
+    """A second turn was started on an agent that is already running one."""

@@ -1,0 +1,59 @@
+"""The interface every MCP transport implements (stdio, Streamable HTTP).
+
+A transport moves JSON-RPC frames (already-parsed JSON objects) between the
+client and one server. It knows nothing of ids, methods or the lifecycle; the
+client's JSON-RPC layer does. Frames from the server are handed to the
+``on_frame`` callback given to :meth:`Transport.start`:
+
+* stdio calls it from its reader thread;
+* Streamable HTTP calls it from the thread that called :meth:`send` while it
+  reads that POST's JSON or SSE body, and from its GET-stream thread.
+
+``on_frame`` must therefore be thread-safe and must not block for long.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+Frame = dict[str, Any]
+FrameHandler = Callable[[Frame], None]
+CloseHandler = Callable[[Exception | None], None]
+
+
+class StaleSession(Exception):
+    """Raised by :meth:`Transport.send` when the server no longer knows the session.
+
+    The client answers by initialising again once and, unless the frame was a
+    ``tools/call``, sending it again.
+    """
+
+
+class Transport(ABC):
+    """Moves JSON-RPC frames to and from one MCP server."""
+
+    #: What error messages and logs call the server (its alias).
+    server: str
+
+    @abstractmethod
+    def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
+        """Open the connection (spawn the process, prepare the session).
+
+        ``on_closed`` is called once if the connection ends without
+        :meth:`close` (with the error, or ``None`` for a clean EOF).
+        Raises :class:`~agent_smith.errors.TransportError` on failure.
+        """
+
+    @abstractmethod
+    def send(self, frame: Frame) -> None:
+        """Deliver one frame; raise TransportError (or StaleSession) on failure."""
+
+    def negotiated(self, protocol_version: str) -> None:
+        """Called once ``initialize`` succeeded and ``initialized`` was sent."""
+        return None
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release everything: threads joined, child reaped, session deleted."""

@@ -1,0 +1,269 @@
+"""Conversation messages and their OpenAI chat-completions wire form.
+
+Four frozen dataclasses model a history: :class:`SystemMessage`,
+:class:`UserMessage`, :class:`AssistantMessage` and :class:`ToolMessage`.
+``to_openai()`` is total; ``message_from_openai()`` validates untrusted JSON
+and raises :class:`~agent_smith.errors.ParseError`. ``messages_to_json`` /
+``messages_from_json`` persist a whole history (internal fields included);
+the library itself never writes it anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from dataclasses_json import DataClassJsonMixin
+
+from .errors import ParseError
+
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TokenUsage(DataClassJsonMixin):
+    """Token counts reported by the server for one or more completions."""
+
+    prompt: int = 0
+    completion: int = 0
+    total: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.prompt + other.prompt,
+            self.completion + other.completion,
+            self.total + other.total,
+        )
+
+    @classmethod
+    def from_openai(cls, data: object) -> TokenUsage:
+        """Parse an OpenAI ``usage`` object; raise ParseError on wrong types."""
+        obj = _expect_object(data, "usage")
+        counts = []
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = obj.get(key, 0)
+            if value is None:
+                value = 0
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ParseError(f"usage.{key} must be a non-negative integer, got {value!r}")
+            counts.append(value)
+        prompt, completion, total = counts
+        return cls(prompt, completion, total or prompt + completion)
+
+
+@dataclass(frozen=True)
+class ToolCall(DataClassJsonMixin):
+    """One function call requested by the model.
+
+    ``arguments`` is the parsed JSON object. When the model produced text that
+    is not a JSON object, ``arguments`` is empty and ``invalid_arguments`` keeps
+    the raw text so the loop can tell the model what was wrong.
+    """
+
+    id: str
+    name: str
+    arguments: JsonObject = field(default_factory=dict)
+    invalid_arguments: str | None = None
+
+    @classmethod
+    def from_wire(
+        cls, call_id: str, name: str, arguments_text: str, *, lenient: bool = False
+    ) -> ToolCall:
+        """Build a call from its wire ``arguments`` string.
+
+        Strict mode raises ParseError when the text is not a JSON object;
+        lenient mode keeps the text in ``invalid_arguments`` instead.
+        """
+        text = arguments_text.strip()
+        if not text:
+            return cls(call_id, name, {})
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as err:
+            if lenient:
+                return cls(call_id, name, {}, arguments_text)
+            raise ParseError(
+                f"tool call {name!r}: arguments are not valid JSON ({err.msg})", offset=err.pos
+            ) from err
+        if not isinstance(parsed, dict):
+            if lenient:
+                return cls(call_id, name, {}, arguments_text)
+            raise ParseError(
+                f"tool call {name!r}: arguments must be a JSON object, got {type(parsed).__name__}"
+            )
+        return cls(call_id, name, parsed)
+
+    def arguments_text(self) -> str:
+        """The arguments as sent on the wire (the raw text if they were invalid)."""
+        if self.invalid_arguments is not None:
+            return self.invalid_arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+    def to_openai(self) -> JsonObject:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments_text()},
+        }
+
+
+@dataclass(frozen=True)
+class SystemMessage(DataClassJsonMixin):
+    """Instructions for the model."""
+
+    content: str
+    role: ClassVar[str] = "system"
+
+    def to_openai(self) -> JsonObject:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class UserMessage(DataClassJsonMixin):
+    """What the user said."""
+
+    content: str
+    role: ClassVar[str] = "user"
+
+    def to_openai(self) -> JsonObject:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class AssistantMessage(DataClassJsonMixin):
+    """A model turn: text, tool calls, or both.
+
+    ``reasoning`` holds the model's thinking text when the server streams it
+    separately; it is never sent back to the server.
+    """
+
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: TokenUsage | None = None
+    reasoning: str | None = None
+    role: ClassVar[str] = "assistant"
+
+    def to_openai(self) -> JsonObject:
+        wire: JsonObject = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            wire["content"] = self.content or None
+            wire["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        return wire
+
+    @classmethod
+    def from_openai(
+        cls, data: object, *, usage: TokenUsage | None = None, lenient_arguments: bool = False
+    ) -> AssistantMessage:
+        """Validate an OpenAI assistant ``message`` object from a server."""
+        obj = _expect_object(data, "message")
+        content = obj.get("content")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise ParseError(f"message.content must be a string, got {type(content).__name__}")
+        reasoning = obj.get("reasoning_content")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise ParseError("message.reasoning_content must be a string")
+        raw_calls = obj.get("tool_calls")
+        if raw_calls is None:
+            raw_calls = []
+        if not isinstance(raw_calls, list):
+            raise ParseError("message.tool_calls must be an array")
+        calls = tuple(
+            _tool_call_from_openai(raw, i, lenient_arguments) for i, raw in enumerate(raw_calls)
+        )
+        return cls(content, calls, usage, reasoning or None)
+
+
+@dataclass(frozen=True)
+class ToolMessage(DataClassJsonMixin):
+    """The result of one tool call. ``is_error`` is internal, never on the wire."""
+
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    role: ClassVar[str] = "tool"
+
+    def to_openai(self) -> JsonObject:
+        return {"role": self.role, "tool_call_id": self.tool_call_id, "content": self.content}
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+_BY_ROLE: dict[str, type[Message]] = {
+    cls.role: cls for cls in (SystemMessage, UserMessage, AssistantMessage, ToolMessage)
+}
+
+
+def message_from_openai(data: object) -> Message:
+    """Validate one OpenAI wire message of any role."""
+    obj = _expect_object(data, "message")
+    role = obj.get("role")
+    if role == "assistant":
+        return AssistantMessage.from_openai(obj)
+    if role not in _BY_ROLE:
+        raise ParseError(f"message.role must be one of {sorted(_BY_ROLE)}, got {role!r}")
+    content = obj.get("content")
+    if not isinstance(content, str):
+        raise ParseError(f"{role} message content must be a string")
+    if role == "tool":
+        call_id = obj.get("tool_call_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise ParseError("tool message needs a string tool_call_id")
+        name = obj.get("name", "")
+        return ToolMessage(call_id, name if isinstance(name, str) else "", content)
+    return SystemMessage(content) if role == "system" else UserMessage(content)
+
+
+def messages_to_json(messages: Iterable[Message]) -> str:
+    """Serialise a history, internal fields included, for the caller to persist."""
+    return json.dumps([{"role": m.role, **m.to_dict()} for m in messages], ensure_ascii=False)
+
+
+def messages_from_json(text: str) -> list[Message]:
+    """Load a history written by :func:`messages_to_json`."""
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ParseError(f"history is not valid JSON ({err.msg})", offset=err.pos) from err
+    if not isinstance(items, list):
+        raise ParseError("history must be a JSON array")
+    history: list[Message] = []
+    for i, item in enumerate(items):
+        obj = _expect_object(item, f"history[{i}]")
+        cls = _BY_ROLE.get(str(obj.get("role")))
+        if cls is None:
+            raise ParseError(f"history[{i}] has unknown role {obj.get('role')!r}")
+        fields = {k: v for k, v in obj.items() if k != "role"}
+        try:
+            history.append(cls.from_dict(fields))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ParseError(f"history[{i}] is not a valid {cls.role} message: {err}") from err
+    return history
+
+
+def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
+    where = f"message.tool_calls[{index}]"
+    obj = _expect_object(data, where)
+    call_id = obj.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise ParseError(f"{where} has no string id")
+    function = _expect_object(obj.get("function"), f"{where}.function")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ParseError(f"{where}.function has no string name")
+    arguments = function.get("arguments", "")
+    if isinstance(arguments, Mapping):  # a few servers send an object, not a string
+        return ToolCall(call_id, name, dict(arguments))
+    if not isinstance(arguments, str):
+        raise ParseError(f"{where}.function.arguments must be a string")
+    return ToolCall.from_wire(call_id, name, arguments, lenient=lenient)
+
+
+def _expect_object(data: object, where: str) -> JsonObject:
+    if not isinstance(data, dict):
+        raise ParseError(f"{where} must be a JSON object, got {type(data).__name__}")
+    return data

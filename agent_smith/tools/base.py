@@ -1,0 +1,83 @@
+"""The tool interface: what a tool declares and what it receives and returns."""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..cancellation import CancellationToken
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    """Name, description and JSON-Schema ``parameters`` the model sees."""
+
+    name: str
+    description: str = ""
+    parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> JsonObject:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returns: text for the model, optionally structured data."""
+
+    content: str
+    is_error: bool = False
+    structured: Any = None
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    """Per-tool settings; ``timeout`` in seconds overrides the agent default."""
+
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may use: its cancel token, remaining budget, etc.
+
+    ``budget`` is the time in seconds the call may still take; ``depth`` the
+    nesting depth of the agent that made the call (0 for a root agent).
+    """
+
+    cancel: CancellationToken
+    budget: float
+    call_id: str
+    logger: logging.Logger
+    runtime: Runtime
+    depth: int = 0
+
+
+class Tool(ABC):
+    """Base class for tools. Most users write ``@tool`` functions instead."""
+
+    @property
+    @abstractmethod
+    def schema(self) -> ToolSchema:
+        """The schema advertised to the model."""
+
+    @abstractmethod
+    def invoke(self, args: JsonObject, ctx: ToolContext) -> ToolResult:
+        """Run the tool on validated arguments; raise to report an error."""
+
+    @property
+    def name(self) -> str:
+        return self.schema.name
