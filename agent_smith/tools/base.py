@@ -81,3 +81,8 @@ class Tool(ABC):
     @property
     def name(self) -> str:
         return self.schema.name
+
+    @property
+    def options(self) -> ToolOptions:
+        """Default registration options (a per-tool timeout, say)."""
+        return ToolOptions()
