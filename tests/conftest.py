@@ -1,0 +1,31 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+
+def _ours(thread: threading.Thread) -> bool:
+    return thread.name.startswith("agent_smith-")
+
+
+@pytest.fixture
+def no_thread_leak() -> Iterator[None]:
+    """Fail the test if it leaves an agent_smith thread running.
+
+    Threads are given a generous moment to finish joining: close() returns
+    after join(), so a leak is a thread that never ends, not a slow one.
+    """
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 10.0
+    while True:
+        leaked = [t for t in threading.enumerate() if t not in before and _ours(t) and t.is_alive()]
+        if not leaked or time.monotonic() > deadline:
+            break
+        leaked[0].join(0.1)
+    assert not leaked, f"threads left running: {[t.name for t in leaked]}"
