@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.llm_server import ScriptedLlmServer
+
 
 def _ours(thread: threading.Thread) -> bool:
     return thread.name.startswith("agent_smith-")
@@ -29,3 +31,10 @@ def no_thread_leak() -> Iterator[None]:
             break
         leaked[0].join(0.1)
     assert not leaked, f"threads left running: {[t.name for t in leaked]}"
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLlmServer]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/support/llm_server.py)."""
+    with ScriptedLlmServer() as server:
+        yield server
