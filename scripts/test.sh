@@ -8,4 +8,16 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev,local]'
 
+# npm peers for the MCP interop tests (reference server, conformance suite and
+# the Node 22 it needs). Reinstalled only when the lock file changed.
+npm_dir=tests/integration/npm
+if command -v npm >/dev/null 2>&1; then
+    if ! cmp -s "$npm_dir/package-lock.json" "$npm_dir/node_modules/.installed-lock.json"; then
+        npm ci --prefix "$npm_dir" --no-audit --no-fund --loglevel=error
+        cp "$npm_dir/package-lock.json" "$npm_dir/node_modules/.installed-lock.json"
+    fi
+else
+    echo "npm not found: MCP interop tests against npm servers will skip" >&2
+fi
+
 exec .venv/bin/python -m pytest "$@"
