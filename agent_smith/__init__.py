@@ -45,6 +45,8 @@ from .messages import (
 )
 from .runtime import Runtime, default_runtime
 from .tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+from .tools.function import FunctionTool, make_tool, tool
+from .tools.registry import ToolRegistry
 
 __version__ = "0.1.0"
 
@@ -62,6 +64,7 @@ __all__ = [
     "CancelledError",
     "ConfigError",
     "Finished",
+    "FunctionTool",
     "LlmApiError",
     "LlmRequest",
     "LlmResponse",
@@ -85,6 +88,7 @@ __all__ = [
     "ToolError",
     "ToolMessage",
     "ToolOptions",
+    "ToolRegistry",
     "ToolResult",
     "ToolSchema",
     "TransportError",
@@ -92,9 +96,11 @@ __all__ = [
     "UserMessage",
     "__version__",
     "default_runtime",
+    "make_tool",
     "message_from_openai",
     "messages_from_json",
     "messages_to_json",
     "redact",
     "redact_headers",
+    "tool",
 ]

@@ -1,0 +1,17 @@
+"""Tools: the interface, tools from functions, the registry and parallel dispatch."""
+
+from .base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+from .function import FunctionTool, make_tool, tool
+from .registry import ToolRegistry
+
+__all__ = [
+    "FunctionTool",
+    "Tool",
+    "ToolContext",
+    "ToolOptions",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSchema",
+    "make_tool",
+    "tool",
+]

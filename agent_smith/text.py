@@ -1,0 +1,33 @@
+"""The one truncation helper: cut text to a byte budget on a UTF-8 boundary.
+
+Tool results, context blocks and log excerpts that may be large all go
+through :func:`truncate_utf8` so the cut and its marker look the same
+everywhere (seed §10.4).
+"""
+
+from __future__ import annotations
+
+TRUNCATION_MARKER = "\n…[truncated, original size {size} bytes]"
+
+
+def truncate_utf8(text: str, max_bytes: int) -> str:
+    """Return ``text`` unchanged if its UTF-8 form fits in ``max_bytes``.
+
+    Otherwise keep the longest prefix of at most ``max_bytes`` bytes that ends
+    on a character boundary and append the marker
+    ``\\n…[truncated, original size N bytes]`` (N is the original UTF-8 size).
+    The marker itself is not counted against ``max_bytes``.
+    """
+    if max_bytes < 0:
+        raise ValueError("max_bytes must not be negative")
+    # Fast path: a str of n code points is at most 4n bytes in UTF-8.
+    if len(text) * 4 <= max_bytes:
+        return text
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    cut = max_bytes
+    # Back up over continuation bytes (0b10xxxxxx) so no character is split.
+    while cut > 0 and data[cut] & 0xC0 == 0x80:
+        cut -= 1
+    return data[:cut].decode("utf-8") + TRUNCATION_MARKER.format(size=len(data))

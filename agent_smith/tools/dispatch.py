@@ -1,0 +1,258 @@
+"""Run one model turn's tool calls in parallel, each with its own timeout.
+
+Every call is checked first (known tool, parseable arguments, arguments that
+fit the schema); a call that fails a check gets an error message without
+running. The others go to the runtime's pool for the caller's depth at once.
+Each call's timeout counts from when a worker starts it, so a call queued
+behind others at a busy depth does not time out in the queue. A call that
+overruns has its token cancelled and its worker abandoned (the pool grows by
+one until it returns), so hung tools never starve later calls.
+
+Outcomes come back in the order of ``calls`` (some chat templates need the
+tool messages in ``tool_calls`` order). Every failure of a single call becomes
+an error tool message with compact JSON content ``{"error":true,"message":...}``;
+only cancellation of the whole dispatch raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..cancellation import CancellationSource, CancellationToken
+from ..errors import CancelledError
+from ..messages import ToolCall, ToolMessage
+from ..text import truncate_utf8
+from .base import Tool, ToolContext, ToolResult
+from .function import describe_exception
+from .registry import ToolRegistry
+from .validation import validation_error
+
+if TYPE_CHECKING:
+    from ..pool import WorkerPool
+    from ..runtime import Runtime
+
+log = logging.getLogger("agent_smith.tool")
+
+_EXCERPT_BYTES = 200
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One call, what the tool returned, and the message that goes into history.
+
+    ``result`` is the tool's own result (or a synthesised error result);
+    ``message.content`` is the truncated text, compact JSON for errors.
+    """
+
+    call: ToolCall
+    result: ToolResult
+    message: ToolMessage
+
+
+def error_content(message: str) -> str:
+    """The compact JSON error body sent to the model."""
+    return json.dumps(
+        {"error": True, "message": message}, ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def error_outcome(
+    call: ToolCall, message: str, *, max_result_bytes: int | None = None
+) -> ToolOutcome:
+    """An error outcome for ``call`` whose tool message carries ``message``."""
+    if max_result_bytes is not None:
+        message = truncate_utf8(message, max_result_bytes)
+    content = error_content(message)
+    return ToolOutcome(
+        call,
+        ToolResult(message, is_error=True),
+        ToolMessage(call.id, call.name, content, is_error=True),
+    )
+
+
+def cancelled_outcomes(calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+    """An error outcome per call saying it was cancelled.
+
+    After :func:`dispatch_tool_calls` raised ``CancelledError`` the agent
+    appends these messages so the history keeps a result for every call.
+    """
+    return [error_outcome(call, f"tool {call.name!r} was cancelled") for call in calls]
+
+
+def dispatch_tool_calls(
+    calls: Sequence[ToolCall],
+    registry: ToolRegistry,
+    *,
+    runtime: Runtime,
+    depth: int,
+    cancel: CancellationToken,
+    default_timeout: float,
+    max_result_bytes: int,
+) -> list[ToolOutcome]:
+    """Run ``calls`` concurrently on ``runtime.pool(depth)``; outcomes in ``calls`` order.
+
+    Raises ``CancelledError`` (operation ``"tool dispatch"``) promptly when
+    ``cancel`` fires; every running call's token is cancelled first.
+    """
+    cancel.raise_if_cancelled("tool dispatch")
+    outcomes: list[ToolOutcome | None] = [None] * len(calls)
+    wake = threading.Event()
+    running: dict[int, _Running] = {}
+    pool = runtime.pool(depth) if calls else None
+    log.debug("dispatching %d tool call(s) at depth %d", len(calls), depth)
+    for index, call in enumerate(calls):
+        tool, problem = _check(call, registry)
+        if tool is None:
+            log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
+            outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
+            continue
+        timeout = registry.options(call.name).timeout or default_timeout
+        run = _Running(call, tool, timeout, CancellationSource(cancel))
+        assert pool is not None
+        log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
+        run.future = pool.submit(_invoke, run, runtime, depth, wake)
+        run.future.add_done_callback(lambda _future: wake.set())
+        running[index] = run
+    if running:
+        assert pool is not None
+        unregister = cancel.on_cancel(wake.set)
+        try:
+            _wait(running, outcomes, pool, cancel, wake, max_result_bytes)
+        finally:
+            unregister()
+            for run in running.values():
+                run.source.detach()
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+class _Running:
+    """Book-keeping for one submitted call."""
+
+    __slots__ = ("call", "future", "source", "started_at", "timeout", "tool")
+
+    def __init__(self, call: ToolCall, tool: Tool, timeout: float, source: CancellationSource):
+        self.call = call
+        self.tool = tool
+        self.timeout = timeout
+        self.source = source
+        self.started_at: float | None = None
+        self.future: Future[ToolResult] | None = None
+
+
+def _check(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str]:
+    tool = registry.find(call.name)
+    if tool is None:
+        known = ", ".join(registry.names()) or "none"
+        return None, f"unknown tool {call.name!r}; available tools: {known}"
+    if call.invalid_arguments is not None:
+        excerpt = truncate_utf8(call.invalid_arguments, _EXCERPT_BYTES)
+        return None, f"tool {call.name!r}: arguments are not a valid JSON object: {excerpt}"
+    problem = validation_error(tool.schema.parameters, call.arguments)
+    if problem is not None:
+        return None, f"tool {call.name!r}: invalid arguments: {problem}"
+    return tool, ""
+
+
+def _invoke(run: _Running, runtime: Runtime, depth: int, wake: threading.Event) -> ToolResult:
+    run.started_at = time.monotonic()
+    wake.set()  # the dispatcher starts this call's clock now
+    ctx = ToolContext(
+        cancel=run.source.token,
+        budget=run.timeout,
+        call_id=run.call.id,
+        logger=log,
+        runtime=runtime,
+        depth=depth,
+    )
+    try:
+        result = run.tool.invoke(run.call.arguments, ctx)
+    except Exception as err:
+        log.debug("tool %s raised", run.call.name, exc_info=True)
+        return ToolResult(describe_exception(err), is_error=True)
+    if not isinstance(result, ToolResult):
+        return ToolResult(f"returned {type(result).__name__}, not a ToolResult", is_error=True)
+    return result
+
+
+def _wait(
+    running: dict[int, _Running],
+    outcomes: list[ToolOutcome | None],
+    pool: WorkerPool,
+    cancel: CancellationToken,
+    wake: threading.Event,
+    max_result_bytes: int,
+) -> None:
+    pending = dict(running)
+    while pending:
+        wake.clear()  # anything that happens after this sets it again
+        if cancel.cancelled:
+            for run in pending.values():
+                run.source.cancel()
+                assert run.future is not None
+                pool.abandon(run.future)
+            log.debug("tool dispatch cancelled with %d call(s) unfinished", len(pending))
+            raise CancelledError("tool dispatch was cancelled", operation="tool dispatch")
+        now = time.monotonic()
+        next_deadline: float | None = None
+        for index, run in list(pending.items()):
+            assert run.future is not None
+            if run.future.done():
+                outcomes[index] = _finish(run, run.future, max_result_bytes)
+                del pending[index]
+                continue
+            if run.started_at is None:
+                continue  # still queued: its clock has not started
+            deadline = run.started_at + run.timeout
+            if now < deadline:
+                next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
+                continue
+            run.source.cancel()
+            pool.abandon(run.future)
+            log.debug("tool call %s (%s) timed out", run.call.id, run.call.name)
+            outcomes[index] = error_outcome(
+                run.call, f"tool {run.call.name!r} timed out after {run.timeout:g} s"
+            )
+            del pending[index]
+        if pending:
+            # Queued calls wake us when they start; running ones when they end.
+            wake.wait(None if next_deadline is None else max(0.0, next_deadline - now))
+
+
+def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) -> ToolOutcome:
+    call = run.call
+    if future.cancelled():
+        return error_outcome(call, f"tool {call.name!r} was cancelled")
+    error = future.exception()
+    if error is not None:  # only a BaseException escapes _invoke
+        return error_outcome(call, f"tool {call.name!r} failed: {describe_exception(error)}")
+    result = future.result()
+    log.debug("tool call %s (%s) finished, error=%s", call.id, call.name, result.is_error)
+    if not result.is_error:
+        content = truncate_utf8(result.content, max_result_bytes)
+        return ToolOutcome(call, result, ToolMessage(call.id, call.name, content))
+    if _is_error_json(result.content):
+        # Already our compact error shape (a sub-agent's, say): do not wrap twice.
+        content = result.content
+        if len(content.encode("utf-8")) > max_result_bytes:
+            content = error_content(truncate_utf8(content, max_result_bytes))
+    else:
+        text = truncate_utf8(result.content, max_result_bytes)
+        content = error_content(f"tool {call.name!r} failed: {text}")
+    return ToolOutcome(call, result, ToolMessage(call.id, call.name, content, is_error=True))
+
+
+def _is_error_json(text: str) -> bool:
+    if not text.startswith("{"):
+        return False
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and parsed.get("error") is True

@@ -1,0 +1,332 @@
+"""Tools from plain Python functions: ``@tool`` and ``make_tool``.
+
+The schema comes from the function's type hints and docstring (see
+:mod:`agent_smith.tools.schema`) unless one is given, in which case it is used
+verbatim. Arguments arrive as keyword arguments, converted back to the
+annotated types (a dataclass parameter receives an instance, an ``Enum``
+parameter a member). A parameter annotated ``ToolContext`` receives the call's
+context instead.
+
+Return values are normalised as seed §10.2: ``str`` is the text; ``None`` is
+empty text; a ``ToolResult`` passes through; anything else JSON-serialisable
+becomes JSON text and is also kept in ``structured``. A raised exception
+becomes an error result carrying the exception's message (the traceback goes
+to the log, never to the model).
+
+``async def`` functions run to completion on their own event loop in the
+calling thread (the dispatcher's worker); if that thread already runs a loop
+(a direct call from Jupyter, say), they run on a fresh thread instead.
+Cancelling the call's token cancels the coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import enum
+import functools
+import inspect
+import itertools
+import json
+import logging
+import re
+import threading
+import types
+import typing
+from collections.abc import Callable, Coroutine
+from typing import Any, Literal, Union, overload
+
+from ..cancellation import CancellationToken
+from ..errors import ConfigError, ToolError
+from .base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+from .schema import function_schema, parse_docstring
+
+log = logging.getLogger("agent_smith.tool")
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_async_threads = itertools.count()
+
+ToolFunction = Callable[..., Any]
+
+
+class FunctionTool(Tool):
+    """A :class:`Tool` that calls a plain (sync or async) function.
+
+    Made by :func:`tool` / :func:`make_tool`; calling the object calls the
+    original function unchanged.
+    """
+
+    def __init__(
+        self,
+        fn: ToolFunction,
+        *,
+        schema: ToolSchema,
+        options: ToolOptions,
+        hints: dict[str, Any],
+        context_param: str | None,
+        convert: bool,
+    ) -> None:
+        self._fn = fn
+        self._schema = schema
+        self._options = options
+        self._hints = hints
+        self._context_param = context_param
+        self._convert = convert
+        self._is_async = inspect.iscoroutinefunction(fn)
+        functools.update_wrapper(self, fn)
+
+    @property
+    def schema(self) -> ToolSchema:
+        return self._schema
+
+    @property
+    def options(self) -> ToolOptions:
+        return self._options
+
+    @property
+    def function(self) -> ToolFunction:
+        """The wrapped function."""
+        return self._fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self._schema.name!r})"
+
+    def invoke(self, args: JsonObject, ctx: ToolContext) -> ToolResult:
+        """Call the function with ``args``; never raises for a failure of the function."""
+        kwargs = dict(args)
+        if self._convert:
+            kwargs = {k: convert_value(v, self._hints.get(k, Any)) for k, v in kwargs.items()}
+        if self._context_param is not None:
+            kwargs[self._context_param] = ctx
+        try:
+            value = self._fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = run_coroutine(_as_coroutine(value), ctx.cancel)
+        except asyncio.CancelledError:
+            return ToolResult("cancelled", is_error=True)
+        except Exception as err:
+            log.debug("tool %s raised", self._schema.name, exc_info=True)
+            return ToolResult(describe_exception(err), is_error=True)
+        return normalize_result(value)
+
+
+@overload
+def tool(fn: ToolFunction, /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+) -> Callable[[ToolFunction], FunctionTool]: ...
+
+
+def tool(
+    fn: ToolFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
+    """Turn a function into a tool: ``@tool`` or ``@tool(name=..., timeout=...)``."""
+    if fn is not None:
+        return make_tool(fn)
+
+    def decorate(f: ToolFunction) -> FunctionTool:
+        return make_tool(f, name=name, description=description, timeout=timeout)
+
+    return decorate
+
+
+def make_tool(
+    fn: ToolFunction,
+    *,
+    schema: ToolSchema | JsonObject | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+) -> FunctionTool:
+    """Build a tool from ``fn``.
+
+    ``schema`` may be a full :class:`ToolSchema` (used as is), or a dict: the
+    JSON-Schema ``parameters`` object, or an OpenAI-style function object
+    with ``name``/``description``/``parameters``. Without it the schema is
+    generated from the type hints and docstring. ``timeout`` (seconds)
+    becomes the tool's default :class:`ToolOptions`.
+    """
+    if timeout is not None and not timeout > 0:
+        raise ConfigError(f"tool timeout must be positive, got {timeout!r}")
+    options = ToolOptions(timeout=timeout)
+    fn_name = getattr(fn, "__name__", type(fn).__name__)
+    if schema is None:
+        sig = function_schema(fn)
+        tool_schema = ToolSchema(
+            name or fn_name,
+            description if description is not None else sig.description,
+            sig.parameters,
+        )
+        hints, context_param, convert = sig.hints, sig.context_param, True
+    else:
+        tool_schema = _explicit_schema(schema, name or fn_name, description, fn)
+        hints = _lenient_hints(fn)
+        context_param = next((k for k, v in hints.items() if v is ToolContext), None)
+        convert = False
+    if not _NAME.match(tool_schema.name):
+        raise ConfigError(
+            f"tool name {tool_schema.name!r} must be 1-64 letters, digits, '_' or '-'"
+        )
+    return FunctionTool(
+        fn,
+        schema=tool_schema,
+        options=options,
+        hints=hints,
+        context_param=context_param,
+        convert=convert,
+    )
+
+
+def _explicit_schema(
+    schema: ToolSchema | JsonObject, name: str, description: str | None, fn: ToolFunction
+) -> ToolSchema:
+    if isinstance(schema, ToolSchema):
+        return schema
+    if not isinstance(schema, dict):
+        raise ConfigError(f"tool {name!r}: schema must be a ToolSchema or a dict")
+    if "parameters" in schema and "type" not in schema:
+        parameters = schema["parameters"]
+        name = schema.get("name", name)
+        description = schema.get("description", description)
+    else:
+        parameters = schema
+    if not isinstance(parameters, dict):
+        raise ConfigError(f"tool {name!r}: parameters must be a JSON-Schema object")
+    if description is None:
+        description = parse_docstring(inspect.getdoc(fn) or "").description
+    return ToolSchema(name, description, parameters)
+
+
+def _lenient_hints(fn: ToolFunction) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn)
+    except (NameError, TypeError):
+        return {}
+
+
+def convert_value(value: Any, annotation: Any) -> Any:
+    """Turn a validated JSON value back into the annotated Python type."""
+    if value is None or annotation is Any:
+        return value
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return annotation(value)
+        if dataclasses.is_dataclass(annotation) and isinstance(value, dict):
+            hints = typing.get_type_hints(annotation)
+            fields = {f.name for f in dataclasses.fields(annotation) if f.init}
+            kwargs = {
+                k: convert_value(v, hints.get(k, Any)) for k, v in value.items() if k in fields
+            }
+            return annotation(**kwargs)
+        return value
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Union or origin is types.UnionType:
+        options = [a for a in args if a is not type(None)]
+        return convert_value(value, options[0]) if len(options) == 1 else value
+    if origin is Literal or not args:
+        return value
+    if origin in (list, set, frozenset) and isinstance(value, list):
+        return origin(convert_value(v, args[0]) for v in value)
+    if origin is tuple and isinstance(value, list):
+        if args[-1] is Ellipsis:
+            return tuple(convert_value(v, args[0]) for v in value)
+        return tuple(convert_value(v, a) for v, a in zip(value, args, strict=False))
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        return {k: convert_value(v, args[1]) for k, v in value.items()}
+    return value
+
+
+def normalize_result(value: Any) -> ToolResult:
+    """Map a tool function's return value onto a :class:`ToolResult` (seed §10.2)."""
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult("")
+    if isinstance(value, str):
+        return ToolResult(value)
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return ToolResult(str(value))
+    return ToolResult(text, structured=value)
+
+
+def describe_exception(err: BaseException) -> str:
+    """One line for the model: the message, with the exception type unless it is ours."""
+    if isinstance(err, ToolError):
+        return str(err) or type(err).__name__
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+async def _as_coroutine(awaitable: typing.Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def run_coroutine(coro: Coroutine[Any, Any, Any], cancel: CancellationToken) -> Any:
+    """Run ``coro`` to completion on a private event loop; cancel it with ``cancel``.
+
+    Uses the calling thread unless it already runs a loop (``asyncio.run``
+    refuses that), in which case a short-lived named thread runs it.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_cancellable(coro, cancel))
+    outcome: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(asyncio.run(_cancellable(coro, cancel)))
+        except BaseException as err:  # handed to the caller's thread below
+            failure.append(err)
+
+    thread = threading.Thread(
+        target=run, name=f"agent_smith-async-tool-{next(_async_threads)}", daemon=True
+    )
+    thread.start()
+    # The coroutine is bounded by the call's token: the dispatcher cancels it
+    # on timeout, which ends this thread.
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
+async def _cancellable(coro: Coroutine[Any, Any, Any], cancel: CancellationToken) -> Any:
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(coro)
+
+    def cancel_task() -> None:
+        # RuntimeError: the loop already closed, so there is nothing left to cancel.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(task.cancel)
+
+    unregister = cancel.on_cancel(cancel_task)
+    try:
+        return await task
+    finally:
+        unregister()
