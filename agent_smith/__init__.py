@@ -31,6 +31,14 @@ from .llm.events import (
 )
 from .llm.request import LlmRequest, LlmResponse, SamplingParams
 from .logs import TRACE, redact, redact_headers
+from .mcp import (
+    LifecycleEvent,
+    LifecycleKind,
+    McpClient,
+    McpEvent,
+    Notification,
+    ServerConfig,
+)
 from .messages import (
     AssistantMessage,
     Message,
@@ -65,16 +73,22 @@ __all__ = [
     "ConfigError",
     "Finished",
     "FunctionTool",
+    "LifecycleEvent",
+    "LifecycleKind",
     "LlmApiError",
     "LlmRequest",
     "LlmResponse",
+    "McpClient",
     "McpError",
+    "McpEvent",
     "McpProtocolError",
     "Message",
+    "Notification",
     "ParseError",
     "ReasoningDelta",
     "Runtime",
     "SamplingParams",
+    "ServerConfig",
     "SkillError",
     "StreamEvent",
     "SystemMessage",

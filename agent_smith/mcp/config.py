@@ -1,0 +1,128 @@
+"""ServerConfig: how to reach one MCP server and which of its tools to use."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+#: Protocol revisions this client speaks (and accepts in a server's answer).
+SUPPORTED_PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+DEFAULT_PROTOCOL_VERSION = "2025-06-18"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Transport, auth, filtering, timeout and reconnect policy for one server.
+
+    Give exactly one of ``command`` (stdio: the argv to spawn, with optional
+    ``env`` added to this process's environment and ``cwd``) or ``url`` (a
+    Streamable HTTP endpoint, with optional ``bearer_token`` and ``headers``).
+    ``deny_tools`` wins over ``allow_tools``; an empty ``allow_tools`` allows
+    every tool not denied.
+    """
+
+    alias: str
+    command: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    bearer_token: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    request_timeout: float = 30.0
+    allow_tools: tuple[str, ...] = ()
+    deny_tools: tuple[str, ...] = ()
+    tools_required: bool = True
+    reconnect: bool = True
+    protocol_version: str = DEFAULT_PROTOCOL_VERSION
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.alias, str) or not self.alias:
+            raise ConfigError("MCP server config: 'alias' must be a non-empty string")
+        # Lists are accepted for convenience and stored as tuples (the value is frozen).
+        for name in ("command", "allow_tools", "deny_tools"):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        if bool(self.command) == bool(self.url):
+            raise ConfigError(
+                f"MCP server {self.alias!r}: give exactly one of 'command' (stdio) or 'url' (HTTP)"
+            )
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ConfigError(f"MCP server {self.alias!r}: 'url' must be an http(s) URL")
+        if not self.request_timeout > 0:
+            raise ConfigError(f"MCP server {self.alias!r}: 'request_timeout' must be positive")
+        if self.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise ConfigError(
+                f"MCP server {self.alias!r}: 'protocol_version' must be one of "
+                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
+            )
+
+    @property
+    def endpoint(self) -> str:
+        """What logs and errors call the server: its alias."""
+        return self.alias
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether a tool passes the allow/deny filter (deny wins)."""
+        if tool_name in self.deny_tools:
+            return False
+        return not self.allow_tools or tool_name in self.allow_tools
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ServerConfig:
+        """Build a config from a plain dict (as a skill manifest holds it).
+
+        Unknown keys and values of the wrong type raise ConfigError naming the key.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError("MCP server config must be an object")
+        alias = data.get("alias", "?")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(str(k) for k in data if k not in known)
+        if unknown:
+            raise ConfigError(f"MCP server config {alias!r}: unknown key {unknown[0]!r}")
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            kwargs[key] = _check(str(alias), key, value)
+        if "alias" not in kwargs:
+            raise ConfigError("MCP server config: missing key 'alias'")
+        return cls(**kwargs)
+
+
+def _check(alias: str, key: str, value: Any) -> Any:
+    """Validate one value of a config dict; return it in its stored form."""
+
+    def wrong(expected: str) -> ConfigError:
+        return ConfigError(f"MCP server config {alias!r}: key {key!r} must be {expected}")
+
+    if key in ("command", "allow_tools", "deny_tools"):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise wrong("a list of strings")
+        return tuple(value)
+    if key in ("env", "headers"):
+        if value is None and key == "env":
+            return None
+        if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise wrong("an object of string values")
+        return dict(value)
+    if key in ("tools_required", "reconnect"):
+        if not isinstance(value, bool):
+            raise wrong("true or false")
+        return value
+    if key == "request_timeout":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong("a number of seconds")
+        return float(value)
+    if key in ("cwd", "url", "bearer_token"):
+        if value is not None and not isinstance(value, str):
+            raise wrong("a string")
+        return value
+    if not isinstance(value, str):  # alias, protocol_version
+        raise wrong("a string")
+    return value
