@@ -21,6 +21,7 @@ from .errors import (
     TransportError,
     TruncatedReplyError,
 )
+from .llm.client import LlmClient
 from .llm.events import (
     Finished,
     ReasoningDelta,
@@ -30,6 +31,7 @@ from .llm.events import (
     ToolCallStarted,
 )
 from .llm.request import LlmRequest, LlmResponse, SamplingParams
+from .llm.retry import RetryPolicy
 from .logs import TRACE, redact, redact_headers
 from .mcp import (
     LifecycleEvent,
@@ -76,6 +78,7 @@ __all__ = [
     "LifecycleEvent",
     "LifecycleKind",
     "LlmApiError",
+    "LlmClient",
     "LlmRequest",
     "LlmResponse",
     "McpClient",
@@ -86,6 +89,7 @@ __all__ = [
     "Notification",
     "ParseError",
     "ReasoningDelta",
+    "RetryPolicy",
     "Runtime",
     "SamplingParams",
     "ServerConfig",

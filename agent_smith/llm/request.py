@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ParseError, TruncatedReplyError
 from ..messages import AssistantMessage, Message, TokenUsage
 from ..tools.base import ToolSchema
 
@@ -45,3 +46,51 @@ class LlmResponse:
     @property
     def usage(self) -> TokenUsage | None:
         return self.message.usage
+
+    @classmethod
+    def from_openai(cls, body: object, *, lenient_arguments: bool = True) -> LlmResponse:
+        """Validate a non-streamed chat-completions body from a server.
+
+        Raises ParseError on a wrong shape. Tool calls whose arguments do not
+        parse are kept in ``invalid_arguments`` (``lenient_arguments``), except
+        when the reply was cut off by ``max_tokens``: that raises
+        TruncatedReplyError.
+        """
+        if not isinstance(body, dict):
+            raise ParseError(f"response must be a JSON object, got {type(body).__name__}")
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ParseError("response has no choices (expected a non-empty array)")
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            raise ParseError(
+                f"response.choices[0] must be a JSON object, got {type(choice).__name__}"
+            )
+        finish = choice.get("finish_reason")
+        if finish is None:
+            finish = "stop"
+        if not isinstance(finish, str):
+            raise ParseError(f"response finish_reason must be a string, got {finish!r}")
+        raw_usage = body.get("usage")
+        usage = None if raw_usage is None else TokenUsage.from_openai(raw_usage)
+        message = AssistantMessage.from_openai(
+            choice.get("message"), usage=usage, lenient_arguments=True
+        )
+        response = cls.checked(message, finish)
+        if not lenient_arguments:
+            for call in message.tool_calls:
+                if call.invalid_arguments is not None:
+                    raise ParseError(f"tool call {call.name!r}: arguments are not a JSON object")
+        return response
+
+    @classmethod
+    def checked(cls, message: AssistantMessage, finish_reason: str) -> LlmResponse:
+        """A response, refusing one cut off by ``max_tokens`` inside a tool call."""
+        if finish_reason == "length":
+            for call in message.tool_calls:
+                if call.invalid_arguments is not None:
+                    raise TruncatedReplyError(
+                        f"reply was cut off by max_tokens inside tool call {call.name!r}"
+                        " (raise max_tokens)"
+                    )
+        return cls(message, finish_reason)

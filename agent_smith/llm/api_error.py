@@ -1,0 +1,97 @@
+"""Turning an LLM server's error reply into a readable :class:`LlmApiError`.
+
+Servers answer errors as ``{"error": {"message", "type", "code", ...}}``
+(OpenAI, llama-server, vLLM), ``{"error": "text"}`` or ``{"message": ...}``;
+the same object may arrive as an SSE frame in a streamed reply. The exception
+message quotes the server's own message on one line; the body excerpt is
+redacted (seed §16.4) and bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import LlmApiError
+from ..logs import redact
+
+#: Longest body excerpt kept on the exception.
+EXCERPT_LIMIT = 500
+_MESSAGE_LIMIT = 300
+
+
+def error_from_body(
+    status: int, text: str, *, endpoint: str, secret: str | None = None
+) -> LlmApiError:
+    """The error for an HTTP ``status`` reply whose body is ``text``."""
+    try:
+        obj: Any = json.loads(text)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        return error_from_json(obj, endpoint=endpoint, status=status, excerpt=text, secret=secret)
+    detail = _one_line(text, secret)
+    suffix = f": {detail}" if detail else ""
+    return LlmApiError(
+        f"LLM server {endpoint} answered HTTP {status}{suffix}",
+        http_status=status,
+        body_excerpt=excerpt_of(text, secret),
+    )
+
+
+def error_from_json(
+    obj: dict[str, Any],
+    *,
+    endpoint: str,
+    status: int | None,
+    excerpt: str,
+    secret: str | None = None,
+) -> LlmApiError:
+    """The error for a JSON error object (``status`` None: it came in a stream frame)."""
+    error = obj.get("error", obj)
+    kind = ""
+    code: object = None
+    details = ""
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("detail") or ""
+        kind = error.get("type") or ""
+        code = error.get("code")
+        prompt, context = error.get("n_prompt_tokens"), error.get("n_ctx")
+        if isinstance(prompt, int) and isinstance(context, int):
+            details = f" (prompt: {prompt} tokens, context: {context} tokens)"
+    else:
+        message = error
+    if status is None:
+        status = code if isinstance(code, int) and 400 <= code <= 599 else 200
+        where = f"LLM server {endpoint} sent an error in its stream"
+    else:
+        where = f"LLM server {endpoint} answered HTTP {status}"
+    if isinstance(kind, str) and kind:
+        where += f" ({_one_line(kind, secret)})"
+    text = _one_line(message if isinstance(message, str) else json.dumps(message), secret)
+    return LlmApiError(
+        f"{where}: {text or 'no message'}{details}",
+        http_status=status,
+        body_excerpt=excerpt_of(excerpt, secret),
+    )
+
+
+def excerpt_of(text: str, secret: str | None = None) -> str:
+    """``text`` redacted (JSON secret fields, the API key) and cut to EXCERPT_LIMIT."""
+    shown = redact(text)
+    if not isinstance(shown, str):
+        shown = str(shown)
+    if secret:
+        shown = shown.replace(secret, "<redacted>")
+    if len(shown) > EXCERPT_LIMIT:
+        shown = shown[:EXCERPT_LIMIT] + "…"
+    return shown
+
+
+def _one_line(text: str, secret: str | None) -> str:
+    line = " ".join(str(text).split())
+    if secret:
+        line = line.replace(secret, "<redacted>")
+    if len(line) > _MESSAGE_LIMIT:
+        line = line[:_MESSAGE_LIMIT] + "…"
+    return line

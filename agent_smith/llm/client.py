@@ -1,0 +1,396 @@
+"""The synchronous chat-completions client: ``complete``, ``stream``, ``cancel``.
+
+One HTTP path: the runtime's ``requests.Session``, always with
+``stream=True`` so a live request has a socket that :meth:`LlmClient.cancel`
+can shut down from another thread (``response.close()`` from another thread
+can block inside ``http.client``; ``socket.shutdown`` wakes the reader at
+once). Failed requests are retried per :class:`RetryPolicy` until a byte of
+a streamed body has been delivered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import requests
+from urllib3.exceptions import HTTPError as _Urllib3Error
+from urllib3.exceptions import ReadTimeoutError
+
+from ..cancellation import CancellationToken
+from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
+from ..logs import TRACE, redact_headers, trace
+from ..runtime import Runtime, default_runtime
+from .api_error import error_from_body
+from .body import build_body
+from .endpoint import display_url, resolve_chat_url
+from .events import Finished, StreamEvent
+from .request import LlmRequest, LlmResponse, SamplingParams
+from .retry import RetryPolicy
+from .sse import StreamDecoder
+
+log = logging.getLogger(__name__)
+
+_OPERATION = "LLM request"
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+class _LiveCall:
+    """One request in flight: its response (once headers arrived) and its abort switch."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._response: requests.Response | None = None
+        self.cancelled = threading.Event()
+
+    def attach(self, response: requests.Response) -> None:
+        with self._lock:
+            self._response = response
+        if self.cancelled.is_set():
+            response.close()
+            raise _cancelled()
+
+    def detach(self) -> None:
+        with self._lock:
+            self._response = None
+
+    def abort(self) -> None:
+        """Mark cancelled and wake a reader blocked on the socket (any thread)."""
+        self.cancelled.set()
+        with self._lock:
+            response = self._response
+        if response is not None:
+            _shutdown(response)
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise _cancelled()
+
+
+class LlmClient:
+    """A client for one OpenAI-compatible chat-completions endpoint.
+
+    ``endpoint`` is a base URL (``http://127.0.0.1:8080`` or
+    ``https://api.openai.com/v1``); ``model`` is sent when non-empty.
+    ``request_timeout`` bounds connecting and each wait for data (seconds).
+    ``retry_policy`` overrides ``max_retries``. Thread-safe: many threads may
+    call one client at once.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
+    ) -> None:
+        if request_timeout <= 0:
+            raise ValueError("request_timeout must be positive")
+        self._endpoint = endpoint
+        self._url = resolve_chat_url(endpoint)
+        self._shown = display_url(self._url)
+        self._model = model
+        self._api_key = api_key or None
+        self._timeout = request_timeout
+        self._defaults = default_sampling
+        self._runtime = runtime
+        self._policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        self._lock = threading.Lock()
+        self._live: set[_LiveCall] = set()
+        log.info("LLM client for %s (model %r)", self._shown, model)
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as configured."""
+        return self._endpoint
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def url(self) -> str:
+        """The resolved chat-completions URL requests are posted to."""
+        return self._url
+
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` and return the whole reply (no streaming)."""
+        body = build_body(request, model=self._model, defaults=self._defaults, stream=False)
+        with self._live_call(cancel) as call:
+            response = self._send(body, call)
+            try:
+                data = self._read_body(response, call)
+            finally:
+                response.close()
+        trace(log, "response body", data)
+        try:
+            parsed = json.loads(data)
+        except ValueError as err:
+            raise ParseError(
+                f"reply from {self._shown} is not valid JSON ({getattr(err, 'msg', err)})",
+                offset=getattr(err, "pos", 0),
+            ) from err
+        if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
+            raise error_from_body(
+                response.status_code,
+                data.decode("utf-8", "replace"),
+                endpoint=self._shown,
+                secret=self._api_key,
+            )
+        return LlmResponse.from_openai(parsed, lenient_arguments=True)
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last.
+
+        Closing the generator early closes the HTTP response.
+        """
+        body = build_body(request, model=self._model, defaults=self._defaults, stream=True)
+        with self._live_call(cancel) as call:
+            response = self._send(body, call)
+            try:
+                decoder = StreamDecoder(endpoint=self._shown)
+                yield from decoder.events(self._chunks(response, call))
+                call.check()
+            finally:
+                response.close()
+
+    def complete_stream(
+        self,
+        request: LlmRequest,
+        on_event: Callable[[StreamEvent], object],
+        *,
+        cancel: CancellationToken | None = None,
+    ) -> LlmResponse:
+        """Stream ``request``, calling ``on_event`` for each event; return the response.
+
+        An exception raised by ``on_event`` ends the stream and propagates.
+        """
+        result: LlmResponse | None = None
+        for event in self.stream(request, cancel=cancel):
+            on_event(event)
+            if isinstance(event, Finished):
+                result = event.response
+        if result is None:  # stream() always ends with Finished or raises
+            raise TransportError(
+                f"stream from {self._shown} ended without a result",
+                operation="stream",
+                endpoint_or_server=self._shown,
+            )
+        return result
+
+    def cancel(self) -> None:
+        """Abort every request of this client in flight, from any thread."""
+        with self._lock:
+            calls = list(self._live)
+        for call in calls:
+            call.abort()
+
+    # -- internals ---------------------------------------------------------
+
+    @contextmanager
+    def _live_call(self, cancel: CancellationToken | None) -> Iterator[_LiveCall]:
+        call = _LiveCall()
+        with self._lock:
+            self._live.add(call)
+        unlink = cancel.on_cancel(call.abort) if cancel is not None else None
+        try:
+            yield call
+        finally:
+            if unlink is not None:
+                unlink()
+            call.detach()
+            with self._lock:
+                self._live.discard(call)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _send(self, body: dict[str, Any], call: _LiveCall) -> requests.Response:
+        """POST ``body`` with retries; return a response with a 2xx status, body unread."""
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = self._headers()
+        if body.get("stream"):
+            headers["Accept"] = "text/event-stream"
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "POST %s headers: %s", self._shown, redact_headers(headers))
+            trace(log, "request body", body)
+        log.debug(
+            "POST %s (stream=%s, %d messages, %d tools)",
+            self._shown,
+            body.get("stream"),
+            len(body["messages"]),
+            len(body.get("tools", ())),
+        )
+        session = (self._runtime or default_runtime()).session
+        attempt = 0
+        while True:
+            call.check()
+            retry_after: str | None = None
+            try:
+                response = session.post(
+                    self._url, data=data, headers=headers, stream=True, timeout=self._timeout
+                )
+            except requests.Timeout as err:
+                call.check()
+                failure: Exception = AgentTimeoutError(
+                    f"{_OPERATION} to {self._shown} timed out after {self._timeout:g} s",
+                    operation=_OPERATION,
+                    budget=self._timeout,
+                )
+                cause: BaseException = err
+            except requests.ConnectionError as err:
+                call.check()
+                failure = TransportError(
+                    f"cannot reach LLM server {self._shown}: {_reason(err)}",
+                    operation=_OPERATION,
+                    endpoint_or_server=self._shown,
+                )
+                cause = err
+            except requests.RequestException as err:
+                raise TransportError(
+                    f"{_OPERATION} to {self._shown} failed: {_reason(err)}",
+                    operation=_OPERATION,
+                    endpoint_or_server=self._shown,
+                ) from err
+            else:
+                call.attach(response)
+                status = response.status_code
+                if status < 400:
+                    return response
+                try:
+                    text = self._read_body(response, call, limit=_ERROR_BODY_LIMIT)
+                finally:
+                    response.close()
+                    call.detach()
+                failure = error_from_body(
+                    status,
+                    text.decode("utf-8", "replace"),
+                    endpoint=self._shown,
+                    secret=self._api_key,
+                )
+                cause = failure
+                if status != 429 and status < 500:
+                    raise failure
+                retry_after = response.headers.get("Retry-After")
+            if attempt >= self._policy.max_retries:
+                if cause is failure:
+                    raise failure
+                raise failure from cause
+            attempt += 1
+            delay = self._policy.delay(attempt, retry_after)
+            log.warning(
+                "%s; retry %d/%d in %.2f s", failure, attempt, self._policy.max_retries, delay
+            )
+            self._pause(delay, call)
+
+    def _pause(self, delay: float, call: _LiveCall) -> None:
+        if self._policy.sleep is not None:
+            self._policy.sleep(delay)
+        elif call.cancelled.wait(delay):
+            raise _cancelled()
+        call.check()
+
+    def _read_body(
+        self, response: requests.Response, call: _LiveCall, *, limit: int | None = None
+    ) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        for chunk in self._chunks(response, call):
+            parts.append(chunk)
+            size += len(chunk)
+            if limit is not None and size >= limit:
+                break
+        call.check()
+        return b"".join(parts)
+
+    def _chunks(self, response: requests.Response, call: _LiveCall) -> Iterator[bytes]:
+        """The body's bytes as the server flushes them; errors mapped to ours."""
+        raw = response.raw
+        try:
+            if getattr(raw, "chunked", True) or not hasattr(raw, "read1"):
+                # Chunked: one item per HTTP chunk, delivered as soon as it is read.
+                for chunk in response.iter_content(chunk_size=None):
+                    if call.cancelled.is_set():
+                        raise _cancelled()
+                    yield chunk
+            else:
+                # Length- or close-delimited: read1 returns what has arrived so far,
+                # where iter_content(None) would wait for the whole body.
+                while True:
+                    chunk = raw.read1(65536)
+                    if not chunk:
+                        break
+                    if call.cancelled.is_set():
+                        raise _cancelled()
+                    yield chunk
+        except (requests.RequestException, _Urllib3Error, OSError) as err:
+            call.check()
+            inner = err.args[0] if err.args else None
+            if isinstance(err, (requests.Timeout, ReadTimeoutError)) or isinstance(
+                inner, ReadTimeoutError
+            ):
+                raise AgentTimeoutError(
+                    f"LLM server {self._shown} sent nothing for {self._timeout:g} s",
+                    operation="stream",
+                    budget=self._timeout,
+                ) from err
+            raise TransportError(
+                f"reply from {self._shown} broke off: {_reason(err)}",
+                operation="stream",
+                endpoint_or_server=self._shown,
+            ) from err
+        call.check()
+
+
+def _cancelled() -> CancelledError:
+    return CancelledError(f"{_OPERATION} was cancelled", operation=_OPERATION)
+
+
+def _reason(err: BaseException) -> str:
+    """A short one-line cause for an exception from requests/urllib3."""
+    inner: BaseException = err
+    while inner.args and isinstance(inner.args[0], BaseException):
+        inner = inner.args[0]
+    reason = getattr(inner, "reason", None)
+    text = str(reason if isinstance(reason, BaseException) else inner) or type(inner).__name__
+    return " ".join(text.split())[:200]
+
+
+def _shutdown(response: requests.Response) -> None:
+    """Shut the response's socket down so a blocked read returns at once."""
+    sock = _socket_of(response)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed or never connected: nothing to wake
+        log.debug("socket already closed while cancelling")
+
+
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    raw = response.raw
+    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if isinstance(sock, socket.socket):
+        return sock
+    # Fallback: http.client's buffered socket file inside the urllib3 response.
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
