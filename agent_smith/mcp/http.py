@@ -23,6 +23,7 @@ A 404, or a 400 naming the session, while a session id is held raises
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import socket
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 from sseclient import SSEClient
 
-from ..errors import McpProtocolError, TransportError
+from ..errors import AgentSmithError, McpProtocolError, TransportError
 from ..logs import redact, redact_headers, trace
 from ..text import truncate_utf8
 from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport
@@ -131,6 +132,8 @@ class StreamableHttpTransport(Transport):
         self._listen_response: requests.Response | None = None
         # POST bodies and resumed streams being read now: close() shuts them to wake readers.
         self._open: set[requests.Response] = set()
+        self._readers: set[threading.Thread] = set()
+        self._reader_ids = itertools.count(1)
 
     # -- Transport ---------------------------------------------------------------
 
@@ -168,7 +171,10 @@ class StreamableHttpTransport(Transport):
             )
         except requests.RequestException as err:
             raise self._error("send", f"POST failed: {type(err).__name__}") from err
-        with self._tracked(response):
+        handed_off = False
+        with self._lock:
+            self._open.add(response)
+        try:
             self._check_status(response, had_session=had_session, what=str(method or "frame"))
             if method == "initialize":
                 session_id = response.headers.get("Mcp-Session-Id")
@@ -177,8 +183,15 @@ class StreamableHttpTransport(Transport):
                         self._session_id = session_id
             if response.status_code == 202:
                 return
-            want = frame.get("id") if method is not None and "id" in frame else None
-            self._read_body(response, want=want, waiting="id" in frame and method is not None)
+            waiting = method is not None and "id" in frame
+            if waiting and _content_type(response) == "text/event-stream":
+                self._start_reader(response, frame["id"])
+                handed_off = True
+                return
+            self._read_body(response, want=frame.get("id"), waiting=waiting)
+        finally:
+            if not handed_off:
+                self._untrack(response)
 
     def negotiated(self, protocol_version: str) -> None:
         """Send ``protocol_version`` from now on and open the GET listening stream."""
@@ -207,18 +220,61 @@ class StreamableHttpTransport(Transport):
             open_now = list(self._open)
         for response in open_now:
             _shutdown(response)
+        with self._lock:
+            readers = list(self._readers)
+        for thread in readers:
+            thread.join(_JOIN_TIMEOUT)
+            if thread.is_alive():
+                log.warning("SSE reader %s of %s did not stop", thread.name, self.server)
         self._delete_session()
         self._listen_session.close()
 
     # -- POST bodies -------------------------------------------------------------
 
+    def _start_reader(self, response: requests.Response, want: Any) -> None:
+        """Read a request's SSE answer on its own thread so the caller's timeout governs.
+
+        The caller waits for the response with its own budget (and cancels on
+        expiry); blocking it here for as long as the server streams would
+        defeat that. The socket's read timeout is lifted for the same reason.
+        """
+        sock = _socket_of(response)
+        if sock is not None:
+            sock.settimeout(None)
+        thread = threading.Thread(
+            target=self._read_stream,
+            args=(response, want),
+            name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
+            daemon=True,  # joined in close()
+        )
+        with self._lock:
+            self._readers.add(thread)
+        thread.start()
+
+    def _read_stream(self, response: requests.Response, want: Any) -> None:
+        stream = _Stream()
+        try:
+            try:
+                done = self._pump(response, stream, want=want)
+            finally:
+                self._untrack(response)
+            if not done:
+                self._resume_until(stream, want=want)
+        except AgentSmithError as err:
+            if not self._closing.is_set():
+                # The waiter learns of the failure through an error answer to its id.
+                log.warning("MCP server %s: %s", self.server, err)
+                self._deliver(
+                    {"jsonrpc": "2.0", "id": want, "error": {"code": -32000, "message": str(err)}}
+                )
+        finally:
+            with self._lock:
+                self._readers.discard(threading.current_thread())
+
     def _read_body(self, response: requests.Response, *, want: Any, waiting: bool) -> None:
-        ctype = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if ctype == "text/event-stream":
-            stream = _Stream()
-            if self._pump(response, stream, want=want) or not waiting:
-                return
-            self._resume_until(stream, want=want)
+        ctype = _content_type(response)
+        if ctype == "text/event-stream":  # an SSE answer to a notification: read it inline
+            self._pump(response, _Stream(), want=_NOTHING)
             return
         raw = response.content
         if not raw.strip():
@@ -332,7 +388,7 @@ class StreamableHttpTransport(Transport):
             )
         except requests.RequestException as err:
             raise self._error("listen", f"GET failed: {type(err).__name__}") from err
-        ctype = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        ctype = _content_type(response)
         if response.status_code == 405:
             log.debug("MCP server %s offers no GET stream (405)", self.server)
         elif not response.ok or ctype != "text/event-stream":
@@ -401,9 +457,12 @@ class StreamableHttpTransport(Transport):
                 raise self._error("send", "transport is closed")
             yield
         finally:
-            with self._lock:
-                self._open.discard(response)
-            response.close()
+            self._untrack(response)
+
+    def _untrack(self, response: requests.Response) -> None:
+        with self._lock:
+            self._open.discard(response)
+        response.close()
 
     def _delete_session(self) -> None:
         with self._lock:
@@ -439,6 +498,10 @@ def _is_response_to(item: Any, want: Any) -> bool:
         and item.get("id") == want
         and type(item.get("id")) is type(want)
     )
+
+
+def _content_type(response: requests.Response) -> str:
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
 
 def _chunks(response: requests.Response) -> Iterator[bytes]:

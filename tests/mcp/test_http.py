@@ -274,6 +274,7 @@ def test_sse_body_split_at_every_byte_decodes_utf8_and_skips_comments_and_empty_
     transport, frames = connect(runtime, fake)
     try:
         transport.send(call(5, "utf8"))
+        frames.wait(lambda items: any(f.get("id") == 5 for f in items))
     finally:
         transport.close()
     got = [f for f in frames.items if f.get("id") == 5 or f.get("method")]
@@ -288,6 +289,7 @@ def test_server_request_inside_an_unrelated_sse_answer_is_delivered_and_answered
     transport, frames = connect(runtime, fake)
     try:
         transport.send(call(9, "asks_client"))
+        frames.wait(lambda items: any(f.get("id") == 9 for f in items))
     finally:
         transport.close()
     assert {"jsonrpc": "2.0", "id": 0, "method": "ping"} in frames.items
@@ -364,3 +366,30 @@ def test_stale_session_raises_on_a_real_server(runtime: Runtime, fake: FakeMcpSe
             transport.send(call(4, "echo", text="x"))
     finally:
         transport.close()
+
+
+def test_sse_answer_ending_early_is_resumed_with_get_and_last_event_id(
+    runtime: Runtime, fake: FakeMcpServer, no_thread_leak: None
+) -> None:
+    transport, frames = connect(runtime, fake)
+    try:
+        transport.send(call(11, "drops"))
+        got = frames.wait(lambda items: any(f.get("id") == 11 for f in items))
+        gets = [s for s in fake.seen() if s.method == "GET" and "last-event-id" in s.headers]
+    finally:
+        transport.close()
+    assert next(f for f in got if f.get("id") == 11)["result"]["content"][0]["text"] == "resumed"
+    assert [g.headers["last-event-id"] for g in gets] == ["p1"]
+
+
+def test_sse_answer_ending_without_an_event_id_fails_the_request(
+    runtime: Runtime, fake: FakeMcpServer, no_thread_leak: None
+) -> None:
+    transport, frames = connect(runtime, fake)
+    try:
+        transport.send(call(12, "drops_without_id"))
+        got = frames.wait(lambda items: any(f.get("id") == 12 for f in items))
+    finally:
+        transport.close()
+    error = next(f for f in got if f.get("id") == 12)["error"]
+    assert "ended before the response" in error["message"]

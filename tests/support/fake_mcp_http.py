@@ -44,6 +44,7 @@ class _State:
     client_answers: dict[Any, Any] = field(default_factory=dict)
     get_streams: list[queue.Queue[bytes | None]] = field(default_factory=list)
     event_counter: int = 0
+    resume_answers: dict[str, Any] = field(default_factory=dict)
 
 
 class FakeMcpServer:
@@ -174,6 +175,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._session_ok(seen):
             self._empty(404, "unknown session")
             return
+        resumed = self.fake.state.resume_answers.pop(seen.headers.get("last-event-id", ""), None)
+        if resumed is not None:  # a POST stream being resumed: replay its answer, end
+            self._sse_start()
+            self._write(f"id: p2\ndata: {json.dumps(resumed)}\n\n".encode())
+            return
         stream: queue.Queue[bytes | None] = queue.Queue()
         with self.fake.cond:
             self.fake.state.get_streams.append(stream)
@@ -272,6 +278,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._utf8(body)
         elif name == "asks_client":
             self._asks_client(body)
+        elif name == "drops":
+            self._drops(body)
+        elif name == "drops_without_id":
+            self._sse_start()
+            self._write(b": nothing to resume from\n\n")
         else:
             self._json(
                 200,
@@ -309,6 +320,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._sse_start()
         for i in range(len(payload)):  # one byte per write: every split is exercised
             self._write(payload[i : i + 1])
+
+    def _drops(self, body: dict[str, Any]) -> None:
+        """Prime the stream with an event id, then end it; the answer waits for a resume."""
+        with self.fake.cond:
+            self.fake.state.resume_answers["p1"] = {
+                "jsonrpc": "2.0",
+                "id": body["id"],
+                "result": _text("resumed"),
+            }
+        self._sse_start()
+        self._write(b"id: p1\nretry: 100\ndata:\n\n")
 
     def _asks_client(self, body: dict[str, Any]) -> None:
         """Send a server request (id 0) inside this SSE answer; answer after the client did."""
