@@ -54,6 +54,13 @@ from .messages import (
     messages_to_json,
 )
 from .runtime import Runtime, default_runtime
+from .skills import (
+    Skill,
+    compose_system_prompt,
+    load_skill,
+    normalize_skill_name,
+    skill_context_bytes,
+)
 from .tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .tools.function import FunctionTool, make_tool, tool
 from .tools.registry import ToolRegistry
@@ -93,6 +100,7 @@ __all__ = [
     "Runtime",
     "SamplingParams",
     "ServerConfig",
+    "Skill",
     "SkillError",
     "StreamEvent",
     "SystemMessage",
@@ -113,12 +121,16 @@ __all__ = [
     "TruncatedReplyError",
     "UserMessage",
     "__version__",
+    "compose_system_prompt",
     "default_runtime",
+    "load_skill",
     "make_tool",
     "message_from_openai",
     "messages_from_json",
     "messages_to_json",
+    "normalize_skill_name",
     "redact",
     "redact_headers",
+    "skill_context_bytes",
     "tool",
 ]
