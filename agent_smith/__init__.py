@@ -41,6 +41,7 @@ from .mcp import (
     Notification,
     ServerConfig,
 )
+from .memory import FullMemory, Memory, RollingWindowMemory, SummaryMemory, strip_orphans
 from .messages import (
     AssistantMessage,
     Message,
@@ -81,6 +82,7 @@ __all__ = [
     "CancelledError",
     "ConfigError",
     "Finished",
+    "FullMemory",
     "FunctionTool",
     "LifecycleEvent",
     "LifecycleKind",
@@ -92,17 +94,20 @@ __all__ = [
     "McpError",
     "McpEvent",
     "McpProtocolError",
+    "Memory",
     "Message",
     "Notification",
     "ParseError",
     "ReasoningDelta",
     "RetryPolicy",
+    "RollingWindowMemory",
     "Runtime",
     "SamplingParams",
     "ServerConfig",
     "Skill",
     "SkillError",
     "StreamEvent",
+    "SummaryMemory",
     "SystemMessage",
     "TokenDelta",
     "TokenUsage",
@@ -132,5 +137,6 @@ __all__ = [
     "redact",
     "redact_headers",
     "skill_context_bytes",
+    "strip_orphans",
     "tool",
 ]
