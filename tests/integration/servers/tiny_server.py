@@ -1,0 +1,108 @@
+"""A hand-written stdio MCP server for the edge cases the SDK will not produce.
+
+Options:
+  --noise             write a non-JSON line to stdout before every answer
+  --server-requests   after ``initialized``, send a ``ping`` with id 0 and an
+                      ``elicitation/create`` with id 1; tool ``answers`` returns
+                      what the client answered
+  --protocol V        answer ``initialize`` with protocol revision V
+  --once FILE         refuse to start (exit 1) if FILE exists; create it
+  --stubborn          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
+  --pid-file FILE     write the process id to FILE
+
+Tools: ``echo`` (text), ``hang`` (never answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--noise", action="store_true")
+    parser.add_argument("--server-requests", action="store_true")
+    parser.add_argument("--protocol", default=None)
+    parser.add_argument("--once", default=None)
+    parser.add_argument("--stubborn", action="store_true")
+    parser.add_argument("--pid-file", default=None)
+    args = parser.parse_args()
+    if args.once:
+        if os.path.exists(args.once):
+            sys.exit(1)
+        open(args.once, "w").close()
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    if args.stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    answers: dict[str, object] = {}
+    deferred: list[object] = []  # ids of ``answers`` calls waiting for both answers
+
+    def write(frame: dict[str, object]) -> None:
+        if args.noise:
+            sys.stdout.write("this is not JSON\n")
+        sys.stdout.write(json.dumps(frame) + "\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method = msg.get("method")
+        if method is None:  # an answer to one of our requests
+            answers[str(msg.get("id"))] = msg.get("result", msg.get("error"))
+            if len(answers) == 2:
+                for request_id in deferred:
+                    content = [{"type": "text", "text": json.dumps(answers)}]
+                    write({"jsonrpc": "2.0", "id": request_id, "result": {"content": content}})
+                deferred.clear()
+            continue
+        if method == "initialize":
+            version = args.protocol or msg["params"]["protocolVersion"]
+            result = {
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "tiny", "version": "0"},
+                "clientInfo": msg["params"]["clientInfo"],
+            }
+            write({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        elif method == "notifications/initialized" and args.server_requests:
+            write({"jsonrpc": "2.0", "id": 0, "method": "ping"})
+            write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "elicitation/create",
+                    "params": {"message": "name?", "requestedSchema": {"type": "object"}},
+                }
+            )
+        elif method == "tools/list":
+            tools = [
+                {"name": "echo", "inputSchema": {"type": "object"}},
+                {"name": "hang", "inputSchema": {"type": "object"}},
+                {"name": "answers", "inputSchema": {"type": "object"}},
+            ]
+            write({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
+        elif method == "tools/call":
+            name = msg["params"]["name"]
+            if name == "hang" or (name == "answers" and len(answers) < 2):
+                if name == "answers":
+                    deferred.append(msg["id"])
+                continue
+            text = json.dumps(answers) if name == "answers" else msg["params"]["arguments"]["text"]
+            result = {"content": [{"type": "text", "text": text}]}
+            write({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        elif "id" in msg:
+            error = {"code": -32601, "message": "no"}
+            write({"jsonrpc": "2.0", "id": msg["id"], "error": error})
+    if args.stubborn:
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from tests.mcp.scripted import scripted
+
+__all__ = ["scripted"]

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+
+from agent_smith import ConfigError, ServerConfig
+
+
+def test_from_dict_builds_a_stdio_config_with_tuples() -> None:
+    config = ServerConfig.from_dict(
+        {
+            "alias": "fs",
+            "command": ["python", "server.py"],
+            "env": {"A": "1"},
+            "cwd": "/tmp",
+            "request_timeout": 5,
+            "allow_tools": ["read"],
+            "deny_tools": ["write"],
+            "tools_required": False,
+            "reconnect": False,
+        }
+    )
+    assert config.command == ("python", "server.py")
+    assert config.allow_tools == ("read",)
+    assert config.request_timeout == 5.0
+    assert config.env == {"A": "1"}
+    assert not config.tools_required and not config.reconnect
+    assert config.protocol_version == "2025-06-18"
+
+
+def test_from_dict_builds_an_http_config() -> None:
+    config = ServerConfig.from_dict(
+        {
+            "alias": "web",
+            "url": "http://127.0.0.1:1/mcp",
+            "bearer_token": "t",
+            "headers": {"X": "y"},
+        }
+    )
+    assert config.url == "http://127.0.0.1:1/mcp"
+    assert config.headers == {"X": "y"}
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"alias": "a", "command": ["x"], "bogus": 1}, "bogus"),
+        ({"alias": "a", "command": "python server.py"}, "command"),
+        ({"alias": "a", "command": ["x"], "request_timeout": "30"}, "request_timeout"),
+        ({"alias": "a", "command": ["x"], "reconnect": "yes"}, "reconnect"),
+        ({"alias": "a", "command": ["x"], "env": {"A": 1}}, "env"),
+        ({"alias": "a", "url": 5}, "url"),
+        ({"alias": "a", "command": ["x"], "deny_tools": [1]}, "deny_tools"),
+    ],
+)
+def test_from_dict_names_the_bad_key(data: dict[str, object], key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        ServerConfig.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"command": ("x",), "url": "http://127.0.0.1/mcp"},
+        {"command": ("x",), "request_timeout": 0},
+        {"command": ("x",), "protocol_version": "2024-11-05"},
+        {"url": "ftp://host"},
+    ],
+)
+def test_invalid_configs_are_refused(fields: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        ServerConfig(alias="a", **fields)  # type: ignore[arg-type]
+
+
+def test_missing_alias_is_refused() -> None:
+    with pytest.raises(ConfigError, match="alias"):
+        ServerConfig.from_dict({"command": ["x"]})
+
+
+def test_deny_wins_over_allow_and_empty_allow_allows_all() -> None:
+    config = ServerConfig(alias="a", command=("x",), allow_tools=("a", "b"), deny_tools=("b",))
+    assert config.allows("a")
+    assert not config.allows("b")
+    assert not config.allows("c")
+    assert ServerConfig(alias="a", command=("x",), deny_tools=("b",)).allows("c")
