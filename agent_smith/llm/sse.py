@@ -159,7 +159,7 @@ class StreamDecoder:
                     self._reasoning.append(reasoning)
                     yield ReasoningDelta(reasoning)
                 fragments = delta.get("tool_calls")
-                if fragments:
+                if fragments is not None:
                     yield from self._tool_fragments(fragments)
             finish = choice.get("finish_reason")
             if finish is not None:

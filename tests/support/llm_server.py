@@ -15,7 +15,10 @@ Reply kinds:
 * :class:`Calls` — one or more tool calls (arguments streamed in fragments).
 * :class:`Raw` — an exact HTTP status, headers and body.
 * :class:`Chunks` — exact body chunks for a streamed reply; a
-  ``threading.Event`` in the list makes the server wait for it before going on.
+  ``threading.Event`` in the list makes the server wait for it before going on;
+  a :class:`Drop` in the list closes the connection mid-body.
+* :class:`Drop` — close the connection without answering (like a kept-alive
+  connection the server dropped).
 """
 
 from __future__ import annotations
@@ -63,16 +66,21 @@ class Raw:
 
 
 @dataclass(frozen=True)
-class Chunks:
-    parts: tuple[bytes | threading.Event, ...]
+class Drop:
+    """Close the connection at once, without (the rest of) a response."""
 
-    def __init__(self, *parts: bytes | str | threading.Event) -> None:
+
+@dataclass(frozen=True)
+class Chunks:
+    parts: tuple[bytes | threading.Event | Drop, ...]
+
+    def __init__(self, *parts: bytes | str | threading.Event | Drop) -> None:
         object.__setattr__(
             self, "parts", tuple(p.encode() if isinstance(p, str) else p for p in parts)
         )
 
 
-Reply = Text | Calls | Raw | Chunks
+Reply = Text | Calls | Raw | Chunks | Drop
 Responder = Callable[[JsonObject], Reply]
 
 
@@ -184,7 +192,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         reply = owner._next_reply(body, dict(self.headers))
-        if isinstance(reply, Raw):
+        if isinstance(reply, Drop):
+            self._drop()
+        elif isinstance(reply, Raw):
             data = reply.body.encode() if isinstance(reply.body, str) else reply.body
             self._send(reply.status, data, reply.headers)
         elif isinstance(reply, Chunks):
@@ -204,7 +214,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _stream(self, parts: Iterable[bytes | threading.Event]) -> None:
+    def _drop(self) -> None:
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _stream(self, parts: Iterable[bytes | threading.Event | Drop]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -217,6 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
                         owner._gates.append(part)
                     part.wait(GATE_TIMEOUT)
                     continue
+                if isinstance(part, Drop):
+                    self._drop()
+                    return
                 if part:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
                     self.wfile.flush()
