@@ -1,0 +1,469 @@
+"""The agent: a blocking LLM/tool loop with streaming events, hooks and stop conditions.
+
+One loop implementation, a generator (seed §15.2): :meth:`Agent.stream`
+returns it and :meth:`Agent.send` drains it. Each round snapshots the memory
+under the composed system prompt, asks the LLM (streamed or not), records the
+assistant message, runs its tool calls in parallel on the runtime's pool for
+this agent's depth, records the results in ``tool_calls`` order, and goes
+round again until the model answers without tool calls, a tool signals done,
+or a stop condition fires (:class:`~agent_smith.config.AgentConfig`).
+
+The history stays consistent whatever ends a turn (cancellation, a stop
+condition, an error, a caller that stops iterating :meth:`stream`): an
+assistant turn with tool calls is always followed by one tool message per
+call, cancelled calls being recorded as error results.
+
+An agent is not thread-safe: it runs one turn at a time and a second
+concurrent ``send``/``stream`` raises :class:`AgentBusyError` at once.
+:meth:`cancel` is the exception: any thread may call it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from .cancellation import CancellationSource, CancellationToken
+from .config import AgentConfig
+from .errors import AgentBusyError, AgentSmithError, CancelledError, ParseError
+from .events import (
+    NO_HOOKS,
+    AgentEvent,
+    AgentHooks,
+    AssistantTurn,
+    FinalAnswer,
+    ToolCallRequested,
+    ToolResultReady,
+    forwarding_hooks,
+)
+from .llm.events import Finished
+from .llm.request import LlmRequest, LlmResponse, SamplingParams
+from .logs import invoke_hook
+from .mcp.events import Notification
+from .memory import FullMemory, Memory
+from .messages import AssistantMessage, Message, SystemMessage, TokenUsage, UserMessage
+from .runtime import Runtime, default_runtime
+from .skills import Skill
+from .tools.base import Tool, ToolOptions
+from .tools.dispatch import cancelled_outcomes, dispatch_tool_calls
+from .tools.function import make_tool
+from .toolset import ToolSet
+from .tree import AgentTree
+from .turn import Turn, done_message
+
+if TYPE_CHECKING:
+    from .llm.client import LlmClient
+    from .mcp.client import McpClient
+    from .mcp.config import ServerConfig
+    from .mcp.events import McpEvent
+
+log = logging.getLogger(__name__)
+
+_NO_SAMPLING = SamplingParams()
+_NO_USAGE = TokenUsage()
+_LIST_CHANGED = "notifications/tools/list_changed"
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """One user turn with per-turn options (``None``: the agent's defaults)."""
+
+    message: str | UserMessage
+    sampling: SamplingParams | None = None
+    stream: bool | None = None
+
+    @property
+    def user_message(self) -> UserMessage:
+        m = self.message
+        return m if isinstance(m, UserMessage) else UserMessage(m)
+
+
+class Agent:
+    """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
+
+    ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
+    ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
+    to the client's runtime, else the process default. ``_tree``, ``_depth``
+    and ``_cancel`` are for framework use (sub-agents; see :meth:`spawn_child`).
+    """
+
+    def __init__(
+        self,
+        llm: LlmClient,
+        system_prompt: str = "",
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        memory: Memory | None = None,
+        config: AgentConfig = AgentConfig(),  # noqa: B008 - frozen, shared on purpose
+        hooks: AgentHooks | None = None,
+        runtime: Runtime | None = None,
+        name: str = "agent",
+        _tree: AgentTree | None = None,
+        _depth: int = 0,
+        _cancel: Sequence[CancellationToken] = (),
+    ) -> None:
+        self.name = name
+        self.system_prompt = system_prompt
+        self._llm = llm
+        self._memory: Memory = memory if memory is not None else FullMemory()
+        self._config = config
+        self._hooks = hooks if hooks is not None else NO_HOOKS
+        self._runtime = runtime if runtime is not None else _runtime_of(llm)
+        self._parent_tree = _tree
+        self._depth = _depth
+        self._parent_cancel = tuple(_cancel)
+        self._busy = threading.Lock()
+        self._turn: Turn | None = None
+        self._usage = _NO_USAGE
+        self._owned: list[McpClient] = []
+        self._tools = ToolSet(bind=self._bind_client, unbind=self._unbind_client)
+        for item in tools:
+            self.add_tool(item)
+
+    # -- configuration -------------------------------------------------------
+
+    @property
+    def config(self) -> AgentConfig:
+        return self._config
+
+    @property
+    def hooks(self) -> AgentHooks:
+        return self._hooks
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._runtime
+
+    @property
+    def depth(self) -> int:
+        """Nesting depth: 0 for a root agent, parent's depth + 1 for a sub-agent."""
+        return self._depth
+
+    @property
+    def memory(self) -> Memory:
+        return self._memory
+
+    @property
+    def history(self) -> list[Message]:
+        """The conversation so far (a copy), without the system prompt."""
+        return list(self._memory.messages())
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Token usage of the last (or current) send, as reported by the server."""
+        turn = self._turn
+        return turn.usage if turn is not None else self._usage
+
+    @property
+    def tools(self) -> list[str]:
+        """Names of the tools the model sees, in the order it sees them."""
+        return self._tools.registry().names()
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Active skills in activation order."""
+        return self._tools.skills()
+
+    def effective_system_prompt(self) -> str:
+        """The system prompt sent to the model: the base plus active skills' sections."""
+        return self._tools.system_prompt(self.system_prompt)
+
+    def add_tool(self, tool: Tool | Callable[..., Any], options: ToolOptions | None = None) -> Tool:
+        """Give the model a tool (a Tool or a plain function); ConfigError on a taken name."""
+        made = tool if isinstance(tool, Tool) else make_tool(tool)
+        self._tools.add_tool(made, options)
+        return made
+
+    def remove_tool(self, name: str) -> None:
+        """Take a tool added with :meth:`add_tool` away; ConfigError if there is none."""
+        self._tools.remove_tool(name)
+
+    def add_mcp_client(self, client: McpClient) -> None:
+        """Expose a connected MCP client's tools; its events go to ``on_mcp_event``.
+
+        The client's hook is replaced by the agent's, which forwards every
+        event to ``hooks.on_mcp_event`` and refreshes the tools on
+        ``tools/list_changed``. The caller still owns (and closes) the client.
+        """
+        self._tools.add_client(client)
+
+    def connect_mcp(self, config: ServerConfig) -> McpClient:
+        """Connect to an MCP server and expose its tools; the agent closes it in close()."""
+        from .mcp.client import McpClient
+
+        client = McpClient.connect(config, runtime=self._runtime)
+        self._owned.append(client)
+        self.add_mcp_client(client)
+        return client
+
+    def activate(self, skill: Skill) -> None:
+        """Switch a skill on: its prompt, context, tools and MCP clients (seed §12.3).
+
+        Raises SkillError when the name cannot be normalised or the context is
+        over ``skill_context_max_bytes``. Activating a skill of the same name
+        again replaces it and moves it to the end of the activation order.
+        """
+        self._tools.activate(skill, context_max_bytes=self._config.skill_context_max_bytes)
+
+    def deactivate(self, name: str) -> None:
+        """Switch the skill called ``name`` off; SkillError if it is not active."""
+        self._tools.deactivate(name)
+
+    # -- running -------------------------------------------------------------
+
+    def send(self, request: str | UserMessage | AgentRequest) -> AssistantMessage:
+        """Run one turn to its end and return the final assistant message.
+
+        Its ``usage`` is the whole turn's usage. Raises AgentStopped,
+        CancelledError, AgentBusyError, or the LLM client's errors.
+        """
+        final: AssistantMessage | None = None
+        for event in self._run(_as_request(request)):
+            if type(event) is FinalAnswer:
+                final = event.message
+        assert final is not None  # the loop only returns after a FinalAnswer
+        return final
+
+    def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
+        """Run one turn, yielding LLM stream events and agent events as they happen.
+
+        The turn starts at the first ``next()``. Closing the iterator early (a
+        ``break``) cancels the turn and leaves the history consistent.
+        """
+        return self._run(_as_request(request))
+
+    def cancel(self) -> None:
+        """Stop the running turn (from any thread): it raises CancelledError soon."""
+        turn = self._turn
+        if turn is not None:
+            log.debug("agent %s: cancel requested", self.name)
+            turn.source.cancel()
+
+    def spawn_child(
+        self,
+        *,
+        name: str = "subagent",
+        system_prompt: str = "",
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        memory: Memory | None = None,
+        config: AgentConfig | None = None,
+        hooks: AgentHooks | None = None,
+        llm: LlmClient | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> Agent:
+        """For framework use (sub-agent tools): a child one level deeper in this tree.
+
+        Call it while this agent runs a turn (from one of its tool calls). The
+        child shares this turn's tree (iteration cap, cancellation), is
+        cancelled with this turn (and with ``cancel``, e.g. the tool call's
+        token), runs its tools on the next depth's pool, and by default
+        reports its events to this agent's ``on_subagent_event``.
+        """
+        turn = self._turn
+        tree = turn.tree if turn is not None else AgentTree(self._config.tree_max_iterations)
+        parents = [t for t in (turn.source.token if turn else None, cancel) if t is not None]
+        depth = self._depth + 1
+        return Agent(
+            llm if llm is not None else self._llm,
+            system_prompt,
+            tools,
+            memory=memory,
+            config=config if config is not None else self._config,
+            hooks=hooks
+            if hooks is not None
+            else forwarding_hooks(self._hooks, name=name, depth=depth),
+            runtime=self._runtime,
+            name=name,
+            _tree=tree,
+            _depth=depth,
+            _cancel=parents,
+        )
+
+    def close(self) -> None:
+        """Cancel a running turn and close the MCP clients this agent connected."""
+        self.cancel()
+        while self._owned:
+            client = self._owned.pop()
+            try:
+                client.close()
+            except AgentSmithError:
+                log.warning("agent %s: closing MCP client %s failed", self.name, client.alias)
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, depth={self._depth})"
+
+    # -- the loop ------------------------------------------------------------
+
+    def _run(self, request: AgentRequest) -> Iterator[AgentEvent]:
+        if not self._busy.acquire(blocking=False):
+            raise AgentBusyError(f"agent {self.name!r} is already running a turn")
+        try:
+            turn = self._begin()
+        except BaseException:
+            self._busy.release()
+            raise
+        try:
+            yield from self._loop(request, turn)
+        except AgentSmithError as err:
+            stopped = turn.explain(err) if isinstance(err, CancelledError) else None
+            log.debug("agent %s: turn ended with %s", self.name, stopped or err)
+            invoke_hook(self._hooks.on_error, stopped or err, name="on_error")
+            if stopped is None:
+                raise
+            raise stopped from err
+        finally:
+            self._end(turn)
+
+    def _begin(self) -> Turn:
+        config = self._config
+        if self._parent_tree is None:
+            tree = AgentTree(config.tree_max_iterations)
+            source = tree.cancel
+        else:
+            tree = self._parent_tree
+            source = CancellationSource(tree.cancel.token, *self._parent_cancel)
+        turn = Turn(self.name, tree, source, config)
+        self._turn = turn
+        return turn
+
+    def _end(self, turn: Turn) -> None:
+        try:
+            if turn.pending:
+                # Stopped mid-round: every recorded call still gets a result.
+                for outcome in cancelled_outcomes(turn.pending):
+                    self._append(outcome.message)
+                turn.pending = ()
+            turn.finish()
+        finally:
+            self._usage = turn.usage
+            self._turn = None
+            self._busy.release()
+
+    def _loop(self, request: AgentRequest, turn: Turn) -> Iterator[AgentEvent]:
+        token = turn.source.token
+        sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
+        streaming = self._config.stream if request.stream is None else request.stream
+        self._append(request.user_message)
+        while True:
+            turn.begin_round()
+            registry = self._tools.registry()
+            prompt = self._tools.system_prompt(self.system_prompt)
+            llm_request = LlmRequest(
+                tuple(self._memory.snapshot(SystemMessage(prompt) if prompt else None)),
+                registry.schemas(),
+                sampling,
+            )
+            log.debug("agent %s: round %d", self.name, turn.iterations)
+            if streaming:
+                response = yield from self._stream_reply(llm_request, token)
+            else:
+                response = self._llm.complete(llm_request, cancel=token)
+            token.raise_if_cancelled("agent turn")
+            message = response.message
+            turn.add_usage(message.usage)
+            calls = message.tool_calls
+            if calls and turn.loops is not None:
+                turn.loops.check(calls)  # before the repeated calls run or enter history
+            turn.pending = calls
+            self._append(message)
+            yield AssistantTurn(message)
+            if not calls:
+                yield self._final(message, turn)
+                return
+            for call in calls:
+                invoke_hook(self._hooks.on_tool_call, call, name="on_tool_call")
+                yield ToolCallRequested(call)
+            outcomes = dispatch_tool_calls(
+                calls,
+                registry,
+                runtime=self._runtime,
+                depth=self._depth,
+                cancel=token,
+                default_timeout=self._config.default_tool_timeout,
+                max_result_bytes=self._config.tool_result_max_bytes,
+            )
+            results = [outcome.message for outcome in outcomes]
+            for result in results:
+                self._append(result)
+                invoke_hook(self._hooks.on_tool_result, result, name="on_tool_result")
+            turn.pending = ()
+            for result in results:
+                yield ToolResultReady(result)
+            done = done_message(outcomes)
+            if done is not None:
+                answer = AssistantMessage(done)
+                self._append(answer)
+                yield AssistantTurn(answer)
+                yield self._final(answer, turn)
+                return
+            if turn.failures is not None:
+                note = turn.failures.check(results)
+                if note is not None:
+                    log.info("agent %s: tool calls keep failing; steering the model", self.name)
+                    self._append(note)
+
+    def _stream_reply(
+        self, request: LlmRequest, token: CancellationToken
+    ) -> Generator[AgentEvent, None, LlmResponse]:
+        response: LlmResponse | None = None
+        events = self._llm.stream(request, cancel=token)
+        try:
+            for event in events:
+                invoke_hook(self._hooks.on_stream_event, event, name="on_stream_event")
+                yield event
+                if type(event) is Finished:
+                    response = event.response
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # closes the HTTP response if we stopped early
+        if response is None:
+            raise ParseError("the LLM stream ended without a Finished event")
+        return response
+
+    def _final(self, message: AssistantMessage, turn: Turn) -> FinalAnswer:
+        return FinalAnswer(replace(message, usage=turn.usage))
+
+    def _append(self, message: Message) -> None:
+        self._memory.append(message)
+        invoke_hook(self._hooks.on_message, message, name="on_message")
+
+    # -- MCP events ----------------------------------------------------------
+
+    def _bind_client(self, client: McpClient) -> None:
+        def on_event(event: McpEvent) -> None:
+            if type(event) is Notification and event.method == _LIST_CHANGED:
+                log.info("agent %s: MCP server %s changed its tools", self.name, client.alias)
+                self._tools.client_tools_changed(client)
+            invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
+
+        client.set_hook(on_event)
+
+    def _unbind_client(self, client: McpClient) -> None:
+        client.set_hook(None)
+
+
+def _as_request(request: str | UserMessage | AgentRequest) -> AgentRequest:
+    if isinstance(request, AgentRequest):
+        return request
+    return AgentRequest(request)
+
+
+def _runtime_of(llm: object) -> Runtime:
+    runtime = getattr(llm, "runtime", None)
+    return runtime if isinstance(runtime, Runtime) else default_runtime()

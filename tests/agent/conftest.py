@@ -1,0 +1,30 @@
+"""Fixtures for the agent tests: a runtime and an LLM client on the scripted server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agent_smith.llm.client import LlmClient
+from agent_smith.runtime import Runtime
+from tests.support.llm_server import ScriptedLlmServer
+
+#: Generous bound for anything the tests wait on (a bug fails, never hangs).
+WAIT = 10.0
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks(no_thread_leak: None) -> None:
+    """Every agent test leaves no agent_smith thread behind."""
+
+
+@pytest.fixture
+def runtime() -> Iterator[Runtime]:
+    with Runtime(max_workers=8) as rt:
+        yield rt
+
+
+@pytest.fixture
+def llm(llm_server: ScriptedLlmServer, runtime: Runtime) -> LlmClient:
+    return LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)
