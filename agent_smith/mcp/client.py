@@ -392,6 +392,7 @@ class McpClient:
         except BaseException:
             conn.shutdown(self._error("connect", "connecting failed"))
             raise
+        conn.established = True
         return conn
 
     def _make_transport(self) -> Transport:
@@ -516,7 +517,7 @@ class McpClient:
         why = f"{error}" if error is not None else "the server closed the connection"
         log.warning("MCP server %s disconnected: %s", self.alias, why)
         conn.rpc.fail_all(self._error("receive", f"connection lost: {why}"))
-        if not self._closed:
+        if conn.established and not self._closed:
             self._emit(LifecycleEvent(LifecycleKind.DISCONNECTED, self.alias, why))
 
     def _emit(self, event: McpEvent) -> None:
@@ -554,6 +555,7 @@ class _Connection:
         self.protocol_version = ""
         self.server_info = ServerInfo("", "")
         self.capabilities: dict[str, Any] = {}
+        self.established = False  # only a connection that was up can be "disconnected"
         self._alive = True
         self._lock = threading.Lock()
 

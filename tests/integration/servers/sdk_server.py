@@ -65,7 +65,9 @@ def image() -> list[Any]:
 
 @server.tool(description="Sleep for the given seconds; records being cancelled.")
 async def slow(seconds: float, ctx: Context) -> str:
-    global _cancel_seen
+    # Progress 0 (sent only when the call carries a progress token) tells a
+    # test that the call is running, so it can cancel it without guessing.
+    await ctx.report_progress(0, seconds, "sleeping")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
