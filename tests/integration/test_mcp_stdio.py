@@ -242,9 +242,11 @@ def test_reconnect_off_fails_without_respawning() -> None:
 
 
 def test_non_json_stdout_lines_are_logged_and_skipped(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="agent_smith.mcp"):
-        with McpClient.connect(tiny_stdio("--noise")) as client:
-            assert client.call_tool("echo", {"text": "clean"}).content == "clean"
+    with (
+        caplog.at_level(logging.WARNING, logger="agent_smith.mcp"),
+        McpClient.connect(tiny_stdio("--noise")) as client,
+    ):
+        assert client.call_tool("echo", {"text": "clean"}).content == "clean"
     assert "non-JSON line" in caplog.text
 
 
