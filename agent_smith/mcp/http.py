@@ -52,6 +52,8 @@ _NOTHING = object()  # an id no response carries: read a stream to its end
 _DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server named no delay
 _MAX_RESUMES = 5  # resumptions in a row that delivered nothing before giving up
 _EXCERPT_BYTES = 300
+# How long send() waits for a request's status before leaving it to its thread.
+_HEADER_GRACE = 0.5
 _CONNECT_TIMEOUT = 10.0
 _DELETE_TIMEOUT = 5.0
 _JOIN_TIMEOUT = 10.0
@@ -95,6 +97,31 @@ class _SseReader(SSEClient):
             yield _SseEvent("\n".join(data), event_id, retry)
 
 
+class _Handoff:
+    """Passes a POST's status outcome from its thread to send(), unless send() moved on."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.done = threading.Event()
+        self._error: Exception | None = None
+        self._abandoned = False
+
+    def report(self, error: Exception | None) -> bool:
+        """Record the outcome; False when send() no longer listens (or already heard)."""
+        with self._lock:
+            if self._abandoned or self.done.is_set():
+                return False
+            self._error = error
+            self.done.set()
+            return True
+
+    def abandon(self) -> Exception | None:
+        """send() stops listening; the error it must raise, if one came in time."""
+        with self._lock:
+            self._abandoned = True
+            return self._error
+
+
 class _Stream:
     """Where a resumable SSE stream got to: last event id and the server's retry delay."""
 
@@ -133,6 +160,7 @@ class StreamableHttpTransport(Transport):
         # POST bodies and resumed streams being read now: close() shuts them to wake readers.
         self._open: set[requests.Response] = set()
         self._readers: set[threading.Thread] = set()
+        self._stale = False  # a request thread found the session gone
         self._reader_ids = itertools.count(1)
 
     # -- Transport ---------------------------------------------------------------
@@ -143,18 +171,50 @@ class StreamableHttpTransport(Transport):
         self._closing.clear()
 
     def send(self, frame: Frame) -> None:
-        """POST ``frame`` and feed every frame of the answer to ``on_frame``.
+        """POST ``frame``; every frame of the answer goes to ``on_frame``.
 
-        Returns once the response to ``frame`` (if it is a request) arrived.
-        Raises StaleSession, TransportError or McpProtocolError.
+        ``initialize``, notifications and answers are sent synchronously. A
+        request's answer is read on its own thread
+        (``agent_smith-mcp-post-<alias>-<n>``) so the caller's own timeout and
+        cancellation govern how long it waits: ``send`` returns once the
+        server's status is known, or after a short grace if the server holds
+        its headers back (JSON response mode answers only when done). Failures
+        found after ``send`` returned reach the waiter as an error answer to
+        its id; a session found gone then makes the next ``send`` raise
+        StaleSession. Raises StaleSession, TransportError or McpProtocolError.
         """
         if self._closing.is_set():
             raise self._error("send", "transport is closed")
         method = frame.get("method")
+        is_request = isinstance(method, str) and "id" in frame
         if method == "initialize":
             with self._lock:
                 self._session_id = None  # a fresh session: never offer the stale id
                 self._protocol_version = None
+                self._stale = False
+        elif self._stale:
+            raise StaleSession(f"MCP server {self.server} dropped the session")
+        if not is_request or method == "initialize":
+            self._exchange(frame, None)
+            return
+        handoff = _Handoff()
+        thread = threading.Thread(
+            target=self._exchange_on_thread,
+            args=(frame, handoff),
+            name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
+            daemon=True,  # joined in close()
+        )
+        with self._lock:
+            self._readers.add(thread)
+        thread.start()
+        handoff.done.wait(_HEADER_GRACE)
+        error = handoff.abandon()
+        if error is not None:
+            raise error
+
+    def _exchange(self, frame: Frame, handoff: _Handoff | None) -> None:
+        """One POST: check the status, then read the answer (SSE resumed as needed)."""
+        method = frame.get("method")
         headers = self._headers(accept=_ACCEPT_POST)
         headers["Content-Type"] = "application/json"
         body = json.dumps(frame, ensure_ascii=False).encode("utf-8")
@@ -171,27 +231,51 @@ class StreamableHttpTransport(Transport):
             )
         except requests.RequestException as err:
             raise self._error("send", f"POST failed: {type(err).__name__}") from err
-        handed_off = False
-        with self._lock:
-            self._open.add(response)
-        try:
+        with self._tracked(response):
             self._check_status(response, had_session=had_session, what=str(method or "frame"))
             if method == "initialize":
                 session_id = response.headers.get("Mcp-Session-Id")
                 if session_id:
                     with self._lock:
                         self._session_id = session_id
+            if handoff is not None:
+                handoff.report(None)
             if response.status_code == 202:
                 return
-            waiting = method is not None and "id" in frame
-            if waiting and _content_type(response) == "text/event-stream":
-                self._start_reader(response, frame["id"])
-                handed_off = True
+            if handoff is not None and _content_type(response) == "text/event-stream":
+                # The caller's budget governs from here: no read timeout on the stream.
+                sock = _socket_of(response)
+                if sock is not None:
+                    sock.settimeout(None)
+                stream = _Stream()
+                if not self._pump(response, stream, want=frame["id"]):
+                    response.close()
+                    self._resume_until(stream, want=frame["id"])
                 return
-            self._read_body(response, want=frame.get("id"), waiting=waiting)
+            self._read_body(response, want=frame.get("id"), waiting=handoff is not None)
+
+    def _exchange_on_thread(self, frame: Frame, handoff: _Handoff) -> None:
+        try:
+            self._exchange(frame, handoff)
+        except (AgentSmithError, StaleSession) as err:
+            if handoff.report(err):
+                return  # send() raises it
+            if isinstance(err, StaleSession):
+                self._stale = True
+            if not self._closing.is_set():
+                # The waiter learns of the failure through an error answer to its id.
+                log.warning("MCP server %s: %s", self.server, err)
+                message = str(err)
+                self._deliver(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": frame["id"],
+                        "error": {"code": -32000, "message": message},
+                    }
+                )
         finally:
-            if not handed_off:
-                self._untrack(response)
+            with self._lock:
+                self._readers.discard(threading.current_thread())
 
     def negotiated(self, protocol_version: str) -> None:
         """Send ``protocol_version`` from now on and open the GET listening stream."""
@@ -230,46 +314,6 @@ class StreamableHttpTransport(Transport):
         self._listen_session.close()
 
     # -- POST bodies -------------------------------------------------------------
-
-    def _start_reader(self, response: requests.Response, want: Any) -> None:
-        """Read a request's SSE answer on its own thread so the caller's timeout governs.
-
-        The caller waits for the response with its own budget (and cancels on
-        expiry); blocking it here for as long as the server streams would
-        defeat that. The socket's read timeout is lifted for the same reason.
-        """
-        sock = _socket_of(response)
-        if sock is not None:
-            sock.settimeout(None)
-        thread = threading.Thread(
-            target=self._read_stream,
-            args=(response, want),
-            name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
-            daemon=True,  # joined in close()
-        )
-        with self._lock:
-            self._readers.add(thread)
-        thread.start()
-
-    def _read_stream(self, response: requests.Response, want: Any) -> None:
-        stream = _Stream()
-        try:
-            try:
-                done = self._pump(response, stream, want=want)
-            finally:
-                self._untrack(response)
-            if not done:
-                self._resume_until(stream, want=want)
-        except AgentSmithError as err:
-            if not self._closing.is_set():
-                # The waiter learns of the failure through an error answer to its id.
-                log.warning("MCP server %s: %s", self.server, err)
-                self._deliver(
-                    {"jsonrpc": "2.0", "id": want, "error": {"code": -32000, "message": str(err)}}
-                )
-        finally:
-            with self._lock:
-                self._readers.discard(threading.current_thread())
 
     def _read_body(self, response: requests.Response, *, want: Any, waiting: bool) -> None:
         ctype = _content_type(response)

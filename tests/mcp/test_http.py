@@ -139,15 +139,27 @@ def test_json_batch_body_delivers_every_frame(runtime: Runtime) -> None:
     responses.post(URL, json=batch)
     transport, frames = make(runtime)
     transport.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
-    assert frames.items == batch
+    assert frames.wait(lambda items: len(items) == 2) == batch
+    transport.close()
 
 
 @responses.activate
-def test_unparseable_json_body_is_a_protocol_error(runtime: Runtime) -> None:
+def test_unparseable_json_answer_fails_the_request_with_an_error_answer(runtime: Runtime) -> None:
+    responses.post(URL, body="{nope", content_type="application/json")
+    transport, frames = make(runtime)
+    transport.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    got = frames.wait(lambda items: bool(items))
+    assert got[0]["id"] == 1
+    assert "does not parse" in got[0]["error"]["message"]
+    transport.close()
+
+
+@responses.activate
+def test_unparseable_json_answer_to_initialize_is_a_protocol_error(runtime: Runtime) -> None:
     responses.post(URL, body="{nope", content_type="application/json")
     transport, _ = make(runtime)
     with pytest.raises(McpProtocolError):
-        transport.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        transport.send(INIT)
 
 
 @responses.activate
@@ -393,3 +405,18 @@ def test_sse_answer_ending_without_an_event_id_fails_the_request(
         transport.close()
     error = next(f for f in got if f.get("id") == 12)["error"]
     assert "ended before the response" in error["message"]
+
+
+def test_session_gone_after_send_returned_fails_the_call_and_the_next_send_is_stale(
+    runtime: Runtime, fake: FakeMcpServer, no_thread_leak: None
+) -> None:
+    transport, frames = connect(runtime, fake)
+    try:
+        fake.forget_sessions()
+        # A notification is synchronous; a request may be answered on its thread.
+        with pytest.raises(StaleSession):
+            transport.send(call(4, "echo", text="x"))
+            frames.wait(lambda items: any(f.get("id") == 4 for f in items))
+            transport.send(call(5, "echo", text="y"))
+    finally:
+        transport.close()
