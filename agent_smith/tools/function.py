@@ -40,7 +40,7 @@ from typing import Any, Literal, Union, overload
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, ToolError
 from .base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
-from .schema import function_schema, parse_docstring
+from .schema import callable_name, function_schema, hint_source, parse_docstring
 
 log = logging.getLogger("agent_smith.tool")
 
@@ -164,7 +164,7 @@ def make_tool(
     if timeout is not None and not timeout > 0:
         raise ConfigError(f"tool timeout must be positive, got {timeout!r}")
     options = ToolOptions(timeout=timeout)
-    fn_name = getattr(fn, "__name__", type(fn).__name__)
+    fn_name = callable_name(fn)
     if schema is None:
         sig = function_schema(fn)
         tool_schema = ToolSchema(
@@ -208,13 +208,14 @@ def _explicit_schema(
     if not isinstance(parameters, dict):
         raise ConfigError(f"tool {name!r}: parameters must be a JSON-Schema object")
     if description is None:
-        description = parse_docstring(inspect.getdoc(fn) or "").description
+        doc = inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn)
+        description = parse_docstring(doc or "").description
     return ToolSchema(name, description, parameters)
 
 
 def _lenient_hints(fn: ToolFunction) -> dict[str, Any]:
     try:
-        return typing.get_type_hints(fn)
+        return typing.get_type_hints(hint_source(fn))
     except (NameError, TypeError):
         return {}
 

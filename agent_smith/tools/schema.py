@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import types
@@ -46,15 +47,16 @@ class FunctionSignature:
 
 def function_schema(fn: Callable[..., Any]) -> FunctionSignature:
     """Build the parameters schema and description for ``fn``; ConfigError if unsupported."""
-    hints = resolve_hints(fn)
-    doc = parse_docstring(inspect.getdoc(fn) or "")
+    hints = resolve_hints(hint_source(fn))
+    doc = parse_docstring(inspect.getdoc(_unwrap_partial(fn)) or "")
     properties: JsonObject = {}
     required: list[str] = []
     context_param: str | None = None
+    tool_name = callable_name(fn)
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigError(
-                f"tool {fn.__name__!r}: *args/**kwargs cannot be described; pass an explicit schema"
+                f"tool {tool_name!r}: *args/**kwargs cannot be described; pass an explicit schema"
             )
         annotation = hints.get(param.name, Any)
         if annotation is ToolContext:
@@ -63,7 +65,9 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSignature:
         try:
             prop = type_schema(annotation)
         except ConfigError as err:
-            raise ConfigError(f"tool {fn.__name__!r}, parameter {param.name!r}: {err}") from err
+            raise ConfigError(
+                f"tool {callable_name(fn)!r}, parameter {param.name!r}: {err}"
+            ) from err
         if param.name in doc.params:
             prop = {**prop, "description": doc.params[param.name]}
         if param.default is param.empty:
@@ -78,6 +82,26 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSignature:
         parameters["required"] = required
     parameters["additionalProperties"] = False
     return FunctionSignature(doc.description, parameters, hints, context_param)
+
+
+def callable_name(fn: Callable[..., Any]) -> str:
+    """A callable's name: a function's, a partial's function's, or the object's type's."""
+    fn = _unwrap_partial(fn)
+    return str(getattr(fn, "__name__", type(fn).__name__))
+
+
+def _unwrap_partial(fn: Any) -> Any:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def hint_source(fn: Callable[..., Any]) -> Any:
+    """Where a callable's annotations live (a partial's function, an object's __call__)."""
+    fn = _unwrap_partial(fn)
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return fn
+    return type(fn).__call__ if callable(fn) else fn
 
 
 def resolve_hints(obj: Any) -> dict[str, Any]:

@@ -362,3 +362,28 @@ def test_schema_serialises_to_openai_function_json() -> None:
     wire = f.schema.to_openai()
     assert json.loads(json.dumps(wire))["function"]["name"] == "f"
     assert wire["function"]["description"] == "Double it."
+
+
+class Greeter:
+    """Greets people."""
+
+    def __call__(self, who: str, loud: bool = False) -> str:
+        return f"HELLO {who}" if loud else f"hello {who}"
+
+
+def test_callable_objects_and_partials_become_tools(runtime: Runtime) -> None:
+    import functools
+
+    greeter = make_tool(Greeter())
+    assert greeter.schema.name == "Greeter"
+    assert greeter.schema.description == "Greets people."
+    assert list(props(greeter)) == ["who", "loud"]
+    assert greeter.invoke({"who": "ann"}, _ctx(runtime)).content == "hello ann"
+
+    def scale(x: float, factor: float) -> float:
+        """Scale a number."""
+        return x * factor
+
+    doubled = make_tool(functools.partial(scale, factor=2.0), name="double")
+    assert doubled.schema.description == "Scale a number."
+    assert doubled.invoke({"x": 4}, _ctx(runtime)).content == "8.0"
