@@ -356,3 +356,13 @@ def test_adapter_filters_tools_and_honours_budget_and_cancel(runtime: Runtime) -
             tools["mcp_sdk__slow"].invoke({"seconds": 30}, context(runtime, cancel=source))
         seen = client.call_tool("cancellations", {"wait": 10})
         assert seen.structured is not None and len(seen.structured["result"]) >= 1
+
+
+def test_the_bundled_example_server_offers_echo_and_now() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
+    config = sdk_stdio(alias="demo")
+    config = type(config)(alias="demo", command=(config.command[0], str(example)))
+    with McpClient.connect(config) as client:
+        assert {t.name for t in client.tools} == {"echo", "now"}
+        assert client.call_tool("echo", {"text": "hey"}).content == "hey"
+        assert client.call_tool("now", {}).content.startswith("20")
