@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.npm_peers import node_env, require_npm_bin
+from tests.integration.peers import node_env, require_npm_bin
 
 HERE = Path(__file__).parent
 RUNNER = HERE / "conformance_client.py"

@@ -1,0 +1,144 @@
+"""The MCP client over Streamable HTTP against the official Python SDK's server.
+
+The server runs in both response modes: SSE (answers, server requests and
+notifications stream back on the POST) and JSON (one JSON body per POST;
+notifications not tied to a request, like ``list_changed``, travel on the GET
+stream, and the server drops request-scoped ones).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from agent_smith import (
+    AgentTimeoutError,
+    McpClient,
+    McpError,
+    McpEvent,
+    Notification,
+    ServerConfig,
+    UserMessage,
+)
+from tests.integration.peers import free_port, serve
+from tests.integration.servers import SDK_SERVER
+
+pytestmark = pytest.mark.usefixtures("no_thread_leak")
+
+
+class Recorder:
+    """Collects hook events; tests wait on it instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.events: list[McpEvent] = []
+        self._changed = threading.Condition()
+
+    def __call__(self, event: McpEvent) -> None:
+        with self._changed:
+            self.events.append(event)
+            self._changed.notify_all()
+
+    def methods(self) -> list[str]:
+        return [e.method for e in self.events if isinstance(e, Notification)]
+
+    def wait_for_method(self, method: str, timeout: float = 10.0) -> None:
+        with self._changed:
+            assert self._changed.wait_for(lambda: method in self.methods(), timeout), self.events
+
+
+@pytest.fixture(scope="module", params=["sse", "json"])
+def sdk_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    port = free_port()
+    argv = [sys.executable, str(SDK_SERVER), "--http", "--port", str(port)]
+    if request.param == "json":
+        argv.append("--json")
+    with serve(argv, ready="Uvicorn running"):
+        yield f"http://127.0.0.1:{port}/mcp#{request.param}"
+
+
+def config(url: str, **fields: object) -> ServerConfig:
+    return ServerConfig(alias="web", url=url.split("#")[0], **fields)  # type: ignore[arg-type]
+
+
+def test_connect_lists_tools_resources_and_prompts(sdk_url: str) -> None:
+    with McpClient.connect(config(sdk_url)) as client:
+        assert {"echo", "add", "slow", "chatty"} <= {t.name for t in client.tools}
+        assert [r.uri for r in client.resources] == ["test://greeting"]
+        assert [p.name for p in client.prompts] == ["greet"]
+        assert client.server_info.name == "agent-smith-test-server"
+        assert client.protocol_version == "2025-06-18"
+
+
+def test_tools_resource_and_prompt_work(sdk_url: str) -> None:
+    with McpClient.connect(config(sdk_url)) as client:
+        assert client.call_tool("echo", {"text": "héllo 🙂"}).content == "héllo 🙂"
+        added = client.call_tool("add", {"a": 2, "b": 3})
+        assert added.content == "5" and added.structured == {"result": 5}
+        assert client.call_tool("fail", {}).is_error
+        assert client.read_resource("test://greeting") == "hello from the resource"
+        prompt = client.get_prompt("greet", {"name": "Ann"})
+        assert prompt == [UserMessage("Please greet Ann warmly.")]
+
+
+def test_fifty_concurrent_calls_from_ten_threads_get_their_own_results(sdk_url: str) -> None:
+    with McpClient.connect(config(sdk_url)) as client:
+        barrier = threading.Barrier(10)
+        results: dict[tuple[int, int], str] = {}
+
+        def worker(thread: int) -> None:
+            barrier.wait(10)
+            for call in range(5):
+                text = f"t{thread}-c{call}"
+                results[(thread, call)] = client.call_tool("echo", {"text": text}).content
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert results == {(t, c): f"t{t}-c{c}" for t in range(10) for c in range(5)}
+
+
+def test_server_requests_are_answered(sdk_url: str) -> None:
+    with McpClient.connect(
+        config(sdk_url),
+        elicitation_handler=lambda p: {"action": "accept", "content": {"answer": "Ann"}},
+    ) as client:
+        assert client.call_tool("ping_client", {}).content == "client answered ping"
+        if sdk_url.endswith("#json"):
+            # The SDK server in JSON mode has no back-channel for elicitation or roots
+            # inside a request; it says so in an error answer (its limit, not ours).
+            with pytest.raises(McpError, match="back-channel"):
+                client.call_tool("ask", {"question": "name?"})
+            return
+        assert client.call_tool("ask", {"question": "name?"}).content == "accept: Ann"
+        assert "not found" in client.call_tool("roots", {}).content
+
+
+def test_logging_progress_and_list_changed_reach_the_hook(sdk_url: str) -> None:
+    events = Recorder()
+    with McpClient.connect(config(sdk_url), hook=events) as client:
+        assert client.call_tool("chatty", {}, progress_token="p1").content == "chatted"
+        events.wait_for_method("notifications/tools/list_changed")  # JSON mode: on the GET stream
+        if sdk_url.endswith("#json"):
+            return  # log and progress belong to the request, which has no stream here
+        assert "notifications/message" in events.methods()
+        progress = [
+            e.params["progress"]
+            for e in events.events
+            if isinstance(e, Notification) and e.method == "notifications/progress"
+        ]
+        assert progress == [1, 2]
+
+
+def test_timeout_sends_cancelled_and_the_server_sees_it(sdk_url: str) -> None:
+    with McpClient.connect(config(sdk_url)) as client:
+        with pytest.raises(AgentTimeoutError) as info:
+            client.call_tool("slow", {"seconds": 30}, timeout=0.5)
+        assert info.value.budget == 0.5
+        seen = client.call_tool("cancellations", {"wait": 10})
+        assert seen.structured is not None and len(seen.structured["result"]) >= 1
+        assert client.call_tool("echo", {"text": "still here"}).content == "still here"
