@@ -263,6 +263,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _rpc_resources_list(self, body: dict[str, Any]) -> None:
         self._answer(body, {"resources": []})
 
+    def _rpc_resources_read(self, body: dict[str, Any]) -> None:
+        uri = body["params"]["uri"]
+        self._answer(body, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hi"}]})
+
     def _rpc_prompts_list(self, body: dict[str, Any]) -> None:
         self._answer(body, {"prompts": []})
 
