@@ -195,7 +195,10 @@ class Agent:
         """Connect to an MCP server and expose its tools; the agent closes it in close()."""
         from .mcp.client import McpClient
 
-        client = McpClient.connect(config, runtime=self._runtime)
+        # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
+        forwarder = _McpForwarder(self)
+        client = McpClient.connect(config, hook=forwarder, runtime=self._runtime)
+        forwarder.client = client
         self._owned.append(client)
         self.add_mcp_client(client)
         return client
@@ -284,8 +287,9 @@ class Agent:
         )
 
     def close(self) -> None:
-        """Cancel a running turn and close the MCP clients this agent connected."""
+        """Cancel a running turn, unhook MCP clients, close those this agent connected."""
         self.cancel()
+        self._tools.unbind_all()
         while self._owned:
             client = self._owned.pop()
             try:
@@ -446,16 +450,30 @@ class Agent:
     # -- MCP events ----------------------------------------------------------
 
     def _bind_client(self, client: McpClient) -> None:
-        def on_event(event: McpEvent) -> None:
-            if type(event) is Notification and event.method == _LIST_CHANGED:
-                log.info("agent %s: MCP server %s changed its tools", self.name, client.alias)
-                self._tools.client_tools_changed(client)
-            invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
-
-        client.set_hook(on_event)
+        client.set_hook(_McpForwarder(self, client))
 
     def _unbind_client(self, client: McpClient) -> None:
         client.set_hook(None)
+
+    def _mcp_event(self, client: McpClient | None, event: McpEvent) -> None:
+        if client is not None and type(event) is Notification and event.method == _LIST_CHANGED:
+            # The client refreshed its list before telling us: re-adapt now.
+            log.info("agent %s: MCP server %s changed its tools", self.name, client.alias)
+            self._tools.client_tools_changed(client)
+        invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
+
+
+class _McpForwarder:
+    """The hook the agent installs on an MCP client (runs on the client's event thread)."""
+
+    __slots__ = ("agent", "client")
+
+    def __init__(self, agent: Agent, client: McpClient | None = None) -> None:
+        self.agent = agent
+        self.client = client
+
+    def __call__(self, event: McpEvent) -> None:
+        self.agent._mcp_event(self.client, event)
 
 
 def _as_request(request: str | UserMessage | AgentRequest) -> AgentRequest:

@@ -143,6 +143,13 @@ class ToolSet:
         log.info("skill %r deactivated", skill.name)
         return skill
 
+    def unbind_all(self) -> None:
+        """Unbind every client (the agent is closing); the parts stay as they are."""
+        with self._lock:
+            clients = self._all_clients()
+        for client in clients:
+            self._unbind(client)
+
     def skills(self) -> list[Skill]:
         """Active skills in activation order."""
         with self._lock:
