@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from .agent import Agent, AgentRequest
 from .cancellation import CancellationSource, CancellationToken
+from .config import AgentConfig
 from .errors import (
     AgentBusyError,
     AgentSmithError,
@@ -20,6 +22,15 @@ from .errors import (
     ToolError,
     TransportError,
     TruncatedReplyError,
+)
+from .events import (
+    AgentEvent,
+    AgentHooks,
+    AssistantTurn,
+    FinalAnswer,
+    SubAgentEvent,
+    ToolCallRequested,
+    ToolResultReady,
 )
 from .llm.client import LlmClient
 from .llm.events import (
@@ -62,6 +73,7 @@ from .skills import (
     normalize_skill_name,
     skill_context_bytes,
 )
+from .subagents import SubAgentSpec, SubAgentTool
 from .tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .tools.function import FunctionTool, make_tool, tool
 from .tools.registry import ToolRegistry
@@ -72,15 +84,22 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 __all__ = [
     "TRACE",
+    "Agent",
     "AgentBusyError",
+    "AgentConfig",
+    "AgentEvent",
+    "AgentHooks",
+    "AgentRequest",
     "AgentSmithError",
     "AgentStopped",
     "AgentTimeoutError",
     "AssistantMessage",
+    "AssistantTurn",
     "CancellationSource",
     "CancellationToken",
     "CancelledError",
     "ConfigError",
+    "FinalAnswer",
     "Finished",
     "FullMemory",
     "FunctionTool",
@@ -107,6 +126,9 @@ __all__ = [
     "Skill",
     "SkillError",
     "StreamEvent",
+    "SubAgentEvent",
+    "SubAgentSpec",
+    "SubAgentTool",
     "SummaryMemory",
     "SystemMessage",
     "TokenDelta",
@@ -114,6 +136,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallCompleted",
+    "ToolCallRequested",
     "ToolCallStarted",
     "ToolContext",
     "ToolError",
@@ -121,6 +144,7 @@ __all__ = [
     "ToolOptions",
     "ToolRegistry",
     "ToolResult",
+    "ToolResultReady",
     "ToolSchema",
     "TransportError",
     "TruncatedReplyError",
