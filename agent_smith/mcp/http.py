@@ -3,8 +3,10 @@
 Each frame is POSTed on its own. The server answers with 202 (nothing to
 read), a JSON body (one frame or a batch), or an SSE stream that carries
 server requests and notifications before the response to the POSTed request.
-:meth:`StreamableHttpTransport.send` reads that body in the caller's thread and
-hands every frame to ``on_frame``.
+Every frame of that body goes to ``on_frame``. A request's body is read on a
+thread of its own (``agent_smith-mcp-post-<alias>-<n>``) so the caller waits
+for the answer with its own timeout and can cancel it; notifications, answers
+and ``initialize`` are sent and read in the caller's thread.
 
 If an SSE response stream ends before its response arrived, the stream is
 resumed with ``GET`` and ``Last-Event-ID`` after the server's ``retry`` delay

@@ -6,8 +6,9 @@ client's JSON-RPC layer does. Frames from the server are handed to the
 ``on_frame`` callback given to :meth:`Transport.start`:
 
 * stdio calls it from its reader thread;
-* Streamable HTTP calls it from the thread that called :meth:`send` while it
-  reads that POST's JSON or SSE body, and from its GET-stream thread.
+* Streamable HTTP calls it from the thread that reads a POST's JSON or SSE
+  body (the caller of :meth:`send`, or a per-request thread for requests so
+  the caller's timeout governs), and from its GET-stream thread.
 
 ``on_frame`` must therefore be thread-safe and must not block for long.
 """
