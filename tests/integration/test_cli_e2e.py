@@ -1,0 +1,321 @@
+"""The agent-smith CLI as a user runs it: a subprocess fed on stdin, against a scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_smith.cli import EXAMPLE_MCP_SERVER
+from tests.support.llm_server import Calls, Chunks, Raw, Reply, ScriptedLlmServer, Text, sse_frames
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+
+needs_example_server = pytest.mark.skipif(
+    not EXAMPLE_MCP_SERVER.is_file(), reason="examples/mcp_server_example.py not written yet"
+)
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_SERVER_URL", "LLAMA_API_KEY")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_cli(*args: str, stdin: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_smith", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(),
+        cwd=cwd,
+    )
+
+
+def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m.get("role") == "tool"]
+
+
+def calculator_then_echo(body: dict[str, Any]) -> Reply:
+    """A model that calls the calculator, then the MCP echo tool, then answers."""
+    results = _tool_results(body)
+    if not results:
+        return Calls(("calculator", {"expression": "(2 + 3) * 4"}))
+    if len(results) == 1:
+        echo = next(t["function"] for t in body["tools"] if t["function"]["name"].endswith("echo"))
+        (arg,) = echo["parameters"].get("required") or list(echo["parameters"]["properties"])
+        return Calls((echo["name"], {arg: "hello from the test"}))
+    return Text(f"The answer is {results[0]['content']}; the echo said {results[1]['content']}.")
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("agent-smith: error:")]
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("the notes\n", encoding="utf-8")
+    return tmp_path
+
+
+@needs_example_server
+def test_cli_calls_the_calculator_and_the_mcp_echo_then_prints_the_answer(
+    sandbox: Path,
+) -> None:
+    with ScriptedLlmServer(calculator_then_echo) as server:
+        done = run_cli("-e", server.url, stdin="What is (2 + 3) * 4?\n/exit\n", cwd=sandbox)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert '[tool] calculator {"expression": "(2 + 3) * 4"}' in lines
+    assert "[tool] calculator -> 20" in lines
+    assert any(
+        line.startswith("[tool] mcp_demo__echo") and "hello from the test" in line for line in lines
+    )
+    echo_results = [line for line in lines if line.startswith("[tool] mcp_demo__echo ->")]
+    assert len(echo_results) == 1 and "hello from the test" in echo_results[0]
+    assert done.stdout.startswith("The answer is 20; the echo said")
+    assert done.stdout.endswith(".\n")
+    offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert {"calculator", "read_local_file", "mcp_demo__echo", "mcp_demo__now"} <= offered
+    assert all(body["stream"] for body in server.requests)
+
+
+def test_cli_reads_a_sandboxed_file_and_refuses_to_leave_the_sandbox(sandbox: Path) -> None:
+    def reader(body: dict[str, Any]) -> Reply:
+        results = _tool_results(body)
+        if not results:
+            return Calls(("read_local_file", {"path": "notes.txt"}))
+        if len(results) == 1:
+            return Calls(("read_local_file", {"path": "../outside.txt"}))
+        return Text("Read it.")
+
+    with ScriptedLlmServer(reader) as server:
+        done = run_cli(
+            "-e", server.url, "--no-default-mcp", "--sandbox", str(sandbox), stdin="go\n", cwd=REPO
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert "[tool] read_local_file -> the notes" in lines
+    assert any("read_local_file failed:" in line and "'..' is refused" in line for line in lines)
+    assert done.stdout == "Read it.\n"
+
+
+def test_cli_without_streaming_prints_the_whole_answer(sandbox: Path) -> None:
+    with ScriptedLlmServer() as server:
+        server.script(Calls(("calculator", {"expression": "2^10"})), Text("It is 1024."))
+        done = run_cli(
+            "-e", server.url, "--no-default-mcp", "--no-stream", stdin="2^10?\n", cwd=sandbox
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It is 1024.\n"
+    assert "[tool] calculator -> 1024" in done.stderr.splitlines()
+    assert not any(body.get("stream") for body in server.requests)
+
+
+def test_cli_sends_the_api_key_and_never_prints_it(sandbox: Path) -> None:
+    with ScriptedLlmServer() as server:
+        server.script(Text("hi"))
+        done = run_cli(
+            "-e", server.url, "-k", "sk-secret-123", "--no-default-mcp", stdin="hi\n", cwd=sandbox
+        )
+    assert done.returncode == 0, done.stderr
+    assert server.headers[0]["Authorization"] == "Bearer sk-secret-123"
+    assert "sk-secret-123" not in done.stdout + done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_cli_says_in_one_line_when_the_server_is_unreachable(sandbox: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    done = run_cli("-e", url, "--no-default-mcp", stdin="hello\n", cwd=sandbox)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert "cannot reach" in line and "--endpoint" in line
+    assert done.stdout == ""
+
+
+def test_cli_says_in_one_line_when_the_key_is_refused(sandbox: Path) -> None:
+    refused = Raw(401, '{"error": {"message": "Invalid API Key", "type": "authentication_error"}}')
+    with ScriptedLlmServer(lambda body: refused) as server:
+        done = run_cli(
+            "-e", server.url, "-k", "sk-wrong", "--no-default-mcp", stdin="hello\n", cwd=sandbox
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert "HTTP 401" in line and "--api-key" in line
+    assert "sk-wrong" not in done.stderr
+
+
+def test_cli_says_in_one_line_when_the_server_has_no_tool_support(sandbox: Path) -> None:
+    body = '{"error": {"code": 500, "message": "tools param requires --jinja flag"}}'
+    with ScriptedLlmServer(lambda _: Raw(500, body)) as server:
+        done = run_cli("-e", server.url, "--no-default-mcp", stdin="hello\n", cwd=sandbox)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert "does not accept tool calls" in line and "--jinja" in line
+
+
+def test_cli_refuses_an_mcp_server_that_does_not_start(sandbox: Path) -> None:
+    with ScriptedLlmServer() as server:
+        done = run_cli(
+            "-e",
+            server.url,
+            "--no-default-mcp",
+            "--mcp",
+            f"{sys.executable} -c 'import sys; sys.exit(3)'",
+            stdin="",
+            cwd=sandbox,
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert "--mcp" in line
+    assert server.requests == []
+
+
+def test_cli_activates_a_skill_folder(sandbox: Path) -> None:
+    skill = REPO / "examples" / "skills" / "release-notes"
+    with ScriptedLlmServer() as server:
+        server.script(Text("ok"))
+        done = run_cli(
+            "-e", server.url, "--no-default-mcp", "--skill", str(skill), stdin="hi\n", cwd=sandbox
+        )
+    assert done.returncode == 0, done.stderr
+    system = server.requests[0]["messages"][0]
+    assert system["role"] == "system"
+    assert "release" in system["content"].lower()
+
+
+def test_cli_reports_a_missing_skill_folder_in_one_line(sandbox: Path) -> None:
+    done = run_cli(
+        "-e", "http://127.0.0.1:9", "--no-default-mcp", "--skill", "nope", stdin="", cwd=sandbox
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert "--skill nope" in line
+
+
+def test_console_script_and_module_both_show_help() -> None:
+    script = Path(sys.executable).with_name("agent-smith")
+    for argv in ([str(script), "--help"], [sys.executable, "-m", "agent_smith", "--help"]):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, env=_env())
+        assert done.returncode == 0, done.stderr
+        assert "--endpoint" in done.stdout and "--mcp" in done.stdout
+
+
+# --- Ctrl-C ------------------------------------------------------------------
+
+
+class _Pipe:
+    """Collects what a child writes to one pipe, so a test can wait for some text."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self._stream = stream
+        self._text = ""
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._pump, name=f"test-pipe-{name}", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        for chunk in iter(lambda: os.read(self._stream.fileno(), 4096), b""):
+            with self._changed:
+                self._text += chunk.decode("utf-8", "replace")
+                self._changed.notify_all()
+
+    def wait_for(self, fragment: str) -> str:
+        with self._changed:
+            found = self._changed.wait_for(lambda: fragment in self._text, timeout=TIMEOUT)
+            assert found, f"{fragment!r} never arrived; got {self._text!r}"
+            return self._text
+
+    def text(self) -> str:
+        self._thread.join(TIMEOUT)
+        return self._text
+
+
+@pytest.fixture
+def cli_process(sandbox: Path) -> Iterator[Any]:
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(*args: str) -> tuple[subprocess.Popen[bytes], _Pipe, _Pipe]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent_smith", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+            cwd=sandbox,
+        )
+        procs.append(proc)
+        return proc, _Pipe(proc.stdout, "out"), _Pipe(proc.stderr, "err")
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(TIMEOUT)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_ctrl_c_cancels_the_reply_not_the_program(cli_process: Any) -> None:
+    gate = threading.Event()
+    frames = list(sse_frames(Text("First words and then much more."), {}))
+    with ScriptedLlmServer() as server:
+        server.script(Chunks(*frames[:3], gate, *frames[3:]), Text("Second reply."))
+        proc, out, err = cli_process("-e", server.url, "--no-default-mcp")
+        assert proc.stdin is not None
+        proc.stdin.write(b"tell me a story\n")
+        proc.stdin.flush()
+        out.wait_for("First words")  # the reply is streaming, and stalled at the gate
+        proc.send_signal(signal.SIGINT)
+        err.wait_for("(reply cancelled)")
+        proc.stdin.write(b"and now?\n")
+        proc.stdin.flush()
+        out.wait_for("Second reply.")
+        proc.stdin.write(b"/exit\n")
+        proc.stdin.flush()
+        assert proc.wait(TIMEOUT) == 0
+    assert out.text() == "First words\nSecond reply.\n"
+    assert "Traceback" not in err.text()
+    assert server.requests[1]["messages"][-1] == {"role": "user", "content": "and now?"}
+
+
+def test_ctrl_c_at_the_prompt_discards_the_line_and_keeps_running(cli_process: Any) -> None:
+    with ScriptedLlmServer() as server:
+        server.script(Text("Still here."))
+        proc, out, err = cli_process("-e", server.url, "--no-default-mcp")
+        err.wait_for("/exit or Ctrl-D quits")  # the banner: the REPL is reading input
+        proc.send_signal(signal.SIGINT)
+        assert proc.stdin is not None
+        proc.stdin.write(b"are you there?\n")
+        proc.stdin.flush()
+        out.wait_for("Still here.")
+        proc.stdin.close()  # Ctrl-D
+        assert proc.wait(TIMEOUT) == 0
+    assert json.dumps(server.requests[0]["messages"][-1]) == json.dumps(
+        {"role": "user", "content": "are you there?"}
+    )
