@@ -47,6 +47,7 @@ class _LiveCall:
         self._lock = threading.Lock()
         self._response: requests.Response | None = None
         self.cancelled = threading.Event()
+        self.aborted = False  # mirrors `cancelled`; a plain read in the per-chunk loop
 
     def attach(self, response: requests.Response) -> None:
         with self._lock:
@@ -61,6 +62,7 @@ class _LiveCall:
 
     def abort(self) -> None:
         """Mark cancelled and wake a reader blocked on the socket (any thread)."""
+        self.aborted = True
         self.cancelled.set()
         with self._lock:
             response = self._response
@@ -327,7 +329,7 @@ class LlmClient:
             if getattr(raw, "chunked", True) or not hasattr(raw, "read1"):
                 # Chunked: one item per HTTP chunk, delivered as soon as it is read.
                 for chunk in response.iter_content(chunk_size=None):
-                    if call.cancelled.is_set():
+                    if call.aborted:
                         raise _cancelled()
                     yield chunk
             else:

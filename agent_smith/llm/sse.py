@@ -15,6 +15,7 @@ read to its end lets ``urllib3`` put the connection back in the pool.
 from __future__ import annotations
 
 import json
+import json.scanner
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,31 +40,7 @@ from .request import LlmResponse
 log = logging.getLogger(__name__)
 
 _DONE = "[DONE]"
-
-
-class _Source:
-    """The chunks sseclient reads, remembering when they ran out.
-
-    sseclient yields a trailing frame that never got its blank line; any
-    event produced after the source is exhausted is such a cut-off frame.
-    """
-
-    def __init__(self, chunks: Iterable[bytes]) -> None:
-        self._chunks = iter(chunks)
-        self.exhausted = False
-
-    def __iter__(self) -> _Source:
-        return self
-
-    def __next__(self) -> bytes:
-        try:
-            return next(self._chunks)
-        except StopIteration:
-            self.exhausted = True
-            raise
-
-    def close(self) -> None:
-        return None
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 @dataclass
@@ -91,14 +68,19 @@ class StreamDecoder:
         self._finish: str | None = None
         self._usage: TokenUsage | None = None
         self._done = False
+        self._exhausted = False
         self._frames = 0
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the frames arrive, then completed tool calls and Finished."""
-        source = _Source(chunks)
         tracing = log.isEnabledFor(TRACE)
-        for sse in SSEClient(source).events():
-            if source.exhausted:
+        text = self._text
+        scan = _scan
+        # This loop runs once per token: the common path (a delta holding only
+        # content) is kept inline, without per-frame calls or generators.
+        for sse in SSEClient(self._watch(chunks)).events():
+            if self._exhausted:
+                # sseclient hands over a trailing frame that never got its blank line.
                 raise TransportError(
                     f"stream from {self._endpoint} ended in the middle of an SSE frame",
                     operation="stream",
@@ -114,63 +96,76 @@ class StreamDecoder:
             if data == _DONE:
                 self._done = True
                 continue
-            yield from self._frame(data, sse.event)
+            try:
+                # The C scanner directly: json.loads adds two regex matches and
+                # several calls per frame, a measurable share of a token's cost.
+                obj, end = scan(data, 0)
+            except (StopIteration, ValueError):
+                obj, end = self._parse(data), len(data)
+            if end != len(data) or type(obj) is not dict:
+                obj = self._parse(data)
+            if "error" in obj or sse.event == "error":
+                raise error_from_json(obj, endpoint=self._endpoint, status=None, excerpt=data)
+            choices = obj.get("choices")
+            if choices:
+                if type(choices) is not list or type(choices[0]) is not dict:
+                    raise self._bad("choices must be an array of objects")
+                choice = choices[0]
+                delta = choice.get("delta")
+                if delta:
+                    if type(delta) is not dict:
+                        raise self._bad("delta must be an object")
+                    content = delta.get("content")
+                    if content:
+                        if type(content) is not str:
+                            raise self._bad("delta.content must be a string")
+                        text.append(content)
+                        yield TokenDelta(content)
+                    if len(delta) > 1 or content is None:
+                        yield from self._other_deltas(delta)
+                finish = choice.get("finish_reason")
+                if finish is not None:
+                    if type(finish) is not str:
+                        raise self._bad("finish_reason must be a string")
+                    self._finish = finish
+            elif choices is not None and type(choices) is not list:
+                raise self._bad("choices must be an array")
+            usage = obj.get("usage")
+            if usage is not None:
+                self._usage = TokenUsage.from_openai(usage)
         yield from self._finish_events()
 
-    def _frame(self, data: str, event_name: str) -> Iterator[StreamEvent]:
+    def _other_deltas(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            if type(reasoning) is not str:
+                raise self._bad("reasoning_content must be a string")
+            self._reasoning.append(reasoning)
+            yield ReasoningDelta(reasoning)
+        fragments = delta.get("tool_calls")
+        if fragments is not None:
+            yield from self._tool_fragments(fragments)
+
+    def _watch(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        yield from chunks
+        self._exhausted = True
+
+    def _parse(self, data: str) -> dict[str, Any]:
+        """The slow path: leading whitespace, trailing data, or an error to explain."""
         try:
-            obj: Any = json.loads(data)
+            obj = json.loads(data)
         except ValueError as err:
-            offset = getattr(err, "pos", 0)
             raise ParseError(
                 f"stream frame {self._frames} from {self._endpoint} is not valid JSON"
                 f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
-                offset=offset,
+                offset=getattr(err, "pos", 0),
             ) from err
         if type(obj) is not dict:
-            raise ParseError(f"stream frame {self._frames} must be a JSON object")
-        if "error" in obj or event_name == "error":
-            raise error_from_json(obj, endpoint=self._endpoint, status=None, excerpt=data)
-        choices = obj.get("choices")
-        if choices:
-            if type(choices) is not list or type(choices[0]) is not dict:
-                raise ParseError(
-                    f"stream frame {self._frames}: choices must be an array of objects"
-                )
-            choice = choices[0]
-            delta = choice.get("delta")
-            if delta:
-                if type(delta) is not dict:
-                    raise ParseError(f"stream frame {self._frames}: delta must be an object")
-                content = delta.get("content")
-                if content:
-                    if type(content) is not str:
-                        raise ParseError(
-                            f"stream frame {self._frames}: delta.content must be a string"
-                        )
-                    self._text.append(content)
-                    yield TokenDelta(content)
-                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                if reasoning:
-                    if type(reasoning) is not str:
-                        raise ParseError(
-                            f"stream frame {self._frames}: reasoning_content must be a string"
-                        )
-                    self._reasoning.append(reasoning)
-                    yield ReasoningDelta(reasoning)
-                fragments = delta.get("tool_calls")
-                if fragments is not None:
-                    yield from self._tool_fragments(fragments)
-            finish = choice.get("finish_reason")
-            if finish is not None:
-                if type(finish) is not str:
-                    raise ParseError(f"stream frame {self._frames}: finish_reason must be a string")
-                self._finish = finish
-        elif choices is not None and type(choices) is not list:
-            raise ParseError(f"stream frame {self._frames}: choices must be an array")
-        usage = obj.get("usage")
-        if usage is not None:
-            self._usage = TokenUsage.from_openai(usage)
+            raise self._bad("must be a JSON object")
+        return obj
+
+    def _bad(self, what: str) -> ParseError:
+        return ParseError(f"stream frame {self._frames} from {self._endpoint}: {what}")
 
     def _tool_fragments(self, fragments: object) -> Iterator[StreamEvent]:
         if type(fragments) is not list:
