@@ -310,6 +310,9 @@ def test_ctrl_c_at_the_prompt_discards_the_line_and_keeps_running(cli_process: A
         proc, out, err = cli_process("-e", server.url, "--no-default-mcp")
         err.wait_for("/exit or Ctrl-D quits")  # the banner: the REPL is reading input
         proc.send_signal(signal.SIGINT)
+        # Wait for the discarded line's newline: input racing a signal can be lost
+        # inside CPython's read, which a user at a terminal never runs into.
+        err.wait_for("quits.\n\n")
         assert proc.stdin is not None
         proc.stdin.write(b"are you there?\n")
         proc.stdin.flush()
