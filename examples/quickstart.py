@@ -1,0 +1,16 @@
+"""A working agent with one tool. Run: python examples/quickstart.py (llama-server on :8080)."""
+
+import os
+
+from agent_smith import Agent, LlmClient, tool
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Today's weather in a city (a stand-in for a real weather API)."""
+    return f"Sunny and 21 °C in {city}."
+
+
+llm = LlmClient(os.environ.get("LLAMA_SERVER_URL", "http://127.0.0.1:8080"))
+with Agent(llm, "You are a helpful assistant.", tools=[get_weather]) as agent:
+    print(agent.send("What's the weather like in Paris?").content)

@@ -1,0 +1,204 @@
+"""Every example runs as shipped against a scripted server: script, notebook, Flask app."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import requests
+
+from tests.support.llm_server import Calls, Chunks, Raw, ScriptedLlmServer, Text, sse_frames
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TIMEOUT = 60.0
+QUESTION = "What's the weather like in Paris?"
+
+
+class Gate(threading.Event):
+    """A scripted-server pause that remembers whether it was opened or timed out."""
+
+    opened: bool | None = None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.opened = super().wait(timeout)
+        return self.opened
+
+
+def weather_then(reply: Text | Chunks) -> tuple[Calls, Text | Chunks]:
+    """The model asks for the weather in Paris, then gives ``reply``."""
+    return Calls(("get_weather", {"city": "Paris"})), reply
+
+
+def gated_reply(text: str, gate: threading.Event) -> Chunks:
+    """``text`` streamed word by word, holding after the first word until ``gate`` opens."""
+    frames = list(sse_frames(Text(text), {}))
+    return Chunks(*frames[:2], gate, *frames[2:])  # frames[0] only opens the message
+
+
+def _weather_result(server: ScriptedLlmServer) -> str:
+    (result,) = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    content: str = result["content"]
+    return content
+
+
+def _env(server: ScriptedLlmServer) -> dict[str, str]:
+    env = dict(os.environ, LLAMA_SERVER_URL=server.url)
+    env.pop("LLAMA_API_KEY", None)
+    return env
+
+
+# --- quickstart.py -----------------------------------------------------------
+
+
+def test_quickstart_runs_its_tool_and_prints_the_answer() -> None:
+    with ScriptedLlmServer() as server:
+        server.script(*weather_then(Text("It is sunny and 21 °C in Paris.")))
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / "quickstart.py")],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=TIMEOUT,
+            env=_env(server),
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It is sunny and 21 °C in Paris.\n"
+    assert _weather_result(server) == "Sunny and 21 °C in Paris."
+    assert server.requests[0]["messages"][-1]["content"] == QUESTION
+
+
+def test_quickstart_is_about_ten_lines_of_code() -> None:
+    source = (EXAMPLES / "quickstart.py").read_text(encoding="utf-8")
+    code = [line for line in source.splitlines() if line.strip() and not line.startswith('"""')]
+    assert len(code) <= 12
+
+
+# --- notebook.ipynb ----------------------------------------------------------
+
+
+def test_notebook_streams_the_reply_into_a_live_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    gate = Gate()
+    updates: list[str] = []
+
+    class Client(nbclient.NotebookClient):  # type: ignore[misc]
+        """Sees each display update as the kernel sends it."""
+
+        def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
+            if msg["msg_type"] == "update_display_data":
+                updates.append(msg["content"]["data"]["text/markdown"])
+                gate.set()  # the first words were shown while the model was still writing
+            return super().process_message(msg, cell, cell_index)
+
+    notebook = nbformat.read(EXAMPLES / "notebook.ipynb", as_version=4)
+    with ScriptedLlmServer() as server:
+        server.script(*weather_then(gated_reply("It is sunny in Paris today.", gate)))
+        monkeypatch.setenv("LLAMA_SERVER_URL", server.url)
+        Client(
+            notebook,
+            timeout=TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(EXAMPLES)}},
+        ).execute()
+    assert gate.opened is True  # opened by the first update, not by the server's timeout
+    assert updates == [
+        "It",
+        "It is",
+        "It is sunny",
+        "It is sunny in",
+        "It is sunny in Paris",
+        "It is sunny in Paris today.",
+    ]
+    assert _weather_result(server) == "Sunny and 21 °C in Paris."
+    printed = "".join(
+        out.get("text", "") for cell in notebook.cells for out in cell.get("outputs", [])
+    )
+    assert "calling get_weather {'city': 'Paris'}" in printed
+    assert "messages so far" in printed
+
+
+# --- flask_app.py ------------------------------------------------------------
+
+
+def _load_flask_app() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("flask_app_example", EXAMPLES / "flask_app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def flask_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, ScriptedLlmServer]]:
+    pytest.importorskip("flask")
+    from werkzeug.serving import make_server
+
+    with ScriptedLlmServer() as llm_server:
+        monkeypatch.setenv("LLAMA_SERVER_URL", llm_server.url)
+        app = _load_flask_app().app
+        web = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=web.serve_forever, name="test-flask", daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{web.server_port}", llm_server
+        finally:
+            web.shutdown()
+            web.server_close()
+            thread.join(TIMEOUT)
+
+
+def test_flask_page_has_the_form(flask_url: tuple[str, ScriptedLlmServer]) -> None:
+    url, _ = flask_url
+    page = requests.get(url, timeout=TIMEOUT)
+    assert page.status_code == 200
+    assert '<form id="ask">' in page.text and "/chat" in page.text
+
+
+def test_flask_reply_streams_to_the_browser_before_the_model_finishes(
+    flask_url: tuple[str, ScriptedLlmServer],
+) -> None:
+    url, llm_server = flask_url
+    gate = Gate()
+    llm_server.script(*weather_then(gated_reply("It is sunny in Paris today.", gate)))
+    with requests.post(
+        f"{url}/chat", data={"q": QUESTION}, stream=True, timeout=TIMEOUT
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["Content-Type"].startswith("text/plain")
+        chunks = response.iter_content(chunk_size=None, decode_unicode=True)
+        received = ""
+        while "It" not in received:
+            received += next(chunks)
+        assert not gate.is_set()  # the model is still writing: the page got it live
+        gate.set()
+        received += "".join(chunks)
+    assert gate.opened is True
+    assert received == "[calling get_weather]\nIt is sunny in Paris today."
+    assert _weather_result(llm_server) == "Sunny and 21 °C in Paris."
+
+
+def test_flask_app_rejects_an_empty_question(flask_url: tuple[str, ScriptedLlmServer]) -> None:
+    url, llm_server = flask_url
+    response = requests.post(f"{url}/chat", data={"q": "  "}, timeout=TIMEOUT)
+    assert response.status_code == 400
+    assert llm_server.requests == []
+
+
+def test_flask_app_reports_a_server_error_in_the_body(
+    flask_url: tuple[str, ScriptedLlmServer],
+) -> None:
+    url, llm_server = flask_url
+
+    llm_server.script(Raw(401, '{"error": {"message": "Invalid API Key"}}'))
+    response = requests.post(f"{url}/chat", data={"q": QUESTION}, timeout=TIMEOUT)
+    assert response.status_code == 200  # headers went out before the model answered
+    assert response.text.startswith("\n[error: ") and "401" in response.text
