@@ -505,7 +505,8 @@ class McpClient:
             try:
                 refresh(self)
             except AgentSmithError as err:
-                log.warning("MCP server %s: refresh after %s failed: %s", self.alias, method, err)
+                level = logging.DEBUG if self._closed else logging.WARNING
+                log.log(level, "MCP server %s: refresh on %s failed: %s", self.alias, method, err)
             invoke_hook(self._hook, event, name="MCP event hook")
 
         self._events.submit(job)
