@@ -48,6 +48,7 @@ from .memory import FullMemory, Memory
 from .messages import AssistantMessage, Message, SystemMessage, TokenUsage, UserMessage
 from .runtime import Runtime, default_runtime
 from .skills import Skill
+from .subagents import SubAgentSpec, SubAgentTool
 from .tools.base import Tool, ToolOptions
 from .tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from .tools.function import make_tool
@@ -177,6 +178,12 @@ class Agent:
         made = tool if isinstance(tool, Tool) else make_tool(tool)
         self._tools.add_tool(made, options)
         return made
+
+    def add_subagent(
+        self, spec: SubAgentSpec, *, llm: LlmClient | None = None, timeout: float | None = None
+    ) -> Tool:
+        """Give the model a sub-agent built from ``spec`` as a tool (see :mod:`.subagents`)."""
+        return self.add_tool(SubAgentTool(spec, llm, timeout=timeout))
 
     def remove_tool(self, name: str) -> None:
         """Take a tool added with :meth:`add_tool` away; ConfigError if there is none."""
@@ -400,6 +407,7 @@ class Agent:
                 cancel=token,
                 default_timeout=self._config.default_tool_timeout,
                 max_result_bytes=self._config.tool_result_max_bytes,
+                agent=self,
             )
             results = [outcome.message for outcome in outcomes]
             for result in results:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..cancellation import CancellationToken
 
 if TYPE_CHECKING:
+    from ..agent import Agent
     from ..runtime import Runtime
 
 JsonObject = dict[str, Any]
@@ -55,7 +56,9 @@ class ToolContext:
     """What a running tool may use: its cancel token, remaining budget, etc.
 
     ``budget`` is the time in seconds the call may still take; ``depth`` the
-    nesting depth of the agent that made the call (0 for a root agent).
+    nesting depth of the agent that made the call (0 for a root agent);
+    ``agent`` that agent itself (``None`` outside an agent loop), for tools
+    that build on it, such as sub-agents.
     """
 
     cancel: CancellationToken
@@ -64,6 +67,7 @@ class ToolContext:
     logger: logging.Logger
     runtime: Runtime
     depth: int = 0
+    agent: Agent | None = None
 
 
 class Tool(ABC):

@@ -35,6 +35,7 @@ from .registry import ToolRegistry
 from .validation import validation_error
 
 if TYPE_CHECKING:
+    from ..agent import Agent
     from ..pool import WorkerPool
     from ..runtime import Runtime
 
@@ -95,9 +96,11 @@ def dispatch_tool_calls(
     cancel: CancellationToken,
     default_timeout: float,
     max_result_bytes: int,
+    agent: Agent | None = None,
 ) -> list[ToolOutcome]:
     """Run ``calls`` concurrently on ``runtime.pool(depth)``; outcomes in ``calls`` order.
 
+    ``agent`` (the caller) is passed to each tool as ``ToolContext.agent``.
     Raises ``CancelledError`` (operation ``"tool dispatch"``) promptly when
     ``cancel`` fires; every running call's token is cancelled first.
     """
@@ -117,7 +120,7 @@ def dispatch_tool_calls(
         run = _Running(call, tool, timeout, CancellationSource(cancel))
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
-        run.future = pool.submit(_invoke, run, runtime, depth, wake)
+        run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)
         run.future.add_done_callback(lambda _future: wake.set())
         running[index] = run
     if running:
@@ -160,7 +163,9 @@ def _check(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str]:
     return tool, ""
 
 
-def _invoke(run: _Running, runtime: Runtime, depth: int, wake: threading.Event) -> ToolResult:
+def _invoke(
+    run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
+) -> ToolResult:
     run.started_at = time.monotonic()
     wake.set()  # the dispatcher starts this call's clock now
     ctx = ToolContext(
@@ -170,6 +175,7 @@ def _invoke(run: _Running, runtime: Runtime, depth: int, wake: threading.Event) 
         logger=log,
         runtime=runtime,
         depth=depth,
+        agent=agent,
     )
     try:
         result = run.tool.invoke(run.call.arguments, ctx)
