@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .adapter import adapt_client_tools
-from .client import McpClient, PromptInfo, ResourceInfo, ServerInfo
+from .catalog import PromptInfo, ResourceInfo, ServerInfo
+from .client import McpClient
 from .config import ServerConfig
 from .events import LifecycleEvent, LifecycleKind, McpEvent, McpHook, Notification
 

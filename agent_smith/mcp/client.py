@@ -21,7 +21,6 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,14 @@ from ..errors import AgentSmithError, ConfigError, McpError, McpProtocolError, T
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, UserMessage
 from ..tools.base import ToolResult, ToolSchema
+from .catalog import (
+    PromptInfo,
+    ResourceInfo,
+    ServerInfo,
+    parse_prompt,
+    parse_resource,
+    parse_tool,
+)
 from .config import SUPPORTED_PROTOCOL_VERSIONS, ServerConfig
 from .content import content_text
 from .events import LifecycleEvent, LifecycleKind, McpEvent, McpHook, Notification
@@ -42,36 +49,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLIENT_NAME = "agent_smith"
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    """Who the server says it is; ``raw`` is its whole ``initialize`` result."""
-
-    name: str
-    version: str
-    raw: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ResourceInfo:
-    """One entry of ``resources/list``; ``raw`` keeps fields not modelled here."""
-
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class PromptInfo:
-    """One entry of ``prompts/list``; ``arguments`` as the server declared them."""
-
-    name: str
-    description: str | None = None
-    arguments: list[dict[str, Any]] = field(default_factory=list)
-    raw: dict[str, Any] = field(default_factory=dict)
 
 
 class McpClient:
@@ -384,8 +361,8 @@ class McpClient:
             transport.start(conn.rpc.handle_frame, lambda err: self._lost(conn, err))
             self._handshake(conn)
             self._tools = self._list_tools(conn)
-            self._resources = [_resource(r) for r in self._optional_list(conn, "resources")]
-            self._prompts = [_prompt(p) for p in self._optional_list(conn, "prompts")]
+            self._resources = [parse_resource(r) for r in self._optional_list(conn, "resources")]
+            self._prompts = [parse_prompt(p) for p in self._optional_list(conn, "prompts")]
         except StaleSession as err:
             conn.shutdown(self._error("connect", "session refused"))
             raise self._error("connect", "the server refused the new session") from err
@@ -454,7 +431,7 @@ class McpClient:
                 raise
             log.warning("MCP server %s: tools/list failed (%s); no tools", self.alias, err)
             return []
-        tools = [_tool(self.alias, item) for item in raw]
+        tools = [parse_tool(self.alias, item) for item in raw]
         return [t for t in tools if self.config.allows(t.name)]
 
     def _optional_list(self, conn: _Connection, kind: str) -> list[dict[str, Any]]:
@@ -531,11 +508,11 @@ class McpClient:
 
     def _refresh_resources(self) -> None:
         conn = self._live_connection()
-        self._resources = [_resource(r) for r in self._optional_list(conn, "resources")]
+        self._resources = [parse_resource(r) for r in self._optional_list(conn, "resources")]
 
     def _refresh_prompts(self) -> None:
         conn = self._live_connection()
-        self._prompts = [_prompt(p) for p in self._optional_list(conn, "prompts")]
+        self._prompts = [parse_prompt(p) for p in self._optional_list(conn, "prompts")]
 
 
 _REFRESHERS: dict[str, Callable[[McpClient], object]] = {
@@ -608,44 +585,3 @@ class _EventThread:
 def _decline(params: dict[str, Any]) -> dict[str, Any]:
     """Elicitation without a handler: decline (there is no user to ask)."""
     return {"action": "decline"}
-
-
-def _tool(alias: str, item: dict[str, Any]) -> ToolSchema:
-    name = item.get("name")
-    if not isinstance(name, str) or not name:
-        raise McpProtocolError(f"MCP server {alias!r} listed a tool without a name", server=alias)
-    schema = item.get("inputSchema")
-    if not isinstance(schema, dict):
-        schema = {"type": "object", "properties": {}}
-    description = item.get("description")
-    return ToolSchema(
-        name=name,
-        description=description if isinstance(description, str) else "",
-        parameters=schema,
-    )
-
-
-def _resource(item: dict[str, Any]) -> ResourceInfo:
-    return ResourceInfo(
-        uri=str(item.get("uri", "")),
-        name=str(item.get("name", "")),
-        description=_opt_str(item.get("description")),
-        mime_type=_opt_str(item.get("mimeType")),
-        raw=item,
-    )
-
-
-def _prompt(item: dict[str, Any]) -> PromptInfo:
-    arguments = item.get("arguments")
-    if not isinstance(arguments, list):
-        arguments = []
-    return PromptInfo(
-        name=str(item.get("name", "")),
-        description=_opt_str(item.get("description")),
-        arguments=[a for a in arguments if isinstance(a, dict)],
-        raw=item,
-    )
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
