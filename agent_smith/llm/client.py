@@ -125,6 +125,11 @@ class LlmClient:
         """The resolved chat-completions URL requests are posted to."""
         return self._url
 
+    @property
+    def runtime(self) -> Runtime | None:
+        """The runtime given at construction (``None``: the process default is used)."""
+        return self._runtime
+
     def complete(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:

@@ -326,3 +326,10 @@ def test_history_messages_are_the_public_message_types(
     agent.send("hello")
     history: list[Message] = agent.history
     assert history == [UserMessage("hello"), AssistantMessage("hi", usage=TokenUsage(10, 5, 15))]
+
+
+def test_agent_uses_its_clients_runtime_by_default(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    assert Agent(llm).runtime is runtime
