@@ -43,7 +43,6 @@ from .events import (
 from .llm.events import Finished
 from .llm.request import LlmRequest, LlmResponse, SamplingParams
 from .logs import invoke_hook
-from .mcp.events import Notification
 from .memory import FullMemory, Memory
 from .messages import AssistantMessage, Message, SystemMessage, TokenUsage, UserMessage
 from .runtime import Runtime, default_runtime
@@ -60,13 +59,11 @@ if TYPE_CHECKING:
     from .llm.client import LlmClient
     from .mcp.client import McpClient
     from .mcp.config import ServerConfig
-    from .mcp.events import McpEvent
 
 log = logging.getLogger(__name__)
 
 _NO_SAMPLING = SamplingParams()
 _NO_USAGE = TokenUsage()
-_LIST_CHANGED = "notifications/tools/list_changed"
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ class Agent:
         self._turn: Turn | None = None
         self._usage = _NO_USAGE
         self._owned: list[McpClient] = []
-        self._tools = ToolSet(bind=self._bind_client, unbind=self._unbind_client)
+        self._tools = ToolSet(on_mcp_event=self._on_mcp_event)
         for item in tools:
             self.add_tool(item)
 
@@ -203,9 +200,9 @@ class Agent:
         from .mcp.client import McpClient
 
         # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
-        forwarder = _McpForwarder(self)
-        client = McpClient.connect(config, hook=forwarder, runtime=self._runtime)
-        forwarder.client = client
+        hook = self._tools.new_hook()
+        client = McpClient.connect(config, hook=hook, runtime=self._runtime)
+        hook.client = client
         self._owned.append(client)
         self.add_mcp_client(client)
         return client
@@ -451,37 +448,12 @@ class Agent:
     def _final(self, message: AssistantMessage, turn: Turn) -> FinalAnswer:
         return FinalAnswer(replace(message, usage=turn.usage))
 
+    def _on_mcp_event(self, event: object) -> None:
+        invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
+
     def _append(self, message: Message) -> None:
         self._memory.append(message)
         invoke_hook(self._hooks.on_message, message, name="on_message")
-
-    # -- MCP events ----------------------------------------------------------
-
-    def _bind_client(self, client: McpClient) -> None:
-        client.set_hook(_McpForwarder(self, client))
-
-    def _unbind_client(self, client: McpClient) -> None:
-        client.set_hook(None)
-
-    def _mcp_event(self, client: McpClient | None, event: McpEvent) -> None:
-        if client is not None and type(event) is Notification and event.method == _LIST_CHANGED:
-            # The client refreshed its list before telling us: re-adapt now.
-            log.info("agent %s: MCP server %s changed its tools", self.name, client.alias)
-            self._tools.client_tools_changed(client)
-        invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
-
-
-class _McpForwarder:
-    """The hook the agent installs on an MCP client (runs on the client's event thread)."""
-
-    __slots__ = ("agent", "client")
-
-    def __init__(self, agent: Agent, client: McpClient | None = None) -> None:
-        self.agent = agent
-        self.client = client
-
-    def __call__(self, event: McpEvent) -> None:
-        self.agent._mcp_event(self.client, event)
 
 
 def _as_request(request: str | UserMessage | AgentRequest) -> AgentRequest:

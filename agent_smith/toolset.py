@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from .errors import SkillError
 from .mcp.adapter import adapt_client_tools
+from .mcp.events import McpEvent, Notification
 from .skills import Skill, compose_system_prompt, normalize_skill_name, skill_context_bytes
 from .tools.base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .tools.registry import ToolRegistry
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from .mcp.client import McpClient
 
 log = logging.getLogger("agent_smith.skill")
+
+_LIST_CHANGED = "notifications/tools/list_changed"
 
 
 class PrefixedTool(Tool):
@@ -56,22 +59,37 @@ class PrefixedTool(Tool):
         return self._inner.invoke(args, ctx)
 
 
+class McpHook:
+    """The hook a tool set installs on an MCP client (runs on the client's event thread).
+
+    On ``tools/list_changed`` (the client has already refreshed its list) the
+    client's tools are re-adapted; every event then goes to ``on_event``.
+    """
+
+    __slots__ = ("client", "toolset")
+
+    def __init__(self, toolset: ToolSet, client: McpClient | None = None) -> None:
+        self.toolset = toolset
+        self.client = client
+
+    def __call__(self, event: McpEvent) -> None:
+        client = self.client
+        if client is not None and type(event) is Notification and event.method == _LIST_CHANGED:
+            log.info("MCP server %s changed its tools", client.alias)
+            self.toolset.client_tools_changed(client)
+        self.toolset._on_mcp_event(event)
+
+
 class ToolSet:
     """Base tools, active skills and bound MCP clients, and the registry they make.
 
-    ``bind`` is called with every MCP client that becomes part of the set and
-    ``unbind`` with every client that leaves it (the agent routes the
-    client's events there).
+    Every MCP client in the set (the agent's own and the active skills') gets
+    an :class:`McpHook` that forwards its events to ``on_mcp_event``; a client
+    that leaves the set gets its hook removed.
     """
 
-    def __init__(
-        self,
-        *,
-        bind: Callable[[McpClient], None],
-        unbind: Callable[[McpClient], None],
-    ) -> None:
-        self._bind = bind
-        self._unbind = unbind
+    def __init__(self, *, on_mcp_event: Callable[[McpEvent], None]) -> None:
+        self._on_mcp_event = on_mcp_event
         self._lock = threading.RLock()
         self._base = ToolRegistry()
         self._skills: dict[str, Skill] = {}  # normalized name -> skill, activation order
@@ -167,6 +185,10 @@ class ToolSet:
             self._adapted.pop(id(client), None)
             self._effective = None
 
+    def new_hook(self) -> McpHook:
+        """A hook to pass to ``McpClient.connect``; set its ``client`` once connected."""
+        return McpHook(self)
+
     # -- the effective registry ----------------------------------------------
 
     def registry(self) -> ToolRegistry:
@@ -213,6 +235,12 @@ class ToolSet:
         return any(
             c is client for s in self._skills.values() if s is not besides for c in s.mcp_clients
         )
+
+    def _bind(self, client: McpClient) -> None:
+        client.set_hook(McpHook(self, client))
+
+    def _unbind(self, client: McpClient) -> None:
+        client.set_hook(None)
 
     def _release(self, skill: Skill) -> None:
         for client in skill.mcp_clients:
