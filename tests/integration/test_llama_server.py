@@ -1,0 +1,407 @@
+"""End to end against a real llama.cpp server (see conftest.py for which one).
+
+With the tiny scripted model (CI) the replies are exact; against a live
+``LLAMA_SERVER_URL`` the same scenarios run with assertions on shape only.
+Then the llama-server specifics of DESIGN §7 that the real server produces
+on demand, each pinned here; the rest are in tests/llm/test_llama_recorded.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+import urllib3.connectionpool
+
+from agent_smith import (
+    Agent,
+    AgentRequest,
+    ConfigError,
+    FinalAnswer,
+    LlmApiError,
+    LlmClient,
+    LlmRequest,
+    Runtime,
+    SamplingParams,
+    TokenDelta,
+    ToolCallStarted,
+    ToolMessage,
+    ToolResultReady,
+    ToolSchema,
+    TransportError,
+    TruncatedReplyError,
+    UserMessage,
+    tool,
+)
+from agent_smith.local import LocalLlamaServer
+from tests.integration.conftest import LlamaEndpoint, require_local_llama
+
+pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
+
+GREETING = "Hello from the tiny test model."
+WEATHER_SCHEMA = ToolSchema(
+    name="get_weather",
+    description="Current weather for a city.",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "City name"}},
+        "required": ["city"],
+    },
+)
+ASK_WEATHER = "Use the get_weather tool to find the weather in Paris, then tell me."
+#: A live model must not ramble; the tiny model stops on its own.
+SAMPLING = SamplingParams(temperature=0, max_tokens=512)
+
+
+@pytest.fixture
+def runtime() -> Iterator[Runtime]:
+    with Runtime(max_workers=2) as rt:
+        yield rt
+
+
+@pytest.fixture
+def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
+    return LlmClient(
+        llama_endpoint.url,
+        "test",
+        api_key=llama_endpoint.api_key,
+        default_sampling=SAMPLING,
+        runtime=runtime,
+    )
+
+
+@pytest.fixture
+def tiny(local_llama: LocalLlamaServer, runtime: Runtime) -> LlmClient:
+    """A client for the tiny scripted model, even when LLAMA_SERVER_URL is set."""
+    return LlmClient(local_llama.endpoint, "tiny", default_sampling=SAMPLING, runtime=runtime)
+
+
+def raw_chat(url: str, body: dict[str, Any], api_key: str | None = None) -> requests.Response:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return requests.post(
+        f"{url}/v1/chat/completions",
+        json={"temperature": 0, **body},
+        headers=headers,
+        timeout=120,
+    )
+
+
+def sse_data(body: str) -> list[Any]:
+    """The JSON payloads of an SSE body, ``[DONE]`` as the string."""
+    frames = []
+    for line in body.splitlines():
+        if line.startswith("data: "):
+            data = line[len("data: ") :]
+            frames.append(data if data == "[DONE]" else json.loads(data))
+    return frames
+
+
+# -- the scenarios of issue 7 item 1 (and item 2 with LLAMA_SERVER_URL) -------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+def test_plain_reply_with_usage(
+    llm: LlmClient, llama_endpoint: LlamaEndpoint, stream: bool
+) -> None:
+    request = LlmRequest((UserMessage("Say hello in one short sentence."),))
+    if stream:
+        events = list(llm.stream(request))
+        response = events[-1].response  # type: ignore[union-attr]
+        text = "".join(e.text for e in events if isinstance(e, TokenDelta))
+        assert text == response.message.content
+    else:
+        response = llm.complete(request)
+
+    assert response.finish_reason == "stop"
+    assert response.message.content
+    assert not response.message.tool_calls
+    usage = response.usage
+    assert usage is not None and usage.prompt > 0 and usage.completion > 0
+    assert usage.total == usage.prompt + usage.completion
+    if llama_endpoint.scripted:
+        assert response.message.content == GREETING
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+def test_agent_calls_a_tool_and_answers_then_takes_a_second_turn(
+    llm: LlmClient, llama_endpoint: LlamaEndpoint, runtime: Runtime, stream: bool
+) -> None:
+    asked: list[str] = []
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city.
+
+        Args:
+            city: City name.
+        """
+        asked.append(city)
+        return f"Sunny and 21 C in {city}."
+
+    agent = Agent(llm, "You are a weather assistant.", [get_weather], runtime=runtime)
+    events = list(agent.stream(AgentRequest(ASK_WEATHER, stream=stream)))
+
+    final = events[-1]
+    assert isinstance(final, FinalAnswer)
+    assert final.message.content
+    results = [e.message for e in events if isinstance(e, ToolResultReady)]
+    assert len(results) >= 1 and not results[0].is_error
+    assert asked and all(asked)
+    assert any(isinstance(e, TokenDelta) for e in events) is stream
+    assert any(isinstance(e, ToolCallStarted) for e in events) is stream
+    first_usage = agent.usage
+    assert first_usage.prompt > 0 and first_usage.completion > 0
+    if llama_endpoint.scripted:
+        assert asked == ["Paris"]
+        assert final.message.content == GREETING
+        assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+
+    # A second turn on the same history: the server gets it all back (the
+    # tool call with its server-made id and the tool result) and accepts it.
+    second = agent.send(
+        AgentRequest("Thanks. Answer in one short sentence: was it sunny?", stream=stream)
+    )
+    assert second.content
+    assert second.usage is not None and second.usage.prompt > 0
+    if llama_endpoint.scripted:
+        assert second.content == GREETING
+        assert asked == ["Paris"]
+    calls = [m for m in agent.history if isinstance(m, ToolMessage)]
+    assert calls[0].tool_call_id == agent.history[1].tool_calls[0].id  # type: ignore[union-attr]
+
+
+# -- llama-server specifics (DESIGN §7), pinned on the real server -----------
+
+
+def test_tool_call_wire_shape_is_llama_servers(
+    local_llama: LocalLlamaServer, tiny: LlmClient
+) -> None:
+    """Ids without ``call_``, ``content: ""`` beside the call, raw arguments with newlines."""
+    tools = [WEATHER_SCHEMA.to_openai()]
+    messages = [{"role": "user", "content": ASK_WEATHER}]
+    reply = raw_chat(local_llama.endpoint, {"messages": messages, "tools": tools}).json()
+    message = reply["choices"][0]["message"]
+    call = message["tool_calls"][0]
+    assert message["content"] == ""
+    assert not call["id"].startswith("call_")
+    assert "\n" in call["function"]["arguments"]
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
+    assert isinstance(reply["timings"], dict)
+
+    response = tiny.complete(LlmRequest((UserMessage(ASK_WEATHER),), tools=(WEATHER_SCHEMA,)))
+    assert response.finish_reason == "tool_calls"
+    assert response.message.content in ("", None)
+    (parsed,) = response.message.tool_calls
+    assert parsed.name == "get_weather" and parsed.arguments == {"city": "Paris"}
+    assert not parsed.id.startswith("call_") and parsed.id
+
+
+def test_streamed_usage_comes_in_a_final_frame_without_choices(
+    local_llama: LocalLlamaServer, tiny: LlmClient
+) -> None:
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    frames = sse_data(raw_chat(local_llama.endpoint, body).text)
+    assert frames[-1] == "[DONE]"
+    usage_frame = frames[-2]
+    assert usage_frame["choices"] == []
+    assert usage_frame["usage"]["total_tokens"] > 0
+    assert isinstance(usage_frame["timings"], dict)  # non-standard, must be ignored
+    assert all("usage" not in f for f in frames[:-2])
+
+    events = list(tiny.stream(LlmRequest((UserMessage("hi"),))))
+    finished = events[-1]
+    assert finished.usage is not None  # type: ignore[union-attr]
+    assert finished.usage.total == usage_frame["usage"]["total_tokens"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+def test_reply_cut_inside_tool_arguments_is_a_truncated_reply_error(
+    local_llama: LocalLlamaServer, tiny: LlmClient, stream: bool
+) -> None:
+    # 26 tokens: the call's name and "{"city": are out, the value is not.
+    cut = SamplingParams(temperature=0, max_tokens=26)
+    raw = raw_chat(
+        local_llama.endpoint,
+        {
+            "messages": [{"role": "user", "content": ASK_WEATHER}],
+            "tools": [WEATHER_SCHEMA.to_openai()],
+            "max_tokens": 26,
+        },
+    ).json()
+    assert raw["choices"][0]["finish_reason"] == "length"
+    arguments = raw["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+    with pytest.raises(ValueError):
+        json.loads(arguments)
+
+    request = LlmRequest((UserMessage(ASK_WEATHER),), tools=(WEATHER_SCHEMA,), sampling=cut)
+    with pytest.raises(TruncatedReplyError, match="cut off") as caught:
+        if stream:
+            list(tiny.stream(request))
+        else:
+            tiny.complete(request)
+    assert caught.value.finish_reason == "length"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+def test_context_overflow_is_an_http_400_api_error_even_when_streaming(
+    small_context: LocalLlamaServer, runtime: Runtime, stream: bool
+) -> None:
+    raw = raw_chat(
+        small_context.endpoint,
+        {"messages": [{"role": "user", "content": "word " * 1000}], "stream": True},
+    )
+    assert raw.status_code == 400
+    assert raw.headers["Content-Type"].startswith("application/json")
+
+    llm = LlmClient(small_context.endpoint, runtime=runtime)
+    request = LlmRequest((UserMessage("word " * 1000),))
+    with pytest.raises(LlmApiError, match="exceeds the available context size") as caught:
+        if stream:
+            list(llm.stream(request))
+        else:
+            llm.complete(request)
+    assert caught.value.http_status == 400
+    assert "n_ctx" in caught.value.body_excerpt
+
+
+@pytest.fixture(scope="module")
+def small_context() -> Iterator[LocalLlamaServer]:
+    # 256 tokens is llama.cpp's floor: asking for less gets 256.
+    with LocalLlamaServer(require_local_llama(), ctx_size=256, threads=2) as server:
+        yield server
+
+
+def test_request_on_a_connection_the_server_closed_after_a_stream_is_retried(
+    local_llama: LocalLlamaServer,
+    tiny: LlmClient,
+    runtime: Runtime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """llama-server drops idle kept-alive connections (``Keep-Alive: timeout=5``).
+
+    The race DESIGN §7 describes — the request goes out on a pooled socket the
+    server has just closed, and fails before any byte of a reply — is made
+    certain here: wait until the server really closed the pooled connection,
+    and stop urllib3 from noticing before it reuses it.
+    """
+    request = LlmRequest((UserMessage("hi"),))
+    assert [type(e).__name__ for e in tiny.stream(request)][-1] == "Finished"
+
+    sock = pooled_socket(runtime, local_llama.endpoint)
+    readable, _, _ = select.select([sock], [], [], 30.0)
+    assert readable, "the server did not close the idle connection within 30 s"
+    assert sock.recv(1, socket.MSG_PEEK) == b""  # EOF: closed by the server
+
+    monkeypatch.setattr(urllib3.connectionpool, "is_connection_dropped", lambda conn: False)
+    response = tiny.complete(request)
+    assert response.message.content == GREETING
+
+
+def pooled_socket(runtime: Runtime, url: str) -> socket.socket:
+    """The one idle kept-alive socket in the runtime's connection pools for ``url``."""
+    manager = runtime.session.get_adapter(url).poolmanager  # type: ignore[attr-defined]
+    port = int(url.rsplit(":", 1)[1])
+    idle = [
+        conn.sock
+        for key in list(manager.pools.keys())
+        if key.key_port == port
+        for conn in list(manager.pools[key].pool.queue)
+        if conn is not None and conn.sock is not None
+    ]
+    assert len(idle) == 1, f"expected one pooled connection, found {len(idle)}"
+    return idle[0]  # type: ignore[no-any-return]
+
+
+# -- LocalLlamaServer ----------------------------------------------------------
+
+
+def test_local_server_leaves_no_process_port_or_thread_behind() -> None:
+    model = require_local_llama()
+    with LocalLlamaServer(model, ctx_size=512, threads=1) as server:
+        endpoint, port = server.endpoint, server.port
+        assert endpoint == f"http://127.0.0.1:{port}"
+        assert requests.get(f"{endpoint}/health", timeout=10).json() == {"status": "ok"}
+        process = server._process
+        assert process is not None
+    assert process.returncode is not None
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{endpoint}/health", timeout=10)
+    with socket.socket() as probe:  # the port is free for anyone again
+        probe.bind(("127.0.0.1", port))
+    with pytest.raises(ConfigError, match="not running"):
+        _ = server.endpoint
+
+
+def test_local_server_refusing_to_start_quotes_llama_cpp(tmp_path: Any) -> None:
+    bogus = tmp_path / "not-a-model.gguf"
+    bogus.write_bytes(b"this is not a GGUF file")
+    with pytest.raises(TransportError, match=r"failed to start: .*failed to load model"):
+        LocalLlamaServer(bogus).start()
+
+
+def test_local_server_on_a_taken_port_says_so(local_llama: LocalLlamaServer) -> None:
+    server = LocalLlamaServer(local_llama.model_path, port=local_llama.port, ctx_size=256)
+    with pytest.raises(TransportError, match="couldn't bind"):
+        server.start()
+
+
+def test_local_server_stops_when_its_owner_dies_without_closing() -> None:
+    """The child exits at the end of its stdin, so a crashed parent leaves no server."""
+    model = require_local_llama()
+    script = (
+        "import os, sys\n"
+        "from agent_smith.local import LocalLlamaServer\n"
+        f"s = LocalLlamaServer({str(model)!r}, ctx_size=256, threads=1).start()\n"
+        "print(s.port, s._process.pid, flush=True)\n"
+        "os._exit(3)\n"  # no close(), no atexit, no finally
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 3, done.stderr
+    port, pid = (int(x) for x in done.stdout.split())
+    wait_for_exit(pid, timeout=30.0)
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/health", timeout=10)
+
+
+def wait_for_exit(pid: int, *, timeout: float) -> None:
+    """Wait until ``pid`` (not our child, so no wait()) is gone."""
+    if hasattr(os, "pidfd_open"):  # Linux: the fd turns readable when the process exits
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return
+        try:
+            readable, _, _ = select.select([fd], [], [], timeout)
+            assert readable, f"process {pid} still running after {timeout} s"
+        finally:
+            os.close(fd)
+        return
+    deadline = time.monotonic() + timeout
+    tick = threading.Event()
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} still running after {timeout} s"
+        tick.wait(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
