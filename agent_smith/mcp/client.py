@@ -206,8 +206,14 @@ class McpClient:
         if arguments:
             params["arguments"] = arguments
         result = self._call("prompts/get", params, timeout=timeout)
+        items = result.get("messages")
+        if not isinstance(items, list):
+            raise McpProtocolError(
+                f"MCP server {self.alias!r}: prompts/get result has no list of messages",
+                server=self.alias,
+            )
         messages: list[Message] = []
-        for item in result.get("messages") or []:
+        for item in items:
             content = item.get("content") if isinstance(item, dict) else None
             if not isinstance(content, dict) or content.get("type") != "text":
                 kind = content.get("type") if isinstance(content, dict) else "missing"
@@ -224,7 +230,7 @@ class McpClient:
 
     def refresh_tools(self) -> list[ToolSchema]:
         """List the server's tools again (done automatically on ``list_changed``)."""
-        self._tools = self._list_tools(self._live_connection())
+        self._tools = self._list_tools()
         return self.tools
 
     def close(self) -> None:
@@ -263,10 +269,16 @@ class McpClient:
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
         replay: bool = True,
+        conn: _Connection | None = None,
     ) -> dict[str, Any]:
-        """One request with the reconnect / stale-session policy of the module docstring."""
-        budget = self.config.request_timeout if timeout is None else timeout
-        conn = self._live_connection()
+        """One request with the reconnect / stale-session policy of the module docstring.
+
+        Every request goes through here. ``conn`` pins a connection being
+        opened (its requests re-initialise a stale session but never reconnect).
+        """
+        budget = self.config.request_timeout if timeout is None else max(timeout, 0.0)
+        pinned = conn is not None
+        conn = conn if conn is not None else self._live_connection()
         retried = False
         while True:
             epoch = conn.epoch
@@ -279,7 +291,7 @@ class McpClient:
                 retried = True
                 continue
             except TransportError:
-                if not replay or retried:
+                if not replay or retried or pinned:
                     raise
                 retried = True
                 conn = self._live_connection()
@@ -287,7 +299,7 @@ class McpClient:
             try:
                 return self._wait(conn, pending, budget, cancel)
             except TransportError:
-                if not replay or retried or not self.config.reconnect:
+                if not replay or retried or pinned or not self.config.reconnect:
                     raise
                 retried = True
                 conn = self._live_connection()
@@ -341,7 +353,10 @@ class McpClient:
             if conn.epoch != epoch:
                 return  # another thread already did it
             log.info("MCP server %s dropped the session; initialising again", self.alias)
-            self._handshake(conn)
+            try:
+                self._handshake(conn)
+            except StaleSession as err:  # ``initialized`` found the new session gone too
+                raise self._error("initialize", "the server dropped the new session") from err
             conn.epoch += 1
 
     # -- opening a connection ---------------------------------------------------
@@ -361,8 +376,8 @@ class McpClient:
             transport.start(conn.rpc.handle_frame, lambda err: self._lost(conn, err))
             self._handshake(conn)
             self._tools = self._list_tools(conn)
-            self._resources = [parse_resource(r) for r in self._optional_list(conn, "resources")]
-            self._prompts = [parse_prompt(p) for p in self._optional_list(conn, "prompts")]
+            self._resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
+            self._prompts = [parse_prompt(p) for p in self._optional_list("prompts", conn)]
         except StaleSession as err:
             conn.shutdown(self._error("connect", "session refused"))
             raise self._error("connect", "the server refused the new session") from err
@@ -423,9 +438,9 @@ class McpClient:
             version,
         )
 
-    def _list_tools(self, conn: _Connection) -> list[ToolSchema]:
+    def _list_tools(self, conn: _Connection | None = None) -> list[ToolSchema]:
         try:
-            raw = self._list_all(conn, "tools")
+            raw = self._list_all("tools", conn)
         except McpError as err:
             if self.config.tools_required:
                 raise
@@ -434,23 +449,23 @@ class McpClient:
         tools = [parse_tool(self.alias, item) for item in raw]
         return [t for t in tools if self.config.allows(t.name)]
 
-    def _optional_list(self, conn: _Connection, kind: str) -> list[dict[str, Any]]:
-        if kind not in conn.capabilities:
+    def _optional_list(self, kind: str, conn: _Connection | None = None) -> list[dict[str, Any]]:
+        if kind not in (conn or self._current()).capabilities:
             return []
         try:
-            return self._list_all(conn, kind)
+            return self._list_all(kind, conn)
         except McpError as err:
             log.warning("MCP server %s: %s/list failed (%s); empty", self.alias, kind, err)
             return []
 
-    def _list_all(self, conn: _Connection, kind: str) -> list[dict[str, Any]]:
-        """Every page of ``<kind>/list``, following ``nextCursor``."""
+    def _list_all(self, kind: str, conn: _Connection | None) -> list[dict[str, Any]]:
+        """Every page of ``<kind>/list``, following ``nextCursor`` (each page via _call)."""
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
         while True:
             params = {"cursor": cursor} if cursor is not None else None
-            result = conn.rpc.request(f"{kind}/list", params, timeout=self.config.request_timeout)
+            result = self._call(f"{kind}/list", params, conn=conn)
             page = result.get(kind)
             if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
                 raise McpProtocolError(
@@ -507,12 +522,10 @@ class McpClient:
         )
 
     def _refresh_resources(self) -> None:
-        conn = self._live_connection()
-        self._resources = [parse_resource(r) for r in self._optional_list(conn, "resources")]
+        self._resources = [parse_resource(r) for r in self._optional_list("resources")]
 
     def _refresh_prompts(self) -> None:
-        conn = self._live_connection()
-        self._prompts = [parse_prompt(p) for p in self._optional_list(conn, "prompts")]
+        self._prompts = [parse_prompt(p) for p in self._optional_list("prompts")]
 
 
 _REFRESHERS: dict[str, Callable[[McpClient], object]] = {

@@ -41,7 +41,7 @@ from sseclient import SSEClient
 from ..errors import AgentSmithError, McpProtocolError, TransportError
 from ..logs import redact, redact_headers, trace
 from ..text import truncate_utf8
-from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport
+from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport, encode_frame
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -187,6 +187,7 @@ class StreamableHttpTransport(Transport):
         """
         if self._closing.is_set():
             raise self._error("send", "transport is closed")
+        body = encode_frame(frame, self.server)
         method = frame.get("method")
         is_request = isinstance(method, str) and "id" in frame
         if method == "initialize":
@@ -197,12 +198,12 @@ class StreamableHttpTransport(Transport):
         elif self._stale:
             raise StaleSession(f"MCP server {self.server} dropped the session")
         if not is_request or method == "initialize":
-            self._exchange(frame, None)
+            self._exchange(frame, body, None)
             return
         handoff = _Handoff()
         thread = threading.Thread(
             target=self._exchange_on_thread,
-            args=(frame, handoff),
+            args=(frame, body, handoff),
             name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
             daemon=True,  # joined in close()
         )
@@ -214,12 +215,11 @@ class StreamableHttpTransport(Transport):
         if error is not None:
             raise error
 
-    def _exchange(self, frame: Frame, handoff: _Handoff | None) -> None:
+    def _exchange(self, frame: Frame, body: bytes, handoff: _Handoff | None) -> None:
         """One POST: check the status, then read the answer (SSE resumed as needed)."""
         method = frame.get("method")
         headers = self._headers(accept=_ACCEPT_POST)
         headers["Content-Type"] = "application/json"
-        body = json.dumps(frame, ensure_ascii=False).encode("utf-8")
         log.debug("POST %s (%s) headers=%s", self._url, method, redact_headers(headers))
         trace(log, f"mcp {self.server} send", frame)
         had_session = headers.get("Mcp-Session-Id") is not None
@@ -256,9 +256,15 @@ class StreamableHttpTransport(Transport):
                 return
             self._read_body(response, want=frame.get("id"), waiting=handoff is not None)
 
-    def _exchange_on_thread(self, frame: Frame, handoff: _Handoff) -> None:
+    def _exchange_on_thread(self, frame: Frame, body: bytes, handoff: _Handoff) -> None:
         try:
-            self._exchange(frame, handoff)
+            try:
+                self._exchange(frame, body, handoff)
+            except (AgentSmithError, StaleSession):
+                raise
+            except Exception as err:  # a bug here must fail the waiter, not leave it hanging
+                log.exception("MCP server %s: reading an answer failed", self.server)
+                raise self._error("send", f"reading the answer failed: {err}") from err
         except (AgentSmithError, StaleSession) as err:
             if handoff.report(err):
                 return  # send() raises it
@@ -322,7 +328,10 @@ class StreamableHttpTransport(Transport):
         if ctype == "text/event-stream":  # an SSE answer to a notification: read it inline
             self._pump(response, _Stream(), want=_NOTHING)
             return
-        raw = response.content
+        try:
+            raw = response.content
+        except (requests.RequestException, OSError) as err:
+            raise self._error("send", f"reading the answer failed: {type(err).__name__}") from err
         if not raw.strip():
             if waiting:
                 raise self._error("send", f"empty {response.status_code} answer to a request")

@@ -23,7 +23,7 @@ from typing import IO
 from ..errors import TransportError
 from ..logs import trace
 from .config import ServerConfig
-from .transport import CloseHandler, Frame, FrameHandler, Transport
+from .transport import CloseHandler, Frame, FrameHandler, Transport, encode_frame
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class StdioTransport(Transport):
                 cwd=self._config.cwd,
                 start_new_session=os.name == "posix",
             )
-        except OSError as err:
+        except (OSError, ValueError) as err:  # ValueError: a NUL byte in argv or env
             raise TransportError(
                 f"cannot start MCP server {self.server!r} ({self._config.command[0]}): {err}",
                 operation="spawn",
@@ -94,8 +94,8 @@ class StdioTransport(Transport):
         process = self._process
         if process is None or process.stdin is None:
             raise self._error("send", "transport is not started")
+        data = encode_frame(frame, self.server) + b"\n"
         trace(log, f"mcp {self.server} <-", frame)
-        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         with self._write_lock:
             try:
                 process.stdin.write(data)

@@ -15,13 +15,33 @@ client's JSON-RPC layer does. Frames from the server are handed to the
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import McpError
+
 Frame = dict[str, Any]
 FrameHandler = Callable[[Frame], None]
 CloseHandler = Callable[[Exception | None], None]
+
+
+def encode_frame(frame: Frame, server: str) -> bytes:
+    """``frame`` as compact UTF-8 JSON (one line), as every transport sends it.
+
+    Raises McpError when the frame holds what JSON cannot carry (an object,
+    a set, NaN, a lone surrogate): the caller's mistake, found before
+    anything reaches the wire.
+    """
+    try:
+        text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8")
+    except (TypeError, ValueError) as err:  # UnicodeEncodeError is a ValueError
+        what = frame.get("method") or "an answer"
+        raise McpError(
+            f"MCP server {server!r}: cannot send {what}: not valid JSON ({err})", server=server
+        ) from err
 
 
 class StaleSession(Exception):

@@ -18,9 +18,11 @@ from agent_smith import (
     CancelledError,
     LifecycleEvent,
     McpClient,
+    McpError,
     McpEvent,
     Notification,
     Runtime,
+    ServerConfig,
     ToolContext,
     TransportError,
     UserMessage,
@@ -110,6 +112,19 @@ def test_tool_results_keep_errors_structure_and_describe_images(shared: McpClien
     assert added.content == "5" and added.structured == {"result": 5} and not added.is_error
     assert shared.call_tool("fail", {}).is_error
     assert shared.call_tool("image", {}).content == "a red dot\n[image: image/png, 8 bytes]"
+
+
+def test_arguments_json_cannot_carry_are_an_mcp_error_and_the_connection_goes_on(
+    shared: McpClient,
+) -> None:
+    with pytest.raises(McpError, match="JSON"):
+        shared.call_tool("echo", {"text": object()})
+    assert shared.call_tool("echo", {"text": "still here"}).content == "still here"
+
+
+def test_a_command_that_cannot_be_spawned_is_a_transport_error() -> None:
+    with pytest.raises(TransportError, match="cannot start"):
+        McpClient.connect(ServerConfig(alias="bad", command=("python\0oops",)))
 
 
 def test_read_resource_and_get_prompt(shared: McpClient) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 import agent_smith
 from agent_smith import (
+    AgentTimeoutError,
     LifecycleEvent,
     McpClient,
     McpError,
@@ -295,3 +296,69 @@ def test_close_fails_pending_calls_and_closes_the_transport(scripted: Connect) -
     ]
     with pytest.raises(TransportError):
         client.call_tool("echo", {})
+
+
+def test_refresh_tools_reinitialises_a_stale_session_and_lists_again(scripted: Connect) -> None:
+    names = ["a"]
+    server = ScriptedServer(
+        {"tools/list": lambda p: {"tools": [{"name": n, "inputSchema": {}} for n in names]}}
+    )
+    client = scripted(server)
+    names.append("b")
+    server.stale_once.add("tools/list")
+    assert [t.name for t in client.refresh_tools()] == ["a", "b"]
+    assert server.methods()[-3:] == ["initialize", "notifications/initialized", "tools/list"]
+
+
+def test_list_changed_after_a_stale_session_still_refreshes_and_reaches_the_hook(
+    scripted: Connect,
+) -> None:
+    names = ["a"]
+    server = ScriptedServer(
+        {"tools/list": lambda p: {"tools": [{"name": n, "inputSchema": {}} for n in names]}}
+    )
+    heard = threading.Event()
+    seen: list[list[str]] = []
+    client: McpClient | None = None
+
+    def hook(event: McpEvent) -> None:
+        if isinstance(event, Notification) and event.method == "notifications/tools/list_changed":
+            assert client is not None
+            seen.append([t.name for t in client.tools])
+            heard.set()
+
+    client = scripted(server, hook=hook)
+    names.append("b")
+    server.stale_once.add("tools/list")
+    server.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    assert heard.wait(5)
+    assert seen == [["a", "b"]]
+
+
+def test_a_session_dropped_again_during_reinitialisation_is_a_transport_error(
+    scripted: Connect,
+) -> None:
+    server = ScriptedServer({"resources/read": lambda p: {"contents": []}})
+    client = scripted(server)
+    server.stale_once.update({"resources/read", "notifications/initialized"})
+    with pytest.raises(TransportError, match="session"):
+        client.read_resource("u")
+    server.stale_once.update({"tools/list", "notifications/initialized"})
+    with pytest.raises(TransportError, match="session"):
+        client.refresh_tools()  # typed, never a raw StaleSession
+
+
+def test_a_negative_timeout_times_out_instead_of_raising_value_error(scripted: Connect) -> None:
+    server = ScriptedServer({"tools/call": lambda p: None})
+    client = scripted(server)
+    with pytest.raises(AgentTimeoutError):
+        client.call_tool("echo", {}, timeout=-1)
+
+
+@pytest.mark.parametrize("messages", [7, "text", {"role": "user"}])
+def test_get_prompt_with_a_malformed_message_list_is_a_protocol_error(
+    scripted: Connect, messages: object
+) -> None:
+    client = scripted(ScriptedServer({"prompts/get": lambda p: {"messages": messages}}))
+    with pytest.raises(McpProtocolError, match="messages"):
+        client.get_prompt("p")

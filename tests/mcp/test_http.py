@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import responses
 
-from agent_smith.errors import McpProtocolError, TransportError
+from agent_smith.errors import McpError, McpProtocolError, TransportError
 from agent_smith.logs import TRACE
 from agent_smith.mcp.config import ServerConfig
 from agent_smith.mcp.http import StreamableHttpTransport
@@ -427,3 +427,26 @@ def test_session_gone_after_send_returned_fails_the_call_and_the_next_send_is_st
             transport.send(call(5, "echo", text="y"))
     finally:
         transport.close()
+
+
+@responses.activate
+def test_a_frame_json_cannot_carry_is_refused_before_anything_is_posted(runtime: Runtime) -> None:
+    transport, frames = make(runtime)
+    with pytest.raises(McpError, match="JSON"):
+        transport.send(call(1, "echo", text=object()))
+    assert len(responses.calls) == 0 and frames.items == []
+    transport.close()
+
+
+def test_a_json_body_cut_short_fails_the_request_with_a_transport_error_answer(
+    runtime: Runtime, no_thread_leak: None
+) -> None:
+    with FakeMcpServer(sse=False) as server:
+        transport, frames = connect(runtime, server)
+        try:
+            transport.send(call(6, "truncated"))
+            got = frames.wait(lambda items: any(f.get("id") == 6 for f in items))
+        finally:
+            transport.close()
+    error = next(f for f in got if f.get("id") == 6)["error"]
+    assert "reading the answer failed" in error["message"]

@@ -284,6 +284,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._asks_client(body)
         elif name == "drops":
             self._drops(body)
+        elif name == "truncated":  # a JSON body that promises more bytes than it sends
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self._write(b'{"jsonrpc": "2.0", "id": ')
         elif name == "drops_without_id":
             self._sse_start()
             self._write(b": nothing to resume from\n\n")
