@@ -211,6 +211,9 @@ class LocalLlamaServer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                # Out of the terminal's process group: a Ctrl-C meant for the
+                # caller (cancelling a reply in a REPL) must not kill the server.
+                start_new_session=os.name == "posix",
             )
         except OSError as err:
             raise TransportError(
