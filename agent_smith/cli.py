@@ -43,6 +43,7 @@ from .config import AgentConfig
 from .demo_tools import demo_tools
 from .errors import (
     AgentSmithError,
+    AgentTimeoutError,
     CancelledError,
     ConfigError,
     LlmApiError,
@@ -54,8 +55,10 @@ from .errors import (
 from .events import FinalAnswer, ToolCallRequested, ToolResultReady
 from .llm.client import LlmClient
 from .llm.events import TokenDelta
+from .local import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
 from .logs import TRACE
 from .mcp.config import ServerConfig
+from .models import DEFAULT_MODEL_NAME, ensure_default_model
 from .runtime import Runtime
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
@@ -227,6 +230,16 @@ def _refuses_tools(text: str) -> bool:
     )
 
 
+def _error_text(content: str) -> str:
+    """The message of an error tool result (``{"error": true, "message": ...}``), else as is."""
+    try:
+        payload = json.loads(content)
+    except ValueError:
+        return content
+    message = payload.get("message") if isinstance(payload, dict) else None
+    return message if isinstance(message, str) else content
+
+
 def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -276,9 +289,9 @@ class Repl:
         while True:
             try:
                 if banner:
-                    self._err.write(banner + "\n")
+                    shown, banner = banner, ""  # once, even if Ctrl-C lands mid-write
+                    self._err.write(shown + "\n")
                     self._err.flush()
-                    banner = ""
                 line = self._read_line()
                 if line is None:
                     return EXIT_OK
@@ -367,8 +380,12 @@ class Repl:
             self._status(f"[tool] {event.call.name} {args}")
         elif isinstance(event, ToolResultReady):
             message = event.message
-            verb = "failed:" if message.is_error else "->"
-            self._status(f"[tool] {message.name} {verb} {message.content}")
+            if message.is_error:
+                text = _error_text(message.content)
+                text = text.removeprefix(f"tool {message.name!r} failed: ")  # said already
+                self._status(f"[tool] {message.name} failed: {text}")
+            else:
+                self._status(f"[tool] {message.name} -> {message.content}")
         elif isinstance(event, FinalAnswer) and not self._streamed:
             # Nothing streamed (--no-stream, or a server that sent it whole).
             self._write(event.message.content or "")
@@ -405,28 +422,23 @@ class Repl:
 
 
 def _start_local_server(args: argparse.Namespace, stack: contextlib.ExitStack) -> str:
-    """Start llama.cpp in-process for --serve-model / --local; return its endpoint."""
-    if importlib.util.find_spec("xllamacpp") is None:
-        raise Fatal(
-            "--local and --serve-model need llama.cpp's Python server: "
-            "pip install 'agent-smith[local]'"
-        )
-    if args.serve_model and not Path(args.serve_model).is_file():
-        raise Fatal(f"--serve-model: no such file: {args.serve_model}")
-    # Imported late: they exist for the optional llama.cpp extra only.
-    local = importlib.import_module("agent_smith.local")
-    models = importlib.import_module("agent_smith.models")
-    if args.local:
-        sys.stderr.write(
-            "agent-smith: using SmolLM2-135M-Instruct (fetched once); it chats, "
-            "but rarely calls tools. Use a bigger model for real work.\n"
-        )
-        model = Path(models.ensure_default_model())
-    else:
-        model = Path(args.serve_model)
-    sys.stderr.write(f"agent-smith: starting llama.cpp on {model.name} ...\n")
-    server = stack.enter_context(local.LocalLlamaServer(model))
-    return str(server.endpoint)
+    """Start llama.cpp for --serve-model / --local; return its endpoint."""
+    if not xllamacpp_available():  # before --local fetches a model it could not serve
+        raise Fatal(f"--local and --serve-model need llama.cpp's server: {INSTALL_HINT}")
+    try:
+        if args.local:
+            _note(
+                f"using {DEFAULT_MODEL_NAME}: it chats, but rarely calls tools "
+                "(use --serve-model with a bigger model for that)"
+            )
+            model = ensure_default_model(progress=_note)
+        else:
+            model = Path(args.serve_model)
+        _note(f"starting llama.cpp on {model.name} ...")
+        server = stack.enter_context(LocalLlamaServer(model))
+    except (ConfigError, TransportError, AgentTimeoutError) as err:
+        raise Fatal(str(err)) from err
+    return server.endpoint
 
 
 def _connect_mcp(agent: Agent, args: argparse.Namespace) -> list[str]:

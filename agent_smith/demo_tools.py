@@ -61,7 +61,7 @@ def evaluate(expression: str) -> float:
 
 
 def _calc_error(message: str) -> ToolError:
-    return ToolError(f"calculator: {message}", tool_name="calculator")
+    return ToolError(message, tool_name="calculator")
 
 
 def _to_rpn(expression: str) -> list[float | str]:
@@ -281,7 +281,7 @@ class ReadLocalFileTool(Tool):
 
 
 def _file_error(message: str) -> ToolError:
-    return ToolError(f"read_local_file: {message}", tool_name="read_local_file")
+    return ToolError(message, tool_name="read_local_file")
 
 
 def demo_tools(sandbox: str | os.PathLike[str]) -> list[Tool]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +17,7 @@ from agent_smith import (
     ToolCall,
     ToolMessage,
     TransportError,
+    cli,
 )
 from agent_smith.cli import (
     DEFAULT_ENDPOINT,
@@ -289,6 +289,16 @@ def test_repl_marks_failed_tools_and_keeps_status_lines_on_one_line() -> None:
     assert err.getvalue().splitlines()[-1] == "[tool] read_local_file failed: refused second line"
 
 
+def test_repl_shows_only_the_message_of_an_error_payload() -> None:
+    call = ToolCall("c", "calculator", {"expression": "1/0"})
+    content = '{"error": true, "message": "tool \'calculator\' failed: division by zero"}'
+    failed = ToolMessage("c", "calculator", content, is_error=True)
+    agent = _FakeAgent([ToolCallRequested(call), ToolResultReady(failed)])
+    repl, _, err = _repl(agent, "1/0?\n")
+    repl.run()
+    assert err.getvalue().splitlines()[-1] == "[tool] calculator failed: division by zero"
+
+
 def test_repl_ends_a_half_written_reply_before_a_status_line() -> None:
     call = ToolCall("c", "calculator", {"expression": "1"})
     agent = _FakeAgent([TokenDelta("Let me check."), ToolCallRequested(call)])
@@ -337,26 +347,23 @@ def test_repl_skips_blank_lines_and_knows_quit_and_help() -> None:
 def test_local_modes_without_xllamacpp_say_how_to_install_it(
     flag: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    real_find_spec = importlib.util.find_spec
-
-    def find_spec(name: str, *args: Any) -> Any:
-        return None if name == "xllamacpp" else real_find_spec(name, *args)
-
-    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(cli, "xllamacpp_available", lambda: False)
+    fetched: list[object] = []
+    monkeypatch.setattr(cli, "ensure_default_model", lambda **kw: fetched.append(kw))
     assert main([*flag, "--no-default-mcp"]) == 1
-    err = capsys.readouterr().err
-    assert err == (
-        "agent-smith: error: --local and --serve-model need llama.cpp's Python server: "
+    assert capsys.readouterr().err == (
+        "agent-smith: error: --local and --serve-model need llama.cpp's server: "
         "pip install 'agent-smith[local]'\n"
     )
+    assert fetched == []  # nothing downloaded for a server that cannot run
 
 
 def test_serve_model_names_a_missing_model_file(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("xllamacpp")
+    monkeypatch.setattr(cli, "xllamacpp_available", lambda: True)
     missing = tmp_path / "missing.gguf"
     assert main(["--serve-model", str(missing), "--no-default-mcp"]) == 1
-    assert (
-        capsys.readouterr().err == f"agent-smith: error: --serve-model: no such file: {missing}\n"
-    )
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"agent-smith: error: no such model file: {missing}"
+    assert "Traceback" not in "".join(err)

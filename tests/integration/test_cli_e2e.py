@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agent_smith.cli import EXAMPLE_MCP_SERVER
+from tests.integration.conftest import require_local_llama
 from tests.support.llm_server import Calls, Chunks, Raw, Reply, ScriptedLlmServer, Text, sse_frames
 
 REPO = Path(__file__).resolve().parents[2]
@@ -267,6 +268,7 @@ def cli_process(sandbox: Path) -> Iterator[Any]:
             stderr=subprocess.PIPE,
             env=_env(),
             cwd=sandbox,
+            start_new_session=True,  # its own process group, like a job in a terminal
         )
         procs.append(proc)
         return proc, _Pipe(proc.stdout, "out"), _Pipe(proc.stderr, "err")
@@ -322,3 +324,23 @@ def test_ctrl_c_at_the_prompt_discards_the_line_and_keeps_running(cli_process: A
     assert json.dumps(server.requests[0]["messages"][-1]) == json.dumps(
         {"role": "user", "content": "are you there?"}
     )
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_cli_serves_a_local_model_that_survives_a_terminal_ctrl_c(cli_process: Any) -> None:
+    model = require_local_llama()
+    proc, out, err = cli_process("--serve-model", str(model), "--no-default-mcp")
+    err.wait_for("/exit or Ctrl-D quits")
+    # A terminal's Ctrl-C goes to the whole foreground process group: llama.cpp's
+    # process must not be in it, or the server dies with the user's first Ctrl-C.
+    os.killpg(proc.pid, signal.SIGINT)
+    err.wait_for("quits.\n\n")
+    assert proc.stdin is not None
+    proc.stdin.write(b"What is the weather in Paris?\n/exit\n")
+    proc.stdin.flush()
+    assert proc.wait(TIMEOUT) == 0
+    assert out.text() == "Hello from the tiny test model.\n"
+    lines = err.text().splitlines()
+    assert any(line.startswith("[tool] calculator {") for line in lines)  # its first tool
+    assert "Traceback" not in err.text()
