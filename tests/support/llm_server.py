@@ -119,7 +119,10 @@ class ScriptedLlmServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="test-llm-server", daemon=True
+            target=self._server.serve_forever,
+            args=(0.05,),
+            name="test-llm-server",
+            daemon=True,
         )
 
     @property
@@ -167,10 +170,13 @@ class ScriptedLlmServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # many agents connect at once in the load tests
     owner: ScriptedLlmServer
 
     def get_request(self) -> tuple[socket.socket, Any]:
         conn, addr = super().get_request()
+        # Small SSE frames must not wait for Nagle's algorithm (about 40 ms each).
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.owner._count_connection()
         return conn, addr
 
