@@ -43,6 +43,7 @@ from .llm.events import (
 )
 from .llm.request import LlmRequest, LlmResponse, SamplingParams
 from .llm.retry import RetryPolicy
+from .local import LocalLlamaServer
 from .logs import TRACE, redact, redact_headers
 from .mcp import (
     LifecycleEvent,
@@ -65,6 +66,7 @@ from .messages import (
     messages_from_json,
     messages_to_json,
 )
+from .models import ensure_default_model
 from .runtime import Runtime, default_runtime
 from .skills import (
     Skill,
@@ -109,6 +111,7 @@ __all__ = [
     "LlmClient",
     "LlmRequest",
     "LlmResponse",
+    "LocalLlamaServer",
     "McpClient",
     "McpError",
     "McpEvent",
@@ -152,6 +155,7 @@ __all__ = [
     "__version__",
     "compose_system_prompt",
     "default_runtime",
+    "ensure_default_model",
     "load_skill",
     "make_tool",
     "message_from_openai",
