@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
@@ -139,6 +140,9 @@ class LocalLlamaServer:
         """
         if self._process is not None:
             raise ConfigError("this LocalLlamaServer was already started")
+        port = self._config["port"]
+        if port:
+            _check_port_free(port, self._model)
         deadline = time.monotonic() + self._start_timeout
         started = time.monotonic()
         log.info("starting llama.cpp server on %s", self._model)
@@ -342,9 +346,25 @@ def xllamacpp_available() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
 
 
+def _check_port_free(port: int, model: Path) -> None:
+    """Refuse a taken port up front: some xllamacpp versions bind it regardless."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as err:
+            raise TransportError(
+                f"llama.cpp server on {model} failed to start: couldn't bind "
+                f"127.0.0.1:{port} ({err.strerror or err})",
+                operation=_OPERATION,
+                endpoint_or_server=str(model),
+            ) from err
+
+
 def _error_lines(lines: list[str]) -> str:
     """llama.cpp's own error lines (level ``E``), newest last, on one line."""
     errors = [line for line in lines if _level(line) == "E"]
+    if not errors:  # older llama.cpp logs carry no level column
+        errors = [line for line in lines if "error" in line.lower() or "fail" in line.lower()]
     picked = errors[-2:] if errors else lines[-1:]
     return " | ".join(_strip_prefix(line) for line in picked)[:400]
 
@@ -378,7 +398,10 @@ def _child_main() -> None:
 
         params = xllamacpp.CommonParams()
         params.model.path = config["model"]
-        params.hostnames = ["127.0.0.1"]
+        if hasattr(params, "hostnames"):  # newer xllamacpp: a list of addresses
+            params.hostnames = ["127.0.0.1"]
+        else:
+            params.hostname = "127.0.0.1"
         params.port = config["port"]
         params.use_jinja = True
         params.n_ctx = config["ctx_size"]

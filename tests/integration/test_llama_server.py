@@ -349,14 +349,17 @@ def test_local_server_leaves_no_process_port_or_thread_behind() -> None:
 def test_local_server_refusing_to_start_quotes_llama_cpp(tmp_path: Any) -> None:
     bogus = tmp_path / "not-a-model.gguf"
     bogus.write_bytes(b"this is not a GGUF file")
-    with pytest.raises(TransportError, match=r"failed to start: .*failed to load model"):
+    with pytest.raises(TransportError, match=r"failed to start: .*model"):
         LocalLlamaServer(bogus).start()
 
 
 def test_local_server_on_a_taken_port_says_so(local_llama: LocalLlamaServer) -> None:
     server = LocalLlamaServer(local_llama.model_path, port=local_llama.port, ctx_size=256)
-    with pytest.raises(TransportError, match="couldn't bind"):
-        server.start()
+    try:
+        with pytest.raises(TransportError, match=f"couldn't bind 127.0.0.1:{local_llama.port}"):
+            server.start()
+    finally:
+        server.close()
 
 
 def test_local_server_stops_when_its_owner_dies_without_closing() -> None:
