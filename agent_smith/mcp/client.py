@@ -283,7 +283,7 @@ class McpClient:
         while True:
             epoch = conn.epoch
             try:
-                pending = conn.rpc.start(method, params)
+                pending = conn.rpc.start(method, params, timeout=budget)
             except StaleSession as err:
                 self._reinitialise(conn, epoch)
                 if not replay or retried:

@@ -57,6 +57,9 @@ _EXCERPT_BYTES = 300
 # How long send() waits for a request's status before leaving it to its thread.
 _HEADER_GRACE = 0.5
 _CONNECT_TIMEOUT = 10.0
+# A POST's read timeout is its caller's wait plus this, so the caller's own
+# timeout (which cancels the request on the server) fires first.
+_READ_MARGIN = 5.0
 _DELETE_TIMEOUT = 5.0
 _JOIN_TIMEOUT = 10.0
 
@@ -172,7 +175,7 @@ class StreamableHttpTransport(Transport):
         self._on_frame = on_frame
         self._closing.clear()
 
-    def send(self, frame: Frame) -> None:
+    def send(self, frame: Frame, *, timeout: float | None = None) -> None:
         """POST ``frame``; every frame of the answer goes to ``on_frame``.
 
         ``initialize``, notifications and answers are sent synchronously. A
@@ -183,11 +186,15 @@ class StreamableHttpTransport(Transport):
         its headers back (JSON response mode answers only when done). Failures
         found after ``send`` returned reach the waiter as an error answer to
         its id; a session found gone then makes the next ``send`` raise
-        StaleSession. Raises StaleSession, TransportError or McpProtocolError.
+        StaleSession. The POST's read timeout (in JSON response mode: how long
+        the server may take to answer at all) is ``timeout`` (default: the
+        config's request timeout) plus a margin. Raises StaleSession,
+        TransportError, McpProtocolError, or McpError for a frame JSON cannot carry.
         """
         if self._closing.is_set():
             raise self._error("send", "transport is closed")
         body = encode_frame(frame, self.server)
+        read_timeout = (self._timeout if timeout is None else timeout) + _READ_MARGIN
         method = frame.get("method")
         is_request = isinstance(method, str) and "id" in frame
         if method == "initialize":
@@ -198,12 +205,12 @@ class StreamableHttpTransport(Transport):
         elif self._stale:
             raise StaleSession(f"MCP server {self.server} dropped the session")
         if not is_request or method == "initialize":
-            self._exchange(frame, body, None)
+            self._exchange(frame, body, read_timeout, None)
             return
         handoff = _Handoff()
         thread = threading.Thread(
             target=self._exchange_on_thread,
-            args=(frame, body, handoff),
+            args=(frame, body, read_timeout, handoff),
             name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
             daemon=True,  # joined in close()
         )
@@ -215,7 +222,9 @@ class StreamableHttpTransport(Transport):
         if error is not None:
             raise error
 
-    def _exchange(self, frame: Frame, body: bytes, handoff: _Handoff | None) -> None:
+    def _exchange(
+        self, frame: Frame, body: bytes, read_timeout: float, handoff: _Handoff | None
+    ) -> None:
         """One POST: check the status, then read the answer (SSE resumed as needed)."""
         method = frame.get("method")
         headers = self._headers(accept=_ACCEPT_POST)
@@ -229,7 +238,7 @@ class StreamableHttpTransport(Transport):
                 data=body,
                 headers=headers,
                 stream=True,
-                timeout=(_CONNECT_TIMEOUT, self._timeout),
+                timeout=(_CONNECT_TIMEOUT, read_timeout),
             )
         except requests.RequestException as err:
             raise self._error("send", f"POST failed: {type(err).__name__}") from err
@@ -256,10 +265,12 @@ class StreamableHttpTransport(Transport):
                 return
             self._read_body(response, want=frame.get("id"), waiting=handoff is not None)
 
-    def _exchange_on_thread(self, frame: Frame, body: bytes, handoff: _Handoff) -> None:
+    def _exchange_on_thread(
+        self, frame: Frame, body: bytes, read_timeout: float, handoff: _Handoff
+    ) -> None:
         try:
             try:
-                self._exchange(frame, body, handoff)
+                self._exchange(frame, body, read_timeout, handoff)
             except (AgentSmithError, StaleSession):
                 raise
             except Exception as err:  # a bug here must fail the waiter, not leave it hanging

@@ -24,7 +24,7 @@ from ..errors import (
     McpError,
     McpProtocolError,
 )
-from .transport import Frame
+from .transport import Frame, FrameSender
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class JsonRpcPeer:
     def __init__(
         self,
         server: str,
-        send: Callable[[Frame], None],
+        send: FrameSender,
         *,
         on_notification: NotificationHandler,
         handlers: dict[str, RequestHandler] | None = None,
@@ -81,9 +81,12 @@ class JsonRpcPeer:
 
     # -- outgoing -----------------------------------------------------------
 
-    def start(self, method: str, params: dict[str, Any] | None = None) -> PendingRequest:
+    def start(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> PendingRequest:
         """Register and send a request; the caller then waits with :meth:`wait`.
 
+        ``timeout`` is how long the caller will wait (passed to ``send``).
         Raises whatever the transport's ``send`` raises (the request is then
         no longer pending).
         """
@@ -96,7 +99,7 @@ class JsonRpcPeer:
         if params is not None:
             frame["params"] = params
         try:
-            self._send(frame)
+            self._send(frame, timeout=timeout)
         except BaseException:
             self._forget(pending)
             raise
@@ -130,7 +133,7 @@ class JsonRpcPeer:
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float
     ) -> dict[str, Any]:
         """Send a request and wait for its result (see :meth:`start`, :meth:`wait`)."""
-        return self.wait(self.start(method, params), timeout)
+        return self.wait(self.start(method, params, timeout=timeout), timeout)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (no answer expected)."""

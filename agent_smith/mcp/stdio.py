@@ -90,7 +90,8 @@ class StdioTransport(Transport):
         for thread in self._threads:
             thread.start()
 
-    def send(self, frame: Frame) -> None:
+    def send(self, frame: Frame, *, timeout: float | None = None) -> None:
+        """Write one line; ``timeout`` is not needed (the reader thread never blocks a caller)."""
         process = self._process
         if process is None or process.stdin is None:
             raise self._error("send", "transport is not started")

@@ -18,13 +18,19 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import McpError
 
 Frame = dict[str, Any]
 FrameHandler = Callable[[Frame], None]
 CloseHandler = Callable[[Exception | None], None]
+
+
+class FrameSender(Protocol):
+    """:meth:`Transport.send`'s shape: a frame, and how long its sender will wait."""
+
+    def __call__(self, frame: Frame, *, timeout: float | None = None) -> None: ...
 
 
 def encode_frame(frame: Frame, server: str) -> bytes:
@@ -68,8 +74,13 @@ class Transport(ABC):
         """
 
     @abstractmethod
-    def send(self, frame: Frame) -> None:
-        """Deliver one frame; raise TransportError (or StaleSession) on failure."""
+    def send(self, frame: Frame, *, timeout: float | None = None) -> None:
+        """Deliver one frame; raise TransportError (or StaleSession) on failure.
+
+        ``timeout`` is how long the sender of a request will wait for its
+        answer (None: the config's request timeout), for transports that
+        must bound their own reads.
+        """
 
     def negotiated(self, protocol_version: str) -> None:
         """Called once ``initialize`` succeeded and ``initialized`` was sent."""

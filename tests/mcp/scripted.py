@@ -61,7 +61,7 @@ class ScriptedServer(Transport):
     def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
         self._on_frame = on_frame
 
-    def send(self, frame: Frame) -> None:
+    def send(self, frame: Frame, *, timeout: float | None = None) -> None:
         method = frame.get("method")
         if method in self.stale_once:
             self.stale_once.discard(method)

@@ -13,6 +13,7 @@ import responses
 
 from agent_smith.errors import McpError, McpProtocolError, TransportError
 from agent_smith.logs import TRACE
+from agent_smith.mcp.client import McpClient
 from agent_smith.mcp.config import ServerConfig
 from agent_smith.mcp.http import StreamableHttpTransport
 from agent_smith.mcp.transport import Frame, StaleSession
@@ -450,3 +451,15 @@ def test_a_json_body_cut_short_fails_the_request_with_a_transport_error_answer(
             transport.close()
     error = next(f for f in got if f.get("id") == 6)["error"]
     assert "reading the answer failed" in error["message"]
+
+
+def test_json_mode_call_may_outlast_the_request_timeout_when_its_own_timeout_allows(
+    no_thread_leak: None,
+) -> None:
+    # The server holds its headers until the tool is done: the POST's read timeout
+    # must follow the call's timeout, not the (shorter) request timeout.
+    with FakeMcpServer(sse=False) as server:
+        config = ServerConfig(alias="web", url=server.url, request_timeout=0.2)
+        with McpClient.connect(config) as client:
+            result = client.call_tool("slow", {"seconds": 1.0}, timeout=30)
+    assert result.content == "slept"

@@ -17,7 +17,7 @@ class Wire:
         self.frames: list[Frame] = []
         self.sent = threading.Condition()
 
-    def send(self, frame: Frame) -> None:
+    def send(self, frame: Frame, *, timeout: float | None = None) -> None:
         with self.sent:
             self.frames.append(frame)
             self.sent.notify_all()

@@ -284,6 +284,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._asks_client(body)
         elif name == "drops":
             self._drops(body)
+        elif name == "slow":  # a tool that takes its time; JSON mode answers only when done
+            threading.Event().wait(float(args.get("seconds", 1)))
+            self._answer(body, _text("slept"))
         elif name == "truncated":  # a JSON body that promises more bytes than it sends
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
