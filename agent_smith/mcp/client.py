@@ -5,29 +5,26 @@ server, runs the ``initialize`` handshake, lists its tools, resources and
 prompts, and returns the connected client. Calls may come from many threads
 at once. Hook events, ``list_changed`` refreshes and user handlers for
 server requests (elicitation, sampling, roots) run on one event thread per
-client, in arrival order, so neither a slow hook nor a slow handler holds up
-the frames of other calls.
+client (:mod:`.dispatcher`), in arrival order, so neither a slow hook nor a
+slow handler holds up the frames of other calls.
 
-Reconnect policy (seed §11.2): when the connection is lost, the next operation
-reconnects once (RECONNECTING, then CONNECTED or RECONNECT_FAILED). An
-operation other than ``tools/call`` that failed because the connection broke
-is retried once on the new connection; a ``tools/call`` already written is
-never sent again.
+Every request goes through :meth:`McpClient._call`, which applies the
+reconnect policy of :mod:`.connection` (seed §11.2): an operation other than
+``tools/call`` that failed because the connection broke, or because the
+server forgot the session, is sent once more after reconnecting or
+re-initialising; a ``tools/call`` already written is never sent again.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..cancellation import CancellationToken
-from ..errors import AgentSmithError, ConfigError, McpError, McpProtocolError, TransportError
-from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, UserMessage
+from ..errors import ConfigError, McpError, McpProtocolError, TransportError
+from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema
 from .catalog import (
     PromptInfo,
@@ -37,9 +34,11 @@ from .catalog import (
     parse_resource,
     parse_tool,
 )
-from .config import SUPPORTED_PROTOCOL_VERSIONS, ServerConfig
-from .content import content_text
-from .events import LifecycleEvent, LifecycleKind, McpEvent, McpHook, Notification
+from .config import ServerConfig
+from .connection import Connection, ConnectionKeeper
+from .content import content_text, prompt_messages
+from .dispatcher import EventDispatcher
+from .events import McpHook, Notification
 from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
 from .transport import StaleSession, Transport
 
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 log = logging.getLogger(__name__)
-
-CLIENT_NAME = "agent_smith"
 
 
 class McpClient:
@@ -67,7 +64,6 @@ class McpClient:
         if not isinstance(config, ServerConfig):
             raise ConfigError("McpClient needs a ServerConfig")
         self.config = config
-        self._hook = hook
         self._runtime = runtime
         self._handlers: dict[str, RequestHandler] = {
             "elicitation/create": elicitation_handler or _decline,
@@ -83,10 +79,15 @@ class McpClient:
             self._capabilities["sampling"] = {}
         if roots_handler is not None:
             self._capabilities["roots"] = {"listChanged": False}
-        self._lock = threading.RLock()  # guards the connection: swaps and handshakes
-        self._conn: _Connection | None = None
-        self._closed = False
-        self._events = _EventThread(f"agent_smith-mcp-events-{config.alias}")
+        self._events = EventDispatcher(config.alias, hook)
+        self._keeper = ConnectionKeeper(
+            config,
+            capabilities=self._capabilities,
+            make_transport=lambda: self._make_transport(),
+            make_peer=self._make_peer,
+            on_open=self._list_everything,
+            emit=self._events.emit,
+        )
         self._tools: list[ToolSchema] = []
         self._resources: list[ResourceInfo] = []
         self._prompts: list[PromptInfo] = []
@@ -118,12 +119,10 @@ class McpClient:
             roots_handler=roots_handler,
         )
         try:
-            with client._lock:
-                client._conn = client._open()
+            client._keeper.open()
         except BaseException:
             client.close()
             raise
-        client._emit(LifecycleEvent(LifecycleKind.CONNECTED, config.alias, "connected"))
         return client
 
     # -- what the server offers ---------------------------------------------
@@ -147,16 +146,16 @@ class McpClient:
 
     @property
     def server_info(self) -> ServerInfo:
-        return self._current().server_info
+        return self._keeper.current().server_info
 
     @property
     def protocol_version(self) -> str:
         """The protocol revision the server chose."""
-        return self._current().protocol_version
+        return self._keeper.current().protocol_version
 
     def set_hook(self, hook: McpHook | None) -> None:
         """Send later notifications and lifecycle events to ``hook`` (on the event thread)."""
-        self._hook = hook
+        self._events.hook = hook
 
     # -- operations -----------------------------------------------------------
 
@@ -206,27 +205,7 @@ class McpClient:
         if arguments:
             params["arguments"] = arguments
         result = self._call("prompts/get", params, timeout=timeout)
-        items = result.get("messages")
-        if not isinstance(items, list):
-            raise McpProtocolError(
-                f"MCP server {self.alias!r}: prompts/get result has no list of messages",
-                server=self.alias,
-            )
-        messages: list[Message] = []
-        for item in items:
-            content = item.get("content") if isinstance(item, dict) else None
-            if not isinstance(content, dict) or content.get("type") != "text":
-                kind = content.get("type") if isinstance(content, dict) else "missing"
-                raise McpError(
-                    f"prompt {name!r} of MCP server {self.alias!r} has {kind} content,"
-                    " which cannot become a text message",
-                    server=self.alias,
-                )
-            text = str(content.get("text", ""))
-            role = item.get("role")
-            message = AssistantMessage(content=text) if role == "assistant" else UserMessage(text)
-            messages.append(message)
-        return messages
+        return prompt_messages(result, prompt=name, server=self.alias)
 
     def refresh_tools(self) -> list[ToolSchema]:
         """List the server's tools again (done automatically on ``list_changed``)."""
@@ -235,15 +214,8 @@ class McpClient:
 
     def close(self) -> None:
         """Fail pending calls, shut the connection down, join every thread."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.shutdown(self._error("close", "the client was closed"))
-            self._emit(LifecycleEvent(LifecycleKind.DISCONNECTED, self.alias, "closed"))
-        self._events.close()
+        if self._keeper.close():
+            self._events.close()
 
     def __enter__(self) -> McpClient:
         return self
@@ -269,7 +241,7 @@ class McpClient:
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
         replay: bool = True,
-        conn: _Connection | None = None,
+        conn: Connection | None = None,
     ) -> dict[str, Any]:
         """One request with the reconnect / stale-session policy of the module docstring.
 
@@ -278,23 +250,23 @@ class McpClient:
         """
         budget = self.config.request_timeout if timeout is None else max(timeout, 0.0)
         pinned = conn is not None
-        conn = conn if conn is not None else self._live_connection()
+        conn = conn if conn is not None else self._keeper.live()
         retried = False
         while True:
             epoch = conn.epoch
             try:
                 pending = conn.rpc.start(method, params, timeout=budget)
             except StaleSession as err:
-                self._reinitialise(conn, epoch)
+                self._keeper.reinitialise(conn, epoch)
                 if not replay or retried:
-                    raise self._error(method, "the server dropped the session") from err
+                    raise self._keeper.error(method, "the server dropped the session") from err
                 retried = True
                 continue
             except TransportError:
                 if not replay or retried or pinned:
                     raise
                 retried = True
-                conn = self._live_connection()
+                conn = self._keeper.live()
                 continue
             try:
                 return self._wait(conn, pending, budget, cancel)
@@ -302,11 +274,11 @@ class McpClient:
                 if not replay or retried or pinned or not self.config.reconnect:
                     raise
                 retried = True
-                conn = self._live_connection()
+                conn = self._keeper.live()
 
     def _wait(
         self,
-        conn: _Connection,
+        conn: Connection,
         pending: PendingRequest,
         timeout: float,
         cancel: CancellationToken | None,
@@ -319,73 +291,22 @@ class McpClient:
         finally:
             unregister()
 
-    def _current(self) -> _Connection:
-        conn = self._conn
-        if conn is None:
-            raise self._error("connect", "not connected")
-        return conn
-
-    def _live_connection(self) -> _Connection:
-        """The live connection, reconnecting once if it was lost."""
-        with self._lock:
-            if self._closed:
-                raise self._error("request", "the client is closed")
-            old = self._conn
-            if old is not None and old.alive:
-                return old
-            if not self.config.reconnect:
-                raise self._error("request", "the connection was lost (reconnect is off)")
-            self._emit(LifecycleEvent(LifecycleKind.RECONNECTING, self.alias, "reconnecting"))
-            self._conn = None
-            if old is not None:
-                old.shutdown(self._error("reconnect", "the connection was lost"))
-            try:
-                self._conn = self._open()
-            except AgentSmithError as err:
-                self._emit(LifecycleEvent(LifecycleKind.RECONNECT_FAILED, self.alias, str(err)))
-                raise self._error("reconnect", f"reconnecting failed: {err}") from err
-            self._emit(LifecycleEvent(LifecycleKind.CONNECTED, self.alias, "reconnected"))
-            return self._conn
-
-    def _reinitialise(self, conn: _Connection, epoch: int) -> None:
-        """Run the handshake again after a stale session (once per stale epoch)."""
-        with self._lock:
-            if conn.epoch != epoch:
-                return  # another thread already did it
-            log.info("MCP server %s dropped the session; initialising again", self.alias)
-            try:
-                self._handshake(conn)
-            except StaleSession as err:  # ``initialized`` found the new session gone too
-                raise self._error("initialize", "the server dropped the new session") from err
-            conn.epoch += 1
-
     # -- opening a connection ---------------------------------------------------
 
-    def _open(self) -> _Connection:
-        """Start a transport, handshake, and list everything (caller holds the lock)."""
-        transport = self._make_transport()
-        conn = _Connection(transport)
-        conn.rpc = JsonRpcPeer(
+    def _make_peer(self, transport: Transport) -> JsonRpcPeer:
+        return JsonRpcPeer(
             self.alias,
             transport.send,
             on_notification=self._on_notification,
             handlers=self._handlers,
             dispatch=self._events.submit,
         )
-        try:
-            transport.start(conn.rpc.handle_frame, lambda err: self._lost(conn, err))
-            self._handshake(conn)
-            self._tools = self._list_tools(conn)
-            self._resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
-            self._prompts = [parse_prompt(p) for p in self._optional_list("prompts", conn)]
-        except StaleSession as err:
-            conn.shutdown(self._error("connect", "session refused"))
-            raise self._error("connect", "the server refused the new session") from err
-        except BaseException:
-            conn.shutdown(self._error("connect", "connecting failed"))
-            raise
-        conn.established = True
-        return conn
+
+    def _list_everything(self, conn: Connection) -> None:
+        """Run on a new connection after its handshake: list what the server offers."""
+        self._tools = self._list_tools(conn)
+        self._resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
+        self._prompts = [parse_prompt(p) for p in self._optional_list("prompts", conn)]
 
     def _make_transport(self) -> Transport:
         if self.config.command:
@@ -400,45 +321,7 @@ class McpClient:
         )
         return transport
 
-    def _handshake(self, conn: _Connection) -> None:
-        from .. import __version__
-
-        result = conn.rpc.request(
-            "initialize",
-            {
-                "protocolVersion": self.config.protocol_version,
-                "capabilities": self._capabilities,
-                "clientInfo": {"name": CLIENT_NAME, "version": __version__},
-            },
-            timeout=self.config.request_timeout,
-        )
-        version = result.get("protocolVersion")
-        if version not in SUPPORTED_PROTOCOL_VERSIONS:
-            raise McpProtocolError(
-                f"MCP server {self.alias!r} chose protocol revision {version!r}; this client "
-                f"speaks {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
-                server=self.alias,
-            )
-        info = result.get("serverInfo")
-        if not isinstance(info, dict):
-            info = {}
-        conn.server_info = ServerInfo(
-            name=str(info.get("name", "")), version=str(info.get("version", "")), raw=result
-        )
-        caps = result.get("capabilities")
-        conn.capabilities = caps if isinstance(caps, dict) else {}
-        conn.protocol_version = str(version)
-        conn.rpc.notify("notifications/initialized")
-        conn.transport.negotiated(conn.protocol_version)
-        log.info(
-            "connected to MCP server %s (%s %s, protocol %s)",
-            self.alias,
-            conn.server_info.name,
-            conn.server_info.version,
-            version,
-        )
-
-    def _list_tools(self, conn: _Connection | None = None) -> list[ToolSchema]:
+    def _list_tools(self, conn: Connection | None = None) -> list[ToolSchema]:
         try:
             raw = self._list_all("tools", conn)
         except McpError as err:
@@ -449,8 +332,8 @@ class McpClient:
         tools = [parse_tool(self.alias, item) for item in raw]
         return [t for t in tools if self.config.allows(t.name)]
 
-    def _optional_list(self, kind: str, conn: _Connection | None = None) -> list[dict[str, Any]]:
-        if kind not in (conn or self._current()).capabilities:
+    def _optional_list(self, kind: str, conn: Connection | None = None) -> list[dict[str, Any]]:
+        if kind not in (conn or self._keeper.current()).capabilities:
             return []
         try:
             return self._list_all(kind, conn)
@@ -458,7 +341,7 @@ class McpClient:
             log.warning("MCP server %s: %s/list failed (%s); empty", self.alias, kind, err)
             return []
 
-    def _list_all(self, kind: str, conn: _Connection | None) -> list[dict[str, Any]]:
+    def _list_all(self, kind: str, conn: Connection | None) -> list[dict[str, Any]]:
         """Every page of ``<kind>/list``, following ``nextCursor`` (each page via _call)."""
         items: list[dict[str, Any]] = []
         cursor: str | None = None
@@ -490,36 +373,11 @@ class McpClient:
         event = Notification(method, params)
         refresh = _REFRESHERS.get(method)
         if refresh is None:
-            self._emit(event)
-            return
-
-        def job() -> None:
-            try:
-                refresh(self)
-            except AgentSmithError as err:
-                level = logging.DEBUG if self._closed else logging.WARNING
-                log.log(level, "MCP server %s: refresh on %s failed: %s", self.alias, method, err)
-            invoke_hook(self._hook, event, name="MCP event hook")
-
-        self._events.submit(job)
-
-    def _lost(self, conn: _Connection, error: Exception | None) -> None:
-        """The transport ended on its own: fail its calls, tell the hook."""
-        if not conn.mark_lost():
-            return
-        why = f"{error}" if error is not None else "the server closed the connection"
-        log.warning("MCP server %s disconnected: %s", self.alias, why)
-        conn.rpc.fail_all(self._error("receive", f"connection lost: {why}"))
-        if conn.established and not self._closed:
-            self._emit(LifecycleEvent(LifecycleKind.DISCONNECTED, self.alias, why))
-
-    def _emit(self, event: McpEvent) -> None:
-        self._events.submit(lambda: invoke_hook(self._hook, event, name="MCP event hook"))
-
-    def _error(self, operation: str, what: str) -> TransportError:
-        return TransportError(
-            f"MCP server {self.alias!r}: {what}", operation=operation, endpoint_or_server=self.alias
-        )
+            self._events.emit(event)
+        else:
+            # A refresh cut short by close() is no news: log it quietly.
+            closed = lambda: self._keeper.closed  # noqa: E731
+            self._events.refresh_then_emit(lambda: refresh(self), event, quiet=closed)
 
     def _refresh_resources(self) -> None:
         self._resources = [parse_resource(r) for r in self._optional_list("resources")]
@@ -533,66 +391,6 @@ _REFRESHERS: dict[str, Callable[[McpClient], object]] = {
     "notifications/resources/list_changed": McpClient._refresh_resources,
     "notifications/prompts/list_changed": McpClient._refresh_prompts,
 }
-
-
-class _Connection:
-    """One transport plus its JSON-RPC peer and what its handshake learned."""
-
-    rpc: JsonRpcPeer
-
-    def __init__(self, transport: Transport) -> None:
-        self.transport = transport
-        self.epoch = 0  # bumped by every re-initialisation after a stale session
-        self.protocol_version = ""
-        self.server_info = ServerInfo("", "")
-        self.capabilities: dict[str, Any] = {}
-        self.established = False  # only a connection that was up can be "disconnected"
-        self._alive = True
-        self._lock = threading.Lock()
-
-    @property
-    def alive(self) -> bool:
-        return self._alive
-
-    def mark_lost(self) -> bool:
-        """Mark the connection dead; True only for the first caller."""
-        with self._lock:
-            was_alive, self._alive = self._alive, False
-            return was_alive
-
-    def shutdown(self, error: AgentSmithError) -> None:
-        self.mark_lost()
-        self.rpc.fail_all(error)
-        self.transport.close()
-
-
-class _EventThread:
-    """Runs jobs (hook calls, refreshes, request handlers) one at a time, in order."""
-
-    def __init__(self, name: str) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def submit(self, job: Callable[[], None]) -> None:
-        self._jobs.put(job)
-
-    def close(self, timeout: float = 10.0) -> None:
-        self._jobs.put(None)
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                log.warning("%s is stuck in a hook or handler; not joined", self._thread.name)
-
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            try:
-                job()
-            except Exception:
-                log.exception("MCP event job failed")
 
 
 def _decline(params: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,14 @@
-"""MCP content blocks as text: text kept, everything else described, never dropped."""
+"""MCP content as text: text kept, everything else described, never dropped.
+
+Also the one place MCP content becomes chat messages (``prompts/get``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..errors import McpError, McpProtocolError
+from ..messages import AssistantMessage, Message, UserMessage
 
 
 def content_text(blocks: object) -> str:
@@ -53,3 +59,28 @@ def _size(data: Any) -> int:
     data = data.strip()
     padding = len(data) - len(data.rstrip("="))
     return max(0, len(data) * 3 // 4 - padding)
+
+
+def prompt_messages(result: dict[str, Any], *, prompt: str, server: str) -> list[Message]:
+    """A ``prompts/get`` result as messages; McpError if a message is not text."""
+    items = result.get("messages")
+    if not isinstance(items, list):
+        raise McpProtocolError(
+            f"MCP server {server!r}: prompts/get result has no list of messages", server=server
+        )
+    messages: list[Message] = []
+    for item in items:
+        content = item.get("content") if isinstance(item, dict) else None
+        if not isinstance(content, dict) or content.get("type") != "text":
+            kind = content.get("type") if isinstance(content, dict) else "missing"
+            raise McpError(
+                f"prompt {prompt!r} of MCP server {server!r} has {kind} content,"
+                " which cannot become a text message",
+                server=server,
+            )
+        text = str(content.get("text", ""))
+        role = item.get("role")
+        messages.append(
+            AssistantMessage(content=text) if role == "assistant" else UserMessage(text)
+        )
+    return messages

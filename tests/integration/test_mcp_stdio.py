@@ -58,7 +58,7 @@ class Recorder:
 
 
 def child_pid(client: McpClient) -> int:
-    transport = client._current().transport
+    transport = client._keeper.current().transport
     assert isinstance(transport, StdioTransport) and transport.pid is not None
     return transport.pid
 
