@@ -1,15 +1,12 @@
 """``agent-smith``: a demo REPL that chats with an agent over an OpenAI-compatible server.
 
-The agent has the two demo tools (``calculator``, ``read_local_file``), the
-bundled example MCP server (``echo``, ``now``) unless ``--no-default-mcp``,
-any ``--mcp`` stdio servers and ``--skill`` folders. Reply tokens stream to
-stdout; tool calls and results are short status lines on stderr, so stdout
-holds only the answers.
-
-Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
-(``agent.cancel()``) and returns to the prompt; Ctrl-C at the prompt discards
-the line. A turn runs on its own thread so that Ctrl-C reaches the main thread
-while it waits, never in the middle of the agent's own locking.
+This module reads the command line and wires the agent up: the endpoint (or a
+local llama.cpp server for ``--serve-model``/``--local``), the two demo tools
+(``calculator``, ``read_local_file``), the bundled example MCP server
+(``echo``, ``now``) unless ``--no-default-mcp``, any ``--mcp`` stdio servers
+and ``--skill`` folders. Every resource it starts is owned by one ExitStack,
+so each is closed on the way out, also after a failed setup step. The loop
+that chats is :class:`~agent_smith.repl.Repl`.
 
 Fatal problems (server unreachable, credentials refused, a server that will
 not take tools, a bad ``--mcp``/``--skill``) print one ``agent-smith: error:``
@@ -24,42 +21,34 @@ import argparse
 import contextlib
 import importlib.util
 import io
-import json
 import logging
 import os
-import queue
 import re
 import shlex
 import sys
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from . import __version__
 from .agent import Agent
 from .config import AgentConfig
 from .demo_tools import demo_tools
 from .errors import (
-    AgentSmithError,
     AgentTimeoutError,
-    CancelledError,
     ConfigError,
-    LlmApiError,
     McpError,
     McpProtocolError,
     SkillError,
     TransportError,
 )
-from .events import FinalAnswer, ToolCallRequested, ToolResultReady
 from .llm.client import LlmClient
-from .llm.events import TokenDelta
 from .local import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
 from .logs import TRACE
 from .mcp.config import ServerConfig
 from .models import DEFAULT_MODEL_NAME, ensure_default_model
+from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 from .runtime import Runtime
+from .skills import Skill, load_skill
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
@@ -68,20 +57,7 @@ SYSTEM_PROMPT = (
 )
 #: Where the bundled example MCP server lives in a source checkout.
 EXAMPLE_MCP_SERVER = Path(__file__).resolve().parent.parent / "examples" / "mcp_server_example.py"
-#: How long the REPL waits for a turn's next event before checking the turn is alive.
-PUMP_SECONDS = 1.0
-#: Longest tool status line written to stderr.
-STATUS_WIDTH = 160
-EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
-
-
-class Fatal(Exception):
-    """A problem that ends the program with one error line (status 1)."""
-
-
-class Quit(Exception):
-    """The user pressed Ctrl-C again while a reply was being cancelled (status 130)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -193,58 +169,6 @@ def mcp_alias(command: Sequence[str], taken: set[str]) -> str:
     return alias
 
 
-def describe_fatal(err: AgentSmithError, endpoint: str) -> str | None:
-    """One line for an error that makes chatting pointless, else None (report and go on)."""
-    if isinstance(err, TransportError):
-        return f"{err}; start llama-server there, pass --endpoint URL, or try --local"
-    if isinstance(err, LlmApiError):
-        if err.http_status in (401, 403):
-            return (
-                f"the server at {endpoint} refused the credentials (HTTP {err.http_status}); "
-                "pass --api-key KEY or set LLAMA_API_KEY"
-            )
-        if _refuses_tools(f"{err} {err.body_excerpt}"):
-            return (
-                f"the server at {endpoint} does not accept tool calls (HTTP {err.http_status}: "
-                f"{_one_line(err.body_excerpt or str(err), 120)}); llama-server needs --jinja "
-                "and a model whose chat template supports tools"
-            )
-        if err.http_status == 404:
-            return (
-                f"no chat-completions API at {endpoint} (HTTP 404); "
-                "check --endpoint (a base URL such as http://127.0.0.1:8080)"
-            )
-    return None
-
-
-def _refuses_tools(text: str) -> bool:
-    """Does an error body say the server or model cannot take the ``tools`` field?
-
-    llama-server without --jinja: "tools param requires --jinja flag"; Ollama:
-    "... does not support tools"; vLLM: "auto tool choice requires
-    --enable-auto-tool-choice". A bare 400 is not enough.
-    """
-    lowered = text.lower()
-    return "tool" in lowered and any(
-        word in lowered for word in ("jinja", "support", "requires", "not allowed", "unsupported")
-    )
-
-
-def _error_text(content: str) -> str:
-    """The message of an error tool result (``{"error": true, "message": ...}``), else as is."""
-    try:
-        payload = json.loads(content)
-    except ValueError:
-        return content
-    message = payload.get("message") if isinstance(payload, dict) else None
-    return message if isinstance(message, str) else content
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def _configure_logging(verbosity: int) -> None:
     if verbosity <= 0:
         return
@@ -254,171 +178,6 @@ def _configure_logging(verbosity: int) -> None:
     root = logging.getLogger("agent_smith")
     root.addHandler(handler)
     root.setLevel(level)
-
-
-@dataclass
-class _Done:
-    """The turn thread finished; ``error`` is what ended it, if anything."""
-
-    error: BaseException | None = None
-
-
-class Repl:
-    """Reads lines, runs each as an agent turn, prints tokens and tool status lines."""
-
-    def __init__(
-        self,
-        agent: Agent,
-        *,
-        endpoint: str,
-        stdin: TextIO,
-        stdout: TextIO,
-        stderr: TextIO,
-        interactive: bool,
-    ) -> None:
-        self.agent = agent
-        self.endpoint = endpoint
-        self._in, self._out, self._err = stdin, stdout, stderr
-        self._interactive = interactive
-        self._turns = 0
-        self._line_open = False  # stdout has text not yet ended by a newline
-        self._streamed = False  # tokens of the current LLM reply were printed
-
-    def run(self, banner: str = "") -> int:
-        """Loop until /exit or end of input; return the exit status."""
-        while True:
-            try:
-                if banner:
-                    shown, banner = banner, ""  # once, even if Ctrl-C lands mid-write
-                    self._err.write(shown + "\n")
-                    self._err.flush()
-                line = self._read_line()
-                if line is None:
-                    return EXIT_OK
-                text = line.strip()
-                if text in ("/exit", "/quit"):
-                    return EXIT_OK
-                if text == "/help":
-                    self._err.write("/exit or Ctrl-D quits; Ctrl-C cancels the current reply.\n")
-                elif text:
-                    self.turn(text)
-            except KeyboardInterrupt:
-                # Outside a reply (at the prompt): discard the line, like any shell.
-                self._end_line()
-                self._err.write("\n")
-                self._err.flush()
-
-    def _read_line(self) -> str | None:
-        if self._interactive:
-            try:
-                return input("> ")
-            except EOFError:
-                self._err.write("\n")
-                return None
-        line = self._in.readline()
-        return line if line else None
-
-    def turn(self, text: str) -> None:
-        """Run one turn; ``Fatal`` when the server is unusable."""
-        events: queue.Queue[object] = queue.Queue()
-        self._turns += 1
-        worker = threading.Thread(
-            target=self._produce,
-            args=(text, events),
-            name=f"agent_smith-cli-turn-{self._turns}",
-            daemon=True,  # only abandoned if the user insists on quitting mid-cancel
-        )
-        worker.start()
-        self._streamed = False
-        cancelling = False
-        done: _Done | None = None
-        while done is None:
-            try:
-                done = self._pump(events, worker)
-            except KeyboardInterrupt:
-                if cancelling:
-                    raise Quit from None  # a second Ctrl-C while cancelling
-                cancelling = True
-                self._status("cancelling the reply (Ctrl-C again to quit)")
-                self.agent.cancel()
-        worker.join()
-        self._end_line()
-        if done.error is not None:
-            self._report(done.error)
-
-    def _pump(self, events: queue.Queue[object], worker: threading.Thread) -> _Done | None:
-        """Show the next event; the turn's outcome once it is over, else None."""
-        try:
-            # The bound only matters if a Ctrl-C swallowed the final _Done:
-            # then the worker is gone and nothing more will come.
-            event = events.get(timeout=PUMP_SECONDS)
-        except queue.Empty:
-            return None if worker.is_alive() or not events.empty() else _Done()
-        if isinstance(event, _Done):
-            return event
-        self._show(event)
-        return None
-
-    def _produce(self, text: str, events: queue.Queue[object]) -> None:
-        error: BaseException | None = None
-        try:
-            for event in self.agent.stream(text):
-                events.put(event)
-        except BaseException as err:  # handed to the main thread, which reports it
-            error = err
-        events.put(_Done(error))
-
-    def _show(self, event: object) -> None:
-        if isinstance(event, TokenDelta):
-            self._streamed = self._streamed or bool(event.text)
-            self._write(event.text)
-        elif isinstance(event, ToolCallRequested):
-            self._streamed = False
-            args = event.call.invalid_arguments or json.dumps(
-                event.call.arguments, ensure_ascii=False
-            )
-            self._status(f"[tool] {event.call.name} {args}")
-        elif isinstance(event, ToolResultReady):
-            message = event.message
-            if message.is_error:
-                text = _error_text(message.content)
-                text = text.removeprefix(f"tool {message.name!r} failed: ")  # said already
-                self._status(f"[tool] {message.name} failed: {text}")
-            else:
-                self._status(f"[tool] {message.name} -> {message.content}")
-        elif isinstance(event, FinalAnswer) and not self._streamed:
-            # Nothing streamed (--no-stream, or a server that sent it whole).
-            self._write(event.message.content or "")
-
-    def _report(self, error: BaseException) -> None:
-        if isinstance(error, CancelledError):
-            self._status("(reply cancelled)")
-            return
-        if not isinstance(error, AgentSmithError):
-            raise error
-        fatal = describe_fatal(error, self.endpoint)
-        if fatal is not None:
-            raise Fatal(fatal) from error
-        self._err.write(f"agent-smith: error: {_one_line(str(error), 400)}\n")
-        self._err.flush()
-
-    def _write(self, text: str) -> None:
-        if not text:
-            return
-        self._out.write(text)
-        self._out.flush()
-        self._line_open = not text.endswith("\n")
-
-    def _end_line(self) -> None:
-        if self._line_open:
-            self._out.write("\n")
-            self._out.flush()
-            self._line_open = False
-
-    def _status(self, text: str) -> None:
-        self._end_line()  # keep a status line off the end of a half-written reply
-        self._err.write(_one_line(text, STATUS_WIDTH) + "\n")
-        self._err.flush()
 
 
 def _start_local_server(args: argparse.Namespace, stack: contextlib.ExitStack) -> str:
@@ -468,13 +227,25 @@ def _connect_mcp(agent: Agent, args: argparse.Namespace) -> list[str]:
     return aliases
 
 
-def _activate_skills(agent: Agent, folders: Sequence[str]) -> None:
-    from .skills import load_skill
-
+def _load_skills(
+    folders: Sequence[str], *, runtime: Runtime, stack: contextlib.ExitStack
+) -> list[tuple[str, Skill]]:
+    """Load every --skill folder, each owned by ``stack`` (which stops its MCP servers)."""
+    skills = []
     for folder in folders:
         try:
-            agent.activate(load_skill(folder))
+            skill = stack.enter_context(load_skill(folder, runtime=runtime))
         except (SkillError, ConfigError, TransportError, McpError, McpProtocolError) as err:
+            raise Fatal(f"--skill {folder}: {err}") from err
+        skills.append((folder, skill))
+    return skills
+
+
+def _activate_skills(agent: Agent, skills: Sequence[tuple[str, Skill]]) -> None:
+    for folder, skill in skills:
+        try:
+            agent.activate(skill)
+        except SkillError as err:  # e.g. a context over skill_context_max_bytes
             raise Fatal(f"--skill {folder}: {err}") from err
 
 
@@ -508,6 +279,9 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         llm = LlmClient(endpoint, args.model, api_key=args.api_key, runtime=runtime)
     except (ConfigError, ValueError) as err:  # ValueError: an endpoint that is no URL
         raise Fatal(str(err)) from err
+    # Loaded before the agent so that the stack closes the agent first, then
+    # the skills' MCP servers it was using; also on any failure below.
+    skills = _load_skills(args.skill, runtime=runtime, stack=stack)
     agent = stack.enter_context(
         Agent(
             llm,
@@ -518,7 +292,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         )
     )
     aliases = _connect_mcp(agent, args)
-    _activate_skills(agent, args.skill)
+    _activate_skills(agent, skills)
     interactive = sys.stdin.isatty()
     if interactive:
         with contextlib.suppress(ImportError):
@@ -536,5 +310,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stdout=sys.stdout,
         stderr=sys.stderr,
         interactive=interactive,
+        retry_notes=not args.verbose,  # -v already logs each retry
     )
     return repl.run(banner)
