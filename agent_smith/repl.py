@@ -62,7 +62,7 @@ def describe_fatal(err: AgentSmithError, endpoint: str) -> str | None:
         if _refuses_tools(f"{err} {err.body_excerpt}"):
             return (
                 f"the server at {endpoint} does not accept tool calls (HTTP {err.http_status}: "
-                f"{one_line(err.body_excerpt or str(err), 120)}); llama-server needs --jinja "
+                f"{_one_line(err.body_excerpt or str(err), 120)}); llama-server needs --jinja "
                 "and a model whose chat template supports tools"
             )
         if err.http_status == 404:
@@ -96,8 +96,7 @@ def _error_text(content: str) -> str:
     return message if isinstance(message, str) else content
 
 
-def one_line(text: str, width: int) -> str:
-    """``text`` with its whitespace folded to single spaces, cut to ``width`` with an ellipsis."""
+def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
@@ -288,7 +287,7 @@ class Repl:
         fatal = describe_fatal(error, self.endpoint)
         if fatal is not None:
             raise Fatal(fatal) from error
-        self._err.write(f"agent-smith: error: {one_line(str(error), NOTICE_WIDTH)}\n")
+        self._err.write(f"agent-smith: error: {_one_line(str(error), NOTICE_WIDTH)}\n")
         self._err.flush()
 
     def _write(self, text: str) -> None:
@@ -306,5 +305,5 @@ class Repl:
 
     def _status(self, text: str, *, width: int = STATUS_WIDTH) -> None:
         self._end_line()  # keep a status line off the end of a half-written reply
-        self._err.write(one_line(text, width) + "\n")
+        self._err.write(_one_line(text, width) + "\n")
         self._err.flush()

@@ -150,23 +150,26 @@ def test_repl_prints_the_final_answer_when_nothing_streamed() -> None:
     assert out.getvalue() == "Whole answer.\n"
 
 
-def test_repl_marks_failed_tools_and_keeps_status_lines_on_one_line() -> None:
-    call = ToolCall("c", "read_local_file", {"path": "../x"})
-    failed = ToolMessage("c", "read_local_file", "refused\nsecond line", is_error=True)
-    agent = _FakeAgent([ToolCallRequested(call), ToolResultReady(failed)])
-    repl, _, err = _repl(agent, "read ../x\n")
+@pytest.mark.parametrize(
+    ("tool", "content", "shown"),
+    [
+        ("read_local_file", "refused\nsecond line", "refused second line"),
+        (
+            "calculator",
+            '{"error": true, "message": "tool \'calculator\' failed: division by zero"}',
+            "division by zero",
+        ),
+    ],
+    ids=["kept-on-one-line", "only-the-message-of-an-error-payload"],
+)
+def test_repl_shows_a_failed_tool_in_one_line_with_only_its_message(
+    tool: str, content: str, shown: str
+) -> None:
+    failed = ToolMessage("c", tool, content, is_error=True)
+    agent = _FakeAgent([ToolCallRequested(ToolCall("c", tool, {})), ToolResultReady(failed)])
+    repl, _, err = _repl(agent, "go\n")
     repl.run()
-    assert err.getvalue().splitlines()[-1] == "[tool] read_local_file failed: refused second line"
-
-
-def test_repl_shows_only_the_message_of_an_error_payload() -> None:
-    call = ToolCall("c", "calculator", {"expression": "1/0"})
-    content = '{"error": true, "message": "tool \'calculator\' failed: division by zero"}'
-    failed = ToolMessage("c", "calculator", content, is_error=True)
-    agent = _FakeAgent([ToolCallRequested(call), ToolResultReady(failed)])
-    repl, _, err = _repl(agent, "1/0?\n")
-    repl.run()
-    assert err.getvalue().splitlines()[-1] == "[tool] calculator failed: division by zero"
+    assert err.getvalue().splitlines()[-1] == f"[tool] {tool} failed: {shown}"
 
 
 def test_repl_ends_a_half_written_reply_before_a_status_line() -> None:
