@@ -10,13 +10,10 @@ and ``initialize`` are sent and read in the caller's thread.
 
 If an SSE response stream ends before its response arrived, the stream is
 resumed with ``GET`` and ``Last-Event-ID`` after the server's ``retry`` delay
-(SEP-1699); a stream that never carried an event id cannot be resumed and the
-send fails.
-
-After ``initialized`` a thread holds the optional GET listening stream open so
-server requests and ``list_changed`` notifications reach the client between
-calls; 405 (or any other refusal) means the server does not offer one. A
-dropped listening stream is resumed the same way.
+(SEP-1699; reading and resuming streams is :mod:`.sse`); a stream that never
+carried an event id cannot be resumed and the send fails. After
+``initialized`` the GET listening stream (:mod:`.listener`) carries server
+messages between calls.
 
 A 404, or a 400 naming the session, while a session id is held raises
 :class:`~agent_smith.mcp.transport.StaleSession`; the client initialises again.
@@ -24,23 +21,29 @@ A 404, or a 400 naming the session, while a session id is held raises
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import logging
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import requests
-from sseclient import SSEClient
 
-from ..errors import AgentSmithError, McpProtocolError, TransportError
+from ..errors import AgentSmithError, McpProtocolError
 from ..logs import redact, redact_headers, trace
 from ..text import truncate_utf8
+from .listener import GetStreamListener
+from .sse import (
+    NOTHING,
+    StreamPosition,
+    content_type,
+    pump,
+    resume_until,
+    socket_of,
+    wake_reader,
+)
 from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport, encode_frame
 
 if TYPE_CHECKING:
@@ -50,9 +53,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _ACCEPT_POST = "application/json, text/event-stream"
-_NOTHING = object()  # an id no response carries: read a stream to its end
-_DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server named no delay
-_MAX_RESUMES = 5  # resumptions in a row that delivered nothing before giving up
 _EXCERPT_BYTES = 300
 # How long send() waits for a request's status before leaving it to its thread.
 _HEADER_GRACE = 0.5
@@ -62,44 +62,6 @@ _CONNECT_TIMEOUT = 10.0
 _READ_MARGIN = 5.0
 _DELETE_TIMEOUT = 5.0
 _JOIN_TIMEOUT = 10.0
-
-
-@dataclass
-class _SseEvent:
-    """One SSE event, including the data-less ones sseclient-py does not yield."""
-
-    data: str
-    id: str | None
-    retry: int | None
-
-
-class _SseReader(SSEClient):
-    """sseclient-py's framing, yielding every event so ``id``/``retry`` are never lost.
-
-    ``SSEClient.events()`` drops events without data, but per the SSE rules
-    their ``id`` and ``retry`` still count, and MCP servers send exactly such
-    "priming" events so a client can resume a stream (SEP-1699).
-    """
-
-    def all_events(self) -> Iterator[_SseEvent]:
-        # _read() is sseclient-py's chunk stitching (not in its stubs); we parse the fields.
-        for block in self._read():  # type: ignore[attr-defined]
-            data: list[str] = []
-            event_id: str | None = None
-            retry: int | None = None
-            for raw in block.splitlines():
-                line = raw.decode("utf-8", errors="replace")
-                if not line or line.startswith(":"):
-                    continue  # blank line or comment
-                field, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if field == "data":
-                    data.append(value)
-                elif field == "id" and "\0" not in value:
-                    event_id = value
-                elif field == "retry" and value.isdigit():
-                    retry = int(value)
-            yield _SseEvent("\n".join(data), event_id, retry)
 
 
 class _Handoff:
@@ -127,14 +89,6 @@ class _Handoff:
             return self._error
 
 
-class _Stream:
-    """Where a resumable SSE stream got to: last event id and the server's retry delay."""
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry = _DEFAULT_RETRY
-
-
 class StreamableHttpTransport(Transport):
     """MCP Streamable HTTP client transport on ``runtime.session``.
 
@@ -150,6 +104,7 @@ class StreamableHttpTransport(Transport):
         self.server = config.alias
         self._config = config
         self._url: str = config.url
+        self.where = config.url
         self._timeout = float(config.request_timeout)
         self._session = runtime.session
         # The GET stream holds a connection for its whole life: keep it out of the shared pool.
@@ -159,9 +114,11 @@ class StreamableHttpTransport(Transport):
         self._protocol_version: str | None = None
         self._on_frame: FrameHandler | None = None
         self._closing = threading.Event()
-        self._listener: threading.Thread | None = None
-        self._listener_stop = threading.Event()
-        self._listen_response: requests.Response | None = None
+        self._listener = GetStreamListener(
+            self.server,
+            open_stream=lambda last_id: self._open_get(last_id, self._listen_session),
+            read_stream=lambda response, position: self._pump(response, position, want=NOTHING),
+        )
         # POST bodies and resumed streams being read now: close() shuts them to wake readers.
         self._open: set[requests.Response] = set()
         self._readers: set[threading.Thread] = set()
@@ -253,15 +210,15 @@ class StreamableHttpTransport(Transport):
                 handoff.report(None)
             if response.status_code == 202:
                 return
-            if handoff is not None and _content_type(response) == "text/event-stream":
+            if handoff is not None and content_type(response) == "text/event-stream":
                 # The caller's budget governs from here: no read timeout on the stream.
-                sock = _socket_of(response)
+                sock = socket_of(response)
                 if sock is not None:
                     sock.settimeout(None)
-                stream = _Stream()
-                if not self._pump(response, stream, want=frame["id"]):
+                position = StreamPosition()
+                if not self._pump(response, position, want=frame["id"]):
                     response.close()
-                    self._resume_until(stream, want=frame["id"])
+                    self._resume_until(position, want=frame["id"])
                 return
             self._read_body(response, want=frame.get("id"), waiting=handoff is not None)
 
@@ -300,29 +257,20 @@ class StreamableHttpTransport(Transport):
         """Send ``protocol_version`` from now on and open the GET listening stream."""
         with self._lock:
             self._protocol_version = protocol_version
-        self._stop_listener()
         if self._closing.is_set():
             return
-        self._listener_stop = threading.Event()
-        thread = threading.Thread(
-            target=self._listen,
-            args=(self._listener_stop,),
-            name=f"agent_smith-mcp-listen-{self.server}",
-            daemon=True,  # joined in close(); daemon only so a forgotten client cannot hang exit
-        )
-        self._listener = thread
-        thread.start()
+        self._listener.start()
 
     def close(self) -> None:
         """Stop the listening thread, end the session with DELETE, release connections."""
         if self._closing.is_set():
             return
         self._closing.set()
-        self._stop_listener()
+        self._listener.stop()
         with self._lock:
             open_now = list(self._open)
         for response in open_now:
-            _shutdown(response)
+            wake_reader(response)
         with self._lock:
             readers = list(self._readers)
         for thread in readers:
@@ -335,9 +283,9 @@ class StreamableHttpTransport(Transport):
     # -- POST bodies -------------------------------------------------------------
 
     def _read_body(self, response: requests.Response, *, want: Any, waiting: bool) -> None:
-        ctype = _content_type(response)
+        ctype = content_type(response)
         if ctype == "text/event-stream":  # an SSE answer to a notification: read it inline
-            self._pump(response, _Stream(), want=_NOTHING)
+            self._pump(response, StreamPosition(), want=NOTHING)
             return
         try:
             raw = response.content
@@ -358,86 +306,24 @@ class StreamableHttpTransport(Transport):
         for item in parsed if isinstance(parsed, list) else [parsed]:
             self._deliver(item)
 
-    def _pump(self, response: requests.Response, stream: _Stream, *, want: Any) -> bool:
-        """Feed one SSE body to on_frame; True once the response with id ``want`` passed."""
-        reader = _SseReader(_chunks(response))
-        try:
-            for event in reader.all_events():
-                if event.id is not None:
-                    stream.last_event_id = event.id
-                if event.retry is not None:
-                    stream.retry = event.retry / 1000.0
-                if not event.data.strip():
-                    continue
-                try:
-                    parsed = json.loads(event.data)
-                except ValueError:
-                    log.warning("MCP server %s sent an SSE event that is not JSON", self.server)
-                    continue
-                got = False
-                for item in parsed if isinstance(parsed, list) else [parsed]:
-                    self._deliver(item)
-                    got = got or _is_response_to(item, want)
-                if got:
-                    return True
-        except (requests.RequestException, OSError, ValueError) as err:
-            # Also how close() wakes a blocked reader: the caller checks _closing.
-            log.debug("SSE stream from %s ended: %s", self.server, type(err).__name__)
-        return False
+    def _pump(self, response: requests.Response, position: StreamPosition, *, want: Any) -> bool:
+        return pump(response, position, self._deliver, want=want, server=self.server)
 
-    def _resume_until(self, stream: _Stream, *, want: Any) -> None:
+    def _resume_until(self, position: StreamPosition, *, want: Any) -> None:
         """Resume a POST's SSE stream with GET + Last-Event-ID until ``want`` is answered."""
-        for _ in range(_MAX_RESUMES):
-            if stream.last_event_id is None:
-                raise self._error("send", "SSE stream ended before the response")
-            if self._closing.wait(stream.retry):
-                raise self._error("send", "transport closed while resuming a stream")
-            before = stream.last_event_id
-            response = self._open_get(stream.last_event_id, self._session)
+
+        def reopen(last_event_id: str) -> bool | None:
+            response = self._open_get(last_event_id, self._session)
             if response is None:
-                raise self._error("send", "SSE stream ended and the server refused to resume it")
+                return None
             with self._tracked(response):
-                if self._pump(response, stream, want=want):
-                    return
-            if stream.last_event_id == before:
-                continue  # nothing new came; counts against the budget
-        raise self._error("send", "SSE stream kept ending before the response")
+                return self._pump(response, position, want=want)
 
-    # -- GET listening stream ----------------------------------------------------
+        resume_until(
+            position, reopen, closing=self._closing, fail=lambda why: self._error("send", why)
+        )
 
-    def _listen(self, stop: threading.Event) -> None:
-        stream = _Stream()
-        failures = 0
-        while not stop.is_set():
-            try:
-                response = self._open_get(stream.last_event_id, self._listen_session)
-            except TransportError as err:
-                response = None
-                failures += 1
-                log.debug("GET stream of %s failed: %s", self.server, err)
-                if failures >= _MAX_RESUMES:
-                    log.warning("GET stream of %s: giving up after %d tries", self.server, failures)
-                    return
-            else:
-                if response is None:
-                    return  # not offered
-                with self._lock:
-                    self._listen_response = response
-                before = stream.last_event_id
-                try:
-                    if not stop.is_set():  # stop was set before we registered: do not block
-                        self._pump(response, stream, want=_NOTHING)
-                finally:
-                    with self._lock:
-                        self._listen_response = None
-                    response.close()
-                failures = 0 if stream.last_event_id != before else failures + 1
-                if failures >= _MAX_RESUMES:
-                    log.warning("GET stream of %s keeps ending without events", self.server)
-                    return
-            if stop.wait(stream.retry):
-                return
-            log.debug("resuming GET stream of %s after %s", self.server, stream.last_event_id)
+    # -- GET streams -------------------------------------------------------------
 
     def _open_get(
         self, last_event_id: str | None, session: requests.Session
@@ -453,7 +339,7 @@ class StreamableHttpTransport(Transport):
             )
         except requests.RequestException as err:
             raise self._error("listen", f"GET failed: {type(err).__name__}") from err
-        ctype = _content_type(response)
+        ctype = content_type(response)
         if response.status_code == 405:
             log.debug("MCP server %s offers no GET stream (405)", self.server)
         elif not response.ok or ctype != "text/event-stream":
@@ -462,20 +348,6 @@ class StreamableHttpTransport(Transport):
             return response
         response.close()
         return None
-
-    def _stop_listener(self) -> None:
-        thread = self._listener
-        if thread is None:
-            return
-        self._listener_stop.set()
-        with self._lock:
-            response = self._listen_response
-        if response is not None:
-            _shutdown(response)  # wakes the thread blocked reading it
-        thread.join(_JOIN_TIMEOUT)
-        if thread.is_alive():
-            log.warning("GET stream thread of %s did not stop", self.server)
-        self._listener = None
 
     # -- helpers -----------------------------------------------------------------
 
@@ -546,44 +418,6 @@ class StreamableHttpTransport(Transport):
         if response.status_code not in (200, 202, 204, 405):
             log.debug("DELETE of %s session answered %d", self.server, response.status_code)
 
-    def _error(self, operation: str, what: str) -> TransportError:
-        return TransportError(
-            f"MCP server {self.server} ({self._url}): {what}",
-            operation=operation,
-            endpoint_or_server=self.server,
-        )
-
-
-def _is_response_to(item: Any, want: Any) -> bool:
-    # Ids may be 0: compare, never test for truthiness.
-    return (
-        isinstance(item, dict)
-        and "method" not in item
-        and ("result" in item or "error" in item)
-        and item.get("id") == want
-        and type(item.get("id")) is type(want)
-    )
-
-
-def _content_type(response: requests.Response) -> str:
-    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-
-
-def _chunks(response: requests.Response) -> Iterator[bytes]:
-    """The body's bytes as they arrive (never waiting to fill a buffer)."""
-    raw = response.raw
-    read1 = getattr(raw, "read1", None)
-    if getattr(raw, "chunked", False) or read1 is None:
-        # Each HTTP chunk is yielded as soon as it is complete.
-        yield from response.iter_content(chunk_size=None)
-        return
-    # A body delimited by the connection closing: iter_content(None) would read to EOF.
-    while True:
-        data = read1(65536, decode_content=True)
-        if not data:
-            return
-        yield data
-
 
 def _excerpt(response: requests.Response) -> str:
     """A short, redacted, one-line excerpt of an error body."""
@@ -593,28 +427,3 @@ def _excerpt(response: requests.Response) -> str:
         return "<body unreadable>"
     shown = redact(text)
     return " ".join(truncate_utf8(str(shown), _EXCERPT_BYTES).split())
-
-
-def _shutdown(response: requests.Response) -> None:
-    """Wake a thread blocked reading ``response`` by shutting its socket down.
-
-    Closing a socket from another thread does not interrupt a blocked recv()
-    on Linux; shutdown() does.
-    """
-    sock = _socket_of(response)
-    if sock is not None:
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
-    else:
-        response.close()
-
-
-def _socket_of(response: requests.Response) -> socket.socket | None:
-    raw = response.raw
-    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if isinstance(sock, socket.socket):
-        return sock
-    fp = getattr(getattr(getattr(raw, "_fp", None), "fp", None), "raw", None)
-    sock = getattr(fp, "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None

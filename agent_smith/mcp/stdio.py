@@ -36,6 +36,7 @@ class StdioTransport(Transport):
 
     def __init__(self, config: ServerConfig) -> None:
         self.server = config.alias
+        self.where = "stdio"
         self._config = config
         self._process: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
@@ -194,10 +195,3 @@ class StdioTransport(Transport):
                 process.kill()
         except (ProcessLookupError, PermissionError):
             pass  # already gone
-
-    def _error(self, operation: str, what: str) -> TransportError:
-        return TransportError(
-            f"MCP server {self.server!r} (stdio): {what}",
-            operation=operation,
-            endpoint_or_server=self.server,
-        )

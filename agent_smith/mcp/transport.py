@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..errors import McpError
+from ..errors import McpError, TransportError
 
 Frame = dict[str, Any]
 FrameHandler = Callable[[Frame], None]
@@ -63,6 +63,8 @@ class Transport(ABC):
 
     #: What error messages and logs call the server (its alias).
     server: str
+    #: Where the server is, for error messages ("stdio", its URL).
+    where: str = ""
 
     @abstractmethod
     def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
@@ -89,3 +91,12 @@ class Transport(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release everything: threads joined, child reaped, session deleted."""
+
+    def _error(self, operation: str, what: str) -> TransportError:
+        """A TransportError about this server, saying where it is."""
+        place = f" ({self.where})" if self.where else ""
+        return TransportError(
+            f"MCP server {self.server!r}{place}: {what}",
+            operation=operation,
+            endpoint_or_server=self.server,
+        )

@@ -1,0 +1,210 @@
+"""Reading MCP's SSE streams: every event (id and retry included), frames out, resumption.
+
+Streamable HTTP answers a POST, and holds the GET listening stream open, as
+Server-Sent Events. :func:`pump` feeds one such body to the frame handler as
+bytes arrive; :class:`StreamPosition` remembers the last event id and the
+server's ``retry`` delay so :func:`resume_until` can pick a dropped stream up
+again with ``Last-Event-ID`` (SEP-1699). :func:`wake_reader` lets another
+thread unblock a reader stuck on a silent stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+import urllib3.exceptions
+from sseclient import SSEClient
+
+log = logging.getLogger(__name__)
+
+#: An id no response carries: :func:`pump` reads the stream to its end.
+NOTHING = object()
+DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server named no delay
+MAX_RESUMES = 5  # resumptions in a row that delivered nothing before giving up
+
+
+@dataclass
+class SseEvent:
+    """One SSE event, including the data-less ones sseclient-py does not yield."""
+
+    data: str
+    id: str | None
+    retry: int | None
+
+
+class SseReader(SSEClient):
+    """sseclient-py's framing, yielding every event so ``id``/``retry`` are never lost.
+
+    ``SSEClient.events()`` drops events without data, but per the SSE rules
+    their ``id`` and ``retry`` still count, and MCP servers send exactly such
+    "priming" events so a client can resume a stream (SEP-1699).
+    """
+
+    def all_events(self) -> Iterator[SseEvent]:
+        # _read() is sseclient-py's chunk stitching (not in its stubs); we parse the fields.
+        for block in self._read():  # type: ignore[attr-defined]
+            data: list[str] = []
+            event_id: str | None = None
+            retry: int | None = None
+            for raw in block.splitlines():
+                line = raw.decode("utf-8", errors="replace")
+                if not line or line.startswith(":"):
+                    continue  # blank line or comment
+                field, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if field == "data":
+                    data.append(value)
+                elif field == "id" and "\0" not in value:
+                    event_id = value
+                elif field == "retry" and value.isdigit():
+                    retry = int(value)
+            yield SseEvent("\n".join(data), event_id, retry)
+
+
+class StreamPosition:
+    """Where a resumable SSE stream got to: last event id and the server's retry delay."""
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry = DEFAULT_RETRY
+
+
+def pump(
+    response: requests.Response,
+    position: StreamPosition,
+    deliver: Callable[[Any], None],
+    *,
+    want: Any,
+    server: str,
+) -> bool:
+    """Feed one SSE body's frames to ``deliver``; True once the response with id ``want`` passed.
+
+    A stream that breaks (or that another thread woke with :func:`wake_reader`)
+    just ends: the caller decides whether to resume it.
+    """
+    reader = SseReader(read_chunks(response))
+    try:
+        for event in reader.all_events():
+            if event.id is not None:
+                position.last_event_id = event.id
+            if event.retry is not None:
+                position.retry = event.retry / 1000.0
+            if not event.data.strip():
+                continue
+            try:
+                parsed = json.loads(event.data)
+            except ValueError:
+                log.warning("MCP server %s sent an SSE event that is not JSON", server)
+                continue
+            got = False
+            for item in parsed if isinstance(parsed, list) else [parsed]:
+                deliver(item)
+                got = got or is_response_to(item, want)
+            if got:
+                return True
+    except (
+        requests.RequestException,
+        urllib3.exceptions.HTTPError,  # read1() below requests raises urllib3's own errors
+        OSError,
+        ValueError,
+    ) as err:
+        log.debug("SSE stream from %s ended: %s", server, type(err).__name__)
+    return False
+
+
+def resume_until(
+    position: StreamPosition,
+    reopen: Callable[[str], bool | None],
+    *,
+    closing: threading.Event,
+    fail: Callable[[str], Exception],
+) -> None:
+    """Resume a stream until its awaited response arrived.
+
+    Waits the server's ``retry`` delay, then calls ``reopen(last_event_id)``:
+    True when the response came, False when the stream ended again first,
+    None when the server refused to resume. Raises ``fail(why)`` when the
+    stream carried no event id, was refused, kept ending without news, or
+    ``closing`` was set.
+    """
+    for _ in range(MAX_RESUMES):
+        if position.last_event_id is None:
+            raise fail("SSE stream ended before the response")
+        if closing.wait(position.retry):
+            raise fail("transport closed while resuming a stream")
+        before = position.last_event_id
+        answered = reopen(position.last_event_id)
+        if answered is None:
+            raise fail("SSE stream ended and the server refused to resume it")
+        if answered:
+            return
+        if position.last_event_id == before:
+            continue  # nothing new came; counts against the budget
+    raise fail("SSE stream kept ending before the response")
+
+
+def is_response_to(item: Any, want: Any) -> bool:
+    """Whether ``item`` is the response (result or error) to request id ``want``."""
+    # Ids may be 0: compare, never test for truthiness.
+    return (
+        isinstance(item, dict)
+        and "method" not in item
+        and ("result" in item or "error" in item)
+        and item.get("id") == want
+        and type(item.get("id")) is type(want)
+    )
+
+
+def content_type(response: requests.Response) -> str:
+    """The response's media type, lower case, without parameters."""
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def read_chunks(response: requests.Response) -> Iterator[bytes]:
+    """The body's bytes as they arrive (never waiting to fill a buffer)."""
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if getattr(raw, "chunked", False) or read1 is None:
+        # Each HTTP chunk is yielded as soon as it is complete.
+        yield from response.iter_content(chunk_size=None)
+        return
+    # A body delimited by the connection closing: iter_content(None) would read to EOF.
+    while True:
+        data = read1(65536, decode_content=True)
+        if not data:
+            return
+        yield data
+
+
+def wake_reader(response: requests.Response) -> None:
+    """Wake a thread blocked reading ``response`` by shutting its socket down.
+
+    Closing a socket from another thread does not interrupt a blocked recv()
+    on Linux; shutdown() does.
+    """
+    sock = socket_of(response)
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
+    else:
+        response.close()
+
+
+def socket_of(response: requests.Response) -> socket.socket | None:
+    """The socket under a streamed response, if it can be found."""
+    raw = response.raw
+    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if isinstance(sock, socket.socket):
+        return sock
+    fp = getattr(getattr(getattr(raw, "_fp", None), "fp", None), "raw", None)
+    sock = getattr(fp, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
