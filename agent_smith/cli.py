@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--serve-model",
         metavar="PATH.gguf",
-        help="run llama.cpp's server in-process on this GGUF model (needs agent-smith[local])",
+        help="serve this GGUF model with a local llama.cpp server (needs agent-smith[local])",
     )
     where.add_argument(
         "--local",
