@@ -1,12 +1,15 @@
-"""agent_smith: synchronous, threaded LLM agents for plain Python."""
+"""agent_smith: synchronous, threaded LLM agents for plain Python.
+
+Public names are imported on first use (PEP 562), so ``import agent_smith``
+stays cheap for scripts and CLIs that only need part of the library.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import TYPE_CHECKING, Any
 
-from .agent import Agent, AgentRequest
-from .cancellation import CancellationSource, CancellationToken
-from .config import AgentConfig
 from .errors import (
     AgentBusyError,
     AgentSmithError,
@@ -23,66 +26,177 @@ from .errors import (
     TransportError,
     TruncatedReplyError,
 )
-from .events import (
-    AgentEvent,
-    AgentHooks,
-    AssistantTurn,
-    FinalAnswer,
-    SubAgentEvent,
-    ToolCallRequested,
-    ToolResultReady,
+from .logs import (
+    TRACE,
+    redact,
+    redact_headers,
 )
-from .llm.client import LlmClient
-from .llm.events import (
-    Finished,
-    ReasoningDelta,
-    StreamEvent,
-    TokenDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
-from .llm.request import LlmRequest, LlmResponse, SamplingParams
-from .llm.retry import RetryPolicy
-from .local import LocalLlamaServer
-from .logs import TRACE, redact, redact_headers
-from .mcp import (
-    LifecycleEvent,
-    LifecycleKind,
-    McpClient,
-    McpEvent,
-    Notification,
-    ServerConfig,
-)
-from .memory import FullMemory, Memory, RollingWindowMemory, SummaryMemory, strip_orphans
-from .messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    TokenUsage,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    message_from_openai,
-    messages_from_json,
-    messages_to_json,
-)
-from .models import ensure_default_model
-from .runtime import Runtime, default_runtime
-from .skills import (
-    Skill,
-    compose_system_prompt,
-    load_skill,
-    normalize_skill_name,
-    skill_context_bytes,
-)
-from .subagents import SubAgentSpec, SubAgentTool
-from .tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
-from .tools.function import FunctionTool, make_tool, tool
-from .tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from .agent import Agent, AgentRequest
+    from .cancellation import CancellationSource, CancellationToken
+    from .config import AgentConfig
+    from .events import (
+        AgentEvent,
+        AgentHooks,
+        AssistantTurn,
+        FinalAnswer,
+        SubAgentEvent,
+        ToolCallRequested,
+        ToolResultReady,
+    )
+    from .llm.client import LlmClient
+    from .llm.events import (
+        Finished,
+        ReasoningDelta,
+        StreamEvent,
+        TokenDelta,
+        ToolCallCompleted,
+        ToolCallStarted,
+    )
+    from .llm.request import (
+        LlmRequest,
+        LlmResponse,
+        SamplingParams,
+    )
+    from .llm.retry import RetryPolicy
+    from .local import LocalLlamaServer
+    from .mcp import (
+        LifecycleEvent,
+        LifecycleKind,
+        McpClient,
+        McpEvent,
+        Notification,
+        ServerConfig,
+    )
+    from .memory import (
+        FullMemory,
+        Memory,
+        RollingWindowMemory,
+        SummaryMemory,
+        strip_orphans,
+    )
+    from .messages import (
+        AssistantMessage,
+        Message,
+        SystemMessage,
+        TokenUsage,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+        message_from_openai,
+        messages_from_json,
+        messages_to_json,
+    )
+    from .models import ensure_default_model
+    from .runtime import Runtime, default_runtime
+    from .skills import (
+        Skill,
+        compose_system_prompt,
+        load_skill,
+        normalize_skill_name,
+        skill_context_bytes,
+    )
+    from .subagents import SubAgentSpec, SubAgentTool
+    from .tools.base import (
+        Tool,
+        ToolContext,
+        ToolOptions,
+        ToolResult,
+        ToolSchema,
+    )
+    from .tools.function import (
+        FunctionTool,
+        make_tool,
+        tool,
+    )
+    from .tools.registry import ToolRegistry
 
 __version__ = "0.1.0"
 
 logging.getLogger("agent_smith").addHandler(logging.NullHandler())
+
+# Where each lazily imported public name lives.
+_LAZY: dict[str, str] = {
+    "Agent": "agent",
+    "AgentRequest": "agent",
+    "CancellationSource": "cancellation",
+    "CancellationToken": "cancellation",
+    "AgentConfig": "config",
+    "AgentEvent": "events",
+    "AgentHooks": "events",
+    "AssistantTurn": "events",
+    "FinalAnswer": "events",
+    "SubAgentEvent": "events",
+    "ToolCallRequested": "events",
+    "ToolResultReady": "events",
+    "LlmClient": "llm.client",
+    "Finished": "llm.events",
+    "ReasoningDelta": "llm.events",
+    "StreamEvent": "llm.events",
+    "TokenDelta": "llm.events",
+    "ToolCallCompleted": "llm.events",
+    "ToolCallStarted": "llm.events",
+    "LlmRequest": "llm.request",
+    "LlmResponse": "llm.request",
+    "SamplingParams": "llm.request",
+    "RetryPolicy": "llm.retry",
+    "LocalLlamaServer": "local",
+    "LifecycleEvent": "mcp",
+    "LifecycleKind": "mcp",
+    "McpClient": "mcp",
+    "McpEvent": "mcp",
+    "Notification": "mcp",
+    "ServerConfig": "mcp",
+    "FullMemory": "memory",
+    "Memory": "memory",
+    "RollingWindowMemory": "memory",
+    "SummaryMemory": "memory",
+    "strip_orphans": "memory",
+    "AssistantMessage": "messages",
+    "Message": "messages",
+    "SystemMessage": "messages",
+    "TokenUsage": "messages",
+    "ToolCall": "messages",
+    "ToolMessage": "messages",
+    "UserMessage": "messages",
+    "message_from_openai": "messages",
+    "messages_from_json": "messages",
+    "messages_to_json": "messages",
+    "ensure_default_model": "models",
+    "Runtime": "runtime",
+    "default_runtime": "runtime",
+    "Skill": "skills",
+    "compose_system_prompt": "skills",
+    "load_skill": "skills",
+    "normalize_skill_name": "skills",
+    "skill_context_bytes": "skills",
+    "SubAgentSpec": "subagents",
+    "SubAgentTool": "subagents",
+    "Tool": "tools.base",
+    "ToolContext": "tools.base",
+    "ToolOptions": "tools.base",
+    "ToolResult": "tools.base",
+    "ToolSchema": "tools.base",
+    "FunctionTool": "tools.function",
+    "make_tool": "tools.function",
+    "tool": "tools.function",
+    "ToolRegistry": "tools.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_smith' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "TRACE",

@@ -46,8 +46,6 @@ from .logs import invoke_hook
 from .memory import FullMemory, Memory
 from .messages import AssistantMessage, Message, SystemMessage, TokenUsage, UserMessage
 from .runtime import Runtime, default_runtime
-from .skills import Skill
-from .subagents import SubAgentSpec, SubAgentTool
 from .tools.base import Tool, ToolOptions
 from .tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from .tools.function import make_tool
@@ -59,6 +57,8 @@ if TYPE_CHECKING:
     from .llm.client import LlmClient
     from .mcp.client import McpClient
     from .mcp.config import ServerConfig
+    from .skills import Skill
+    from .subagents import SubAgentSpec
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +180,8 @@ class Agent:
         self, spec: SubAgentSpec, *, llm: LlmClient | None = None, timeout: float | None = None
     ) -> Tool:
         """Give the model a sub-agent built from ``spec`` as a tool (see :mod:`.subagents`)."""
+        from .subagents import SubAgentTool
+
         return self.add_tool(SubAgentTool(spec, llm, timeout=timeout))
 
     def remove_tool(self, name: str) -> None:

@@ -24,14 +24,15 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .errors import SkillError
-from .mcp.adapter import adapt_client_tools
-from .mcp.events import McpEvent, Notification
-from .skills import Skill, compose_system_prompt, normalize_skill_name, skill_context_bytes
 from .tools.base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .tools.registry import ToolRegistry
 
+# The MCP and skills packages load only once an agent uses them: most agents
+# have neither, and they are a good part of the import time (docs/benchmarks.md).
 if TYPE_CHECKING:
     from .mcp.client import McpClient
+    from .mcp.events import McpEvent
+    from .skills import Skill
 
 log = logging.getLogger("agent_smith.skill")
 
@@ -74,7 +75,7 @@ class McpHook:
 
     def __call__(self, event: McpEvent) -> None:
         client = self.client
-        if client is not None and type(event) is Notification and event.method == _LIST_CHANGED:
+        if client is not None and getattr(event, "method", None) == _LIST_CHANGED:
             log.info("MCP server %s changed its tools", client.alias)
             self.toolset.client_tools_changed(client)
         self.toolset._on_mcp_event(event)
@@ -128,6 +129,8 @@ class ToolSet:
 
     def activate(self, skill: Skill, *, context_max_bytes: int) -> None:
         """Activate ``skill`` (again: it moves to the end); SkillError if it cannot be."""
+        from .skills import normalize_skill_name, skill_context_bytes
+
         key = normalize_skill_name(skill.name)
         size = skill_context_bytes(skill)
         if size > context_max_bytes:
@@ -151,6 +154,8 @@ class ToolSet:
 
     def deactivate(self, name: str) -> Skill:
         """Deactivate the skill called ``name``; SkillError if it is not active."""
+        from .skills import normalize_skill_name
+
         key = normalize_skill_name(name)
         with self._lock:
             skill = self._skills.pop(key, None)
@@ -177,7 +182,11 @@ class ToolSet:
         """``base`` with the active skills' sections (seed §12.4)."""
         with self._lock:
             skills = list(self._skills.values())
-        return compose_system_prompt(base, skills) if skills else base
+        if not skills:
+            return base
+        from .skills import compose_system_prompt
+
+        return compose_system_prompt(base, skills)
 
     def client_tools_changed(self, client: McpClient) -> None:
         """Re-adapt ``client``'s tools at the next rebuild (after ``list_changed``)."""
@@ -211,6 +220,8 @@ class ToolSet:
         for client in self._all_clients():
             adapted = self._adapted.get(id(client))
             if adapted is None:
+                from .mcp.adapter import adapt_client_tools
+
                 adapted = self._adapted[id(client)] = adapt_client_tools(client)
             for tool in adapted:
                 _put(registry, tool, f"MCP server {client.alias!r}")

@@ -21,31 +21,25 @@ Cancelling the call's token cancels the coroutine.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import enum
 import functools
 import inspect
-import itertools
 import json
 import logging
 import re
-import threading
 import types
 import typing
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any, Literal, Union, overload
 
-from ..cancellation import CancellationToken
-from ..errors import ConfigError, ToolError
+from ..errors import CancelledError, ConfigError, ToolError
 from .base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .schema import callable_name, function_schema, hint_source, parse_docstring
 
 log = logging.getLogger("agent_smith.tool")
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_async_threads = itertools.count()
 
 ToolFunction = Callable[..., Any]
 
@@ -105,8 +99,10 @@ class FunctionTool(Tool):
         try:
             value = self._fn(**kwargs)
             if inspect.isawaitable(value):
-                value = run_coroutine(_as_coroutine(value), ctx.cancel)
-        except asyncio.CancelledError:
+                from .coroutines import run_awaitable  # asyncio loads only for async tools
+
+                value = run_awaitable(value, ctx.cancel)
+        except CancelledError:
             return ToolResult("cancelled", is_error=True)
         except Exception as err:
             log.debug("tool %s raised", self._schema.name, exc_info=True)
@@ -280,54 +276,3 @@ def describe_exception(err: BaseException) -> str:
         return str(err) or type(err).__name__
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
-async def _as_coroutine(awaitable: typing.Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-def run_coroutine(coro: Coroutine[Any, Any, Any], cancel: CancellationToken) -> Any:
-    """Run ``coro`` to completion on a private event loop; cancel it with ``cancel``.
-
-    Uses the calling thread unless it already runs a loop (``asyncio.run``
-    refuses that), in which case a short-lived named thread runs it.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_cancellable(coro, cancel))
-    outcome: list[Any] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            outcome.append(asyncio.run(_cancellable(coro, cancel)))
-        except BaseException as err:  # handed to the caller's thread below
-            failure.append(err)
-
-    thread = threading.Thread(
-        target=run, name=f"agent_smith-async-tool-{next(_async_threads)}", daemon=True
-    )
-    thread.start()
-    # The coroutine is bounded by the call's token: the dispatcher cancels it
-    # on timeout, which ends this thread.
-    thread.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
-
-
-async def _cancellable(coro: Coroutine[Any, Any, Any], cancel: CancellationToken) -> Any:
-    loop = asyncio.get_running_loop()
-    task = loop.create_task(coro)
-
-    def cancel_task() -> None:
-        # RuntimeError: the loop already closed, so there is nothing left to cancel.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(task.cancel)
-
-    unregister = cancel.on_cancel(cancel_task)
-    try:
-        return await task
-    finally:
-        unregister()
