@@ -24,10 +24,10 @@ import logging
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .cancellation import CancellationSource, CancellationToken
+from .closing import Closeable
 from .config import AgentConfig
 from .errors import AgentBusyError, AgentSmithError, CancelledError, ParseError
 from .events import (
@@ -80,7 +80,7 @@ class AgentRequest:
         return m if isinstance(m, UserMessage) else UserMessage(m)
 
 
-class Agent:
+class Agent(Closeable):
     """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
 
     ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
@@ -302,17 +302,6 @@ class Agent:
                 client.close()
             except AgentSmithError:
                 log.warning("agent %s: closing MCP client %s failed", self.name, client.alias)
-
-    def __enter__(self) -> Agent:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, depth={self._depth})"

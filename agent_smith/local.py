@@ -38,11 +38,11 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 import requests
 
+from .closing import Closeable
 from .errors import AgentTimeoutError, ConfigError, TransportError
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ _counter = itertools.count(1)
 _CHILD_ARGV = ("-c", "from agent_smith.local import _child_main; _child_main()")
 
 
-class LocalLlamaServer:
+class LocalLlamaServer(Closeable):
     """llama.cpp's OpenAI-compatible server on ``model_path``, on 127.0.0.1.
 
     ``port`` None picks a free port. ``ctx_size`` is the context window in
@@ -193,14 +193,6 @@ class LocalLlamaServer:
 
     def __enter__(self) -> LocalLlamaServer:
         return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         where = self._endpoint or "not running"

@@ -10,11 +10,11 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from types import TracebackType
 
 import requests
 from requests.adapters import HTTPAdapter
 
+from .closing import Closeable
 from .pool import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_WORKERS = 8
 
 
-class Runtime:
+class Runtime(Closeable):
     """Owns the ``requests.Session`` and the per-depth worker pools.
 
     ``max_workers`` is the number of tool calls (or sub-agents) that run at
@@ -69,17 +69,6 @@ class Runtime:
         for pool in pools:
             pool.close(timeout=timeout)
         self.session.close()
-
-    def __enter__(self) -> Runtime:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 _default: Runtime | None = None

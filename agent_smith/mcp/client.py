@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..cancellation import CancellationToken
+from ..closing import Closeable
 from ..errors import ConfigError, McpError, McpProtocolError, TransportError
 from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class McpClient:
+class McpClient(Closeable):
     """A connected MCP client (see the module docstring). Use :meth:`connect`."""
 
     def __init__(
@@ -216,17 +216,6 @@ class McpClient:
         """Fail pending calls, shut the connection down, join every thread."""
         if self._keeper.close():
             self._events.close()
-
-    def __enter__(self) -> McpClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"McpClient(alias={self.alias!r})"

@@ -13,9 +13,9 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..closing import Closeable
 from ..errors import AgentSmithError, SkillError
 from ..tools.base import Tool
 from ..tools.function import make_tool
@@ -78,7 +78,7 @@ def _as_tool(item: Tool | Callable[..., Any], skill_name: str) -> Tool:
 
 
 @dataclass(frozen=True)
-class Skill:
+class Skill(Closeable):
     """A named bundle of system prompt, tools, MCP clients and context data.
 
     ``tools`` may hold :class:`~agent_smith.Tool` objects or plain functions
@@ -119,17 +119,6 @@ class Skill:
             except Exception:
                 # Closing is best effort: one stuck server must not keep the others open.
                 log.warning("skill %r: closing an MCP client failed", self.name, exc_info=True)
-
-    def __enter__(self) -> Skill:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def adopt_clients(skill: Skill, clients: list[McpClient]) -> Skill:
