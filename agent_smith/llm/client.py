@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from ..cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
 from ..runtime import Runtime, default_runtime
+from ..sockets import shutdown_socket
 from .api_error import error_from_body
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
@@ -67,7 +67,7 @@ class _LiveCall:
         with self._lock:
             response = self._response
         if response is not None:
-            _shutdown(response)
+            shutdown_socket(response)
 
     def check(self) -> None:
         if self.cancelled.is_set():
@@ -378,26 +378,3 @@ def _reason(err: BaseException) -> str:
     reason = getattr(inner, "reason", None)
     text = str(reason if isinstance(reason, BaseException) else inner) or type(inner).__name__
     return " ".join(text.split())[:200]
-
-
-def _shutdown(response: requests.Response) -> None:
-    """Shut the response's socket down so a blocked read returns at once."""
-    sock = _socket_of(response)
-    if sock is None:
-        return
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:  # already closed or never connected: nothing to wake
-        log.debug("socket already closed while cancelling")
-
-
-def _socket_of(response: requests.Response) -> socket.socket | None:
-    raw = response.raw
-    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if isinstance(sock, socket.socket):
-        return sock
-    # Fallback: http.client's buffered socket file inside the urllib3 response.
-    fp = getattr(getattr(raw, "_fp", None), "fp", None)
-    sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None

@@ -33,6 +33,7 @@ import requests
 
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import redact, redact_headers, trace
+from ..sockets import socket_of
 from ..text import truncate_utf8
 from .listener import GetStreamListener
 from .sse import (
@@ -41,7 +42,6 @@ from .sse import (
     content_type,
     pump,
     resume_until,
-    socket_of,
     wake_reader,
 )
 from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport, encode_frame

@@ -10,10 +10,8 @@ thread unblock a reader stuck on a silent stream.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +20,8 @@ from typing import Any
 import requests
 import urllib3.exceptions
 from sseclient import SSEClient
+
+from ..sockets import shutdown_socket
 
 log = logging.getLogger(__name__)
 
@@ -185,26 +185,9 @@ def read_chunks(response: requests.Response) -> Iterator[bytes]:
 
 
 def wake_reader(response: requests.Response) -> None:
-    """Wake a thread blocked reading ``response`` by shutting its socket down.
+    """Wake a thread blocked reading ``response`` (see :mod:`agent_smith.sockets`).
 
-    Closing a socket from another thread does not interrupt a blocked recv()
-    on Linux; shutdown() does.
+    Shuts the socket down; closes the response when no socket can be found.
     """
-    sock = socket_of(response)
-    if sock is not None:
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
-    else:
+    if not shutdown_socket(response):
         response.close()
-
-
-def socket_of(response: requests.Response) -> socket.socket | None:
-    """The socket under a streamed response, if it can be found."""
-    raw = response.raw
-    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if isinstance(sock, socket.socket):
-        return sock
-    fp = getattr(getattr(getattr(raw, "_fp", None), "fp", None), "raw", None)
-    sock = getattr(fp, "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
