@@ -39,6 +39,7 @@ from .events import (
     ToolCallRequested,
     ToolResultReady,
     forwarding_hooks,
+    new_invocation_id,
 )
 from .llm.events import Finished
 from .llm.request import LlmRequest, LlmResponse, SamplingParams
@@ -85,8 +86,9 @@ class Agent(Closeable):
 
     ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
     ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
-    to the client's runtime, else the process default. ``_tree``, ``_depth``
-    and ``_cancel`` are for framework use (sub-agents; see :meth:`spawn_child`).
+    to the client's runtime, else the process default. ``_tree``, ``_depth``,
+    ``_cancel``, ``_invocation`` and ``_parent_turn`` are for framework use
+    (sub-agents; see :meth:`spawn_child`).
     """
 
     def __init__(
@@ -103,6 +105,8 @@ class Agent(Closeable):
         _tree: AgentTree | None = None,
         _depth: int = 0,
         _cancel: Sequence[CancellationToken] = (),
+        _invocation: str | None = None,
+        _parent_turn: Turn | None = None,
     ) -> None:
         self.name = name
         self.system_prompt = system_prompt
@@ -114,6 +118,8 @@ class Agent(Closeable):
         self._parent_tree = _tree
         self._depth = _depth
         self._parent_cancel = tuple(_cancel)
+        self._invocation = _invocation
+        self._parent_turn = _parent_turn
         self._busy = threading.Lock()
         self._turn: Turn | None = None
         self._usage = _NO_USAGE
@@ -152,7 +158,7 @@ class Agent(Closeable):
 
     @property
     def usage(self) -> TokenUsage:
-        """Token usage of the last (or current) send, as reported by the server."""
+        """Token usage of the last (or current) send, its sub-agents' included."""
         turn = self._turn
         return turn.usage if turn is not None else self._usage
 
@@ -269,13 +275,15 @@ class Agent(Closeable):
         Call it while this agent runs a turn (from one of its tool calls). The
         child shares this turn's tree (iteration cap, cancellation), is
         cancelled with this turn (and with ``cancel``, e.g. the tool call's
-        token), runs its tools on the next depth's pool, and by default
-        reports its events to this agent's ``on_subagent_event``.
+        token), runs its tools on the next depth's pool, adds each send's
+        usage to this turn's, and by default reports its events to this
+        agent's ``on_subagent_event`` tagged with a new invocation id.
         """
         turn = self._turn
         tree = turn.tree if turn is not None else AgentTree(self._config.tree_max_iterations)
         parents = [t for t in (turn.source.token if turn else None, cancel) if t is not None]
         depth = self._depth + 1
+        invocation = new_invocation_id(name)
         return Agent(
             llm if llm is not None else self._llm,
             system_prompt,
@@ -284,12 +292,20 @@ class Agent(Closeable):
             config=config if config is not None else self._config,
             hooks=hooks
             if hooks is not None
-            else forwarding_hooks(self._hooks, name=name, depth=depth),
+            else forwarding_hooks(
+                self._hooks,
+                name=name,
+                depth=depth,
+                invocation=invocation,
+                parent_invocation=self._invocation,
+            ),
             runtime=self._runtime,
             name=name,
             _tree=tree,
             _depth=depth,
             _cancel=parents,
+            _invocation=invocation,
+            _parent_turn=turn,
         )
 
     def close(self) -> None:
@@ -350,6 +366,9 @@ class Agent(Closeable):
             turn.finish()
         finally:
             self._usage = turn.usage
+            if self._parent_turn is not None:
+                # Stopped or not, the child's tokens were spent on its parent's behalf.
+                self._parent_turn.add_usage(turn.usage)
             self._turn = None
             self._busy.release()
 

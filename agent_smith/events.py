@@ -11,6 +11,7 @@ and should be quick.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,13 +56,19 @@ class SubAgentEvent:
 
     ``event`` is what the child's own hook would have received (a message, a
     tool call, a stream event, an MCP event or an error). ``name`` and
-    ``depth`` identify the agent it happened in (depth 1 = a direct child);
-    events of grandchildren arrive already tagged with their own name/depth.
+    ``depth`` say which kind of agent it happened in (depth 1 = a direct
+    child). ``invocation`` identifies that one agent (``"<name>#<n>"``,
+    unique in the process, so parallel invocations of one spec differ) and
+    ``parent`` the agent that started it (``None``: the root). Events of
+    grandchildren arrive already tagged with their own fields, so the
+    ``parent`` links draw the tree.
     """
 
     name: str
     depth: int
     event: Any
+    invocation: str = ""
+    parent: str | None = None
 
 
 AgentEvent = StreamEvent | ToolCallRequested | ToolResultReady | AssistantTurn | FinalAnswer
@@ -83,20 +90,36 @@ class AgentHooks:
 NO_HOOKS = AgentHooks()
 
 
-def forwarding_hooks(parent: AgentHooks, *, name: str, depth: int) -> AgentHooks:
+_invocation_numbers = itertools.count(1)
+
+
+def new_invocation_id(name: str) -> str:
+    """A process-unique id for one sub-agent invocation: ``"<name>#<n>"``."""
+    return f"{name}#{next(_invocation_numbers)}"  # next() on a count is atomic
+
+
+def forwarding_hooks(
+    parent: AgentHooks,
+    *,
+    name: str,
+    depth: int,
+    invocation: str = "",
+    parent_invocation: str | None = None,
+) -> AgentHooks:
     """Hooks for a child agent that report everything to ``parent.on_subagent_event``.
 
     For framework use by sub-agent tools: the child's messages, tool calls,
     results, stream events, MCP events and errors arrive at the parent as
-    ``SubAgentEvent(name, depth, event)``; the child's own sub-agent events
-    (grandchildren) are passed up unchanged.
+    ``SubAgentEvent(name, depth, event, invocation, parent_invocation)``; the
+    child's own sub-agent events (grandchildren) are passed up unchanged.
     """
     sink = parent.on_subagent_event
     if sink is None:
         return NO_HOOKS
 
     def tag(event: object) -> None:
-        invoke_hook(sink, SubAgentEvent(name, depth, event), name="on_subagent_event")
+        tagged = SubAgentEvent(name, depth, event, invocation, parent_invocation)
+        invoke_hook(sink, tagged, name="on_subagent_event")
 
     def pass_up(event: SubAgentEvent) -> None:
         invoke_hook(sink, event, name="on_subagent_event")

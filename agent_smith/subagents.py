@@ -28,8 +28,12 @@ The child is built with :meth:`Agent.spawn_child`, which gives it
   parent) and to the tree, so cancelling the root stops every live
   descendant with ``CancelledError``;
 * hooks that report its events to the caller's ``on_subagent_event`` as
-  ``SubAgentEvent(name=spec.name, depth, event)``; a grandchild's events
-  pass up unchanged, already tagged with their own name and depth.
+  ``SubAgentEvent(name=spec.name, depth, event, invocation, parent)``, with
+  an id of its own per invocation and the caller's id as ``parent``; a
+  grandchild's events pass up unchanged, already tagged with their own;
+* its usage added to the caller's turn when its send ends (finished,
+  stopped or failed), so the root's ``usage`` covers the whole tree and
+  counts against each ancestor's ``max_total_tokens``.
 
 Failures are tool results, never exceptions out of the parent's loop:
 

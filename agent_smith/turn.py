@@ -31,6 +31,7 @@ class Turn:
     __slots__ = (
         "_deadline_at",
         "_deadline_hit",
+        "_lock",
         "_timer",
         "config",
         "failures",
@@ -51,7 +52,8 @@ class Turn:
         self.source = source
         self.config = config
         self.iterations = 0
-        self.usage = _NO_USAGE
+        self.usage = _NO_USAGE  # this agent's LLM calls plus its finished children's
+        self._lock = threading.Lock()  # children add their usage from their own threads
         self.pending: Sequence[ToolCall] = ()  # calls recorded without their results yet
         self.loops = LoopGuard(config.loop_guard_repeats) if config.loop_guard else None
         self.failures = (
@@ -73,8 +75,10 @@ class Turn:
             self._timer.start()
 
     def add_usage(self, usage: TokenUsage | None) -> None:
+        """Add one LLM call's (or a finished sub-agent's) usage; thread-safe."""
         if usage is not None:
-            self.usage = self.usage + usage
+            with self._lock:
+                self.usage = self.usage + usage
 
     def begin_round(self) -> None:
         """Count one LLM call; raise CancelledError or AgentStopped if it may not happen."""

@@ -35,7 +35,7 @@ from agent_smith import (
 )
 from agent_smith.events import SubAgentEvent
 from agent_smith.llm.events import TokenDelta
-from agent_smith.messages import AssistantMessage, SystemMessage, ToolCall
+from agent_smith.messages import AssistantMessage, SystemMessage, TokenUsage, ToolCall
 from agent_smith.tree import AgentTree
 from tests.support.llm_server import Calls, Chunks, Reply, ScriptedLlmServer, Text
 
@@ -138,6 +138,11 @@ class Background:
 
 def tool_messages(agent: Agent) -> list[ToolMessage]:
     return [m for m in agent.history if isinstance(m, ToolMessage)]
+
+
+def noop() -> str:
+    """Do nothing."""
+    return "ok"
 
 
 # -- the spec and the tool -----------------------------------------------------
@@ -581,3 +586,132 @@ def test_sub_agent_events_reach_the_parent_tagged_with_name_and_depth(
     # The root's own hooks only see the root's messages.
     assert not any(isinstance(m, SystemMessage) for m in root_messages)
     assert [m.content for m in root_messages if isinstance(m, UserMessage)] == ["go"]
+
+
+def test_parallel_invocations_and_grandchildren_carry_their_own_ids_and_parent_links(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    seen: list[SubAgentEvent] = []  # list.append is atomic: children report concurrently
+    digger = SubAgentSpec("digger", "Digs.", system_prompt="digger")
+    worker = SubAgentSpec(
+        "worker", "Works.", system_prompt="worker", tool_factories=(lambda: SubAgentTool(digger),)
+    )
+
+    def respond(body: JsonObject) -> Reply:
+        system, results, task = system_of(body), tool_results(body), user_texts(body)[0]
+        if system == "root":
+            return fan_out("worker", 2) if not results else Text("root done")
+        if system == "worker":
+            if not results:
+                return Calls(("digger", {"task": f"dig {task}"}))
+            return Text(f"worker {task} got {results[0]['content']}")
+        return Text(f"dug {task}")
+
+    llm_server.responder = respond
+    root = Agent(llm, "root", hooks=AgentHooks(on_subagent_event=seen.append), runtime=runtime)
+    root.add_subagent(worker)
+
+    assert root.send("go").content == "root done"
+
+    # One node per invocation; every event of a node carries the same tags.
+    nodes: dict[str, set[tuple[str, int, str | None]]] = {}
+    tasks: dict[str, str] = {}
+    for e in seen:
+        nodes.setdefault(e.invocation, set()).add((e.name, e.depth, e.parent))
+        if isinstance(e.event, UserMessage):
+            tasks[e.invocation] = str(e.event.content)
+    assert all(len(tags) == 1 for tags in nodes.values())
+    tag = {invocation: next(iter(tags)) for invocation, tags in nodes.items()}
+    workers = [i for i, (name, _, _) in tag.items() if name == "worker"]
+    diggers = [i for i, (name, _, _) in tag.items() if name == "digger"]
+    assert len(workers) == 2 and len(diggers) == 2 and len(tag) == 4
+    assert all(tag[w][1:] == (1, None) for w in workers)
+    assert sorted(tasks[w] for w in workers) == ["part 0", "part 1"]
+    # Each grandchild points at the worker that started it (its task names it).
+    for d in diggers:
+        _, depth, parent = tag[d]
+        assert depth == 2 and parent in workers
+        assert tasks[d] == f"dig {tasks[parent]}"
+    # Each worker's tool result is its own digger's answer.
+    for w in workers:
+        results = [e.event for e in seen if e.invocation == w and isinstance(e.event, ToolMessage)]
+        assert {m.content for m in results} == {f"dug dig {tasks[w]}"}
+
+
+# -- token usage ---------------------------------------------------------------
+
+
+def test_the_roots_usage_covers_children_and_grandchildren(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    grandchild = SubAgentSpec("grandchild", "Digs.", system_prompt="grandchild")
+    child = SubAgentSpec(
+        "child",
+        "Delegates.",
+        system_prompt="child",
+        tool_factories=(lambda: SubAgentTool(grandchild),),
+    )
+    llm_server.script(
+        Calls(("child", {"task": "dig"}), usage=(100, 10)),  # root
+        Calls(("grandchild", {"task": "dig deeper"}), usage=(20, 2)),  # child
+        Text("found it", usage=(3, 1)),  # grandchild
+        Text("child says found it", usage=(20, 2)),  # child
+        Text("all found", usage=(100, 10)),  # root
+    )
+    root = Agent(llm, "root", runtime=runtime)
+    root.add_subagent(child)
+
+    final = root.send("go")
+
+    assert final.content == "all found"
+    assert final.usage == TokenUsage(243, 25, 268)
+    assert root.usage == TokenUsage(243, 25, 268)
+
+
+def test_a_stopped_childs_usage_still_counts_for_its_parent(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    spec = SubAgentSpec(
+        "helper",
+        "Helps.",
+        system_prompt="helper",
+        tool_factories=(lambda: make_tool(noop),),
+        config=AgentConfig(max_iterations=1),
+    )
+    llm_server.script(
+        Calls(("helper", {"task": "loop"}), usage=(10, 5)),  # root
+        Calls(("noop", {}), usage=(40, 0)),  # helper's only round; its next one is refused
+        Text("helper gave up", usage=(10, 5)),  # root
+    )
+    root = Agent(llm, "root", runtime=runtime)
+    root.add_subagent(spec)
+
+    final = root.send("go")
+
+    (result,) = tool_messages(root)
+    assert result.is_error and "stopped (max_iterations)" in result.content
+    assert final.usage == TokenUsage(60, 10, 70)
+
+
+def test_a_childs_usage_counts_against_the_parents_max_total_tokens(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    spec = SubAgentSpec(
+        "helper", "Helps.", system_prompt="helper", config=AgentConfig(max_total_tokens=1000)
+    )
+    llm_server.script(
+        Calls(("helper", {"task": "expensive"}), usage=(10, 5)),  # root: 15 tokens
+        Text("that was costly", usage=(150, 50)),  # helper: 200 tokens
+        Text("root carries on"),  # must not be asked for: 215 > 100
+    )
+    root = Agent(llm, "root", config=AgentConfig(max_total_tokens=100), runtime=runtime)
+    root.add_subagent(spec)
+
+    with pytest.raises(AgentStopped) as info:
+        root.send("go")
+
+    assert info.value.condition == "max_total_tokens"
+    assert "215 tokens used" in str(info.value)
+    assert len(llm_server.requests) == 2
+    assert [m.content for m in tool_messages(root)] == ["that was costly"]
+    assert root.usage.total == 215
