@@ -24,7 +24,7 @@ from ..errors import (
     McpError,
     McpProtocolError,
 )
-from .transport import Frame, FrameSender
+from .transport import Frame, FrameSender, encode_frame
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 #: Answers one server-to-client request: takes ``params``, returns ``result``.
-#: Raise McpError with ``rpc_code`` to answer with that JSON-RPC error.
+#: Raise McpError with ``rpc_code`` to answer with that JSON-RPC error; any
+#: other exception, or a result that is not a JSON object, answers -32603.
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestDispatcher = Callable[[Callable[[], None]], None]
@@ -230,16 +231,38 @@ class JsonRpcPeer:
             return
 
         def job() -> None:
-            try:
-                reply: Frame = {"jsonrpc": "2.0", "id": request_id, "result": handler(params)}
-            except (McpError, McpProtocolError) as err:
-                reply = _error(request_id, err.rpc_code or INTERNAL_ERROR, err.message)
-            except Exception as err:
-                log.warning("handler for server request %s failed", method, exc_info=True)
-                reply = _error(request_id, INTERNAL_ERROR, f"{type(err).__name__}: {err}")
-            self._reply(request_id, reply)
+            self._reply(request_id, self._handled(handler, request_id, method, params))
 
         self._dispatch(job)
+
+    def _handled(
+        self, handler: RequestHandler, request_id: Any, method: str, params: dict[str, Any]
+    ) -> Frame:
+        """The answer to a server request: the handler's result, or an error answer.
+
+        Whatever goes wrong in a user's handler (it raises, or returns what
+        JSON cannot carry) still gets the server an answer, so it does not
+        wait out its own timeout for one.
+        """
+        try:
+            result = handler(params)
+        except (McpError, McpProtocolError) as err:
+            return _error(request_id, err.rpc_code or INTERNAL_ERROR, err.message)
+        except Exception as err:
+            log.warning("handler for server request %s failed", method, exc_info=True)
+            return _error(request_id, INTERNAL_ERROR, f"{type(err).__name__}: {err}")
+        reply: Frame = {"jsonrpc": "2.0", "id": request_id, "result": result}
+        if not isinstance(result, dict):
+            problem = f"returned {type(result).__name__}, not an object"
+        else:
+            try:
+                # Encoded once here too: failing in send() would leave the server unanswered.
+                encode_frame(reply, self.server)
+                return reply
+            except McpError as err:
+                problem = f"returned what JSON cannot carry ({err.__cause__})"
+        log.warning("handler for server request %s %s", method, problem)
+        return _error(request_id, INTERNAL_ERROR, f"the client's {method} handler {problem}")
 
     def _reply(self, request_id: Any, frame: Frame) -> None:
         try:

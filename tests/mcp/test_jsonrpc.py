@@ -130,6 +130,52 @@ def test_registered_handler_answers_and_its_failure_becomes_an_error_answer() ->
     assert wire.frames[1]["error"]["code"] == -32603
 
 
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({"roots": {"file:///w"}}, "JSON cannot carry"),  # a set
+        ({"temperature": float("nan")}, "JSON cannot carry"),
+        ({"text": "\ud800"}, "JSON cannot carry"),  # a lone surrogate
+        ([{"uri": "file:///w"}], "returned list, not an object"),
+        (None, "returned NoneType, not an object"),
+    ],
+)
+def test_handler_result_json_cannot_carry_gets_the_server_an_internal_error(
+    result: Any, problem: str
+) -> None:
+    peer, wire, _ = make_peer(handlers={"roots/list": lambda params: result})
+    peer.handle_frame({"jsonrpc": "2.0", "id": 7, "method": "roots/list"})
+    [answer] = wire.wait_for(1)
+    assert answer["id"] == 7
+    assert "result" not in answer
+    assert answer["error"]["code"] == -32603
+    assert "roots/list" in answer["error"]["message"]
+    assert problem in answer["error"]["message"]
+
+
+def test_handler_that_raises_on_a_dispatch_thread_still_gets_the_server_an_answer() -> None:
+    def broken(params: dict[str, Any]) -> dict[str, Any]:
+        raise ValueError("no sampling here")
+
+    threads: list[threading.Thread] = []
+
+    def on_thread(job: Any) -> None:
+        thread = threading.Thread(target=job, name="test-handler")
+        threads.append(thread)
+        thread.start()
+
+    peer, wire, _ = make_peer(handlers={"sampling/createMessage": broken}, dispatch=on_thread)
+    peer.handle_frame({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage"})
+    [answer] = wire.wait_for(1)
+    for thread in threads:
+        thread.join(5)
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": "s1",
+        "error": {"code": -32603, "message": "ValueError: no sampling here"},
+    }
+
+
 def test_notifications_go_to_the_callback_and_junk_is_skipped() -> None:
     peer, wire, notes = make_peer()
     peer.handle_frame({"jsonrpc": "2.0", "method": "notifications/message", "params": {"x": 1}})
