@@ -322,6 +322,8 @@ def test_json_mode_server_answers_are_delivered(runtime: Runtime, no_thread_leak
         transport, frames = connect(runtime, server)
         try:
             transport.send(call(3, "echo", text="hi"))
+            # send() returns once the status is in; the JSON body is read after that.
+            frames.wait(lambda items: any(f.get("id") == 3 for f in items))
         finally:
             transport.close()
     assert frames.items[-1]["result"]["content"][0]["text"] == "hi"
