@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from agent_smith.runtime import Runtime
 from tests.support.llm_server import ScriptedLlmServer
 
 
@@ -38,3 +39,10 @@ def llm_server() -> Iterator[ScriptedLlmServer]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/support/llm_server.py)."""
     with ScriptedLlmServer() as server:
         yield server
+
+
+@pytest.fixture
+def runtime() -> Iterator[Runtime]:
+    """A fresh Runtime with default settings, closed after the test."""
+    with Runtime() as rt:
+        yield rt

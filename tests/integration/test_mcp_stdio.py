@@ -318,12 +318,6 @@ def test_a_command_that_cannot_start_is_a_transport_error() -> None:
 # -- the adapter against a real server ------------------------------------------
 
 
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime() as rt:
-        yield rt
-
-
 def context(
     runtime: Runtime, *, budget: float = 30.0, cancel: CancellationSource | None = None
 ) -> ToolContext:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,12 +30,6 @@ def delta(content: str, finish: str | None = None) -> bytes:
         "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]
     }
     return f"data: {json.dumps(chunk)}\n\n".encode()
-
-
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime() as rt:
-        yield rt
 
 
 def test_first_delta_arrives_before_the_server_sends_more(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,12 +15,6 @@ from tests.mcp.scripted import ScriptedServer
 
 Connect = Callable[..., McpClient]
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime() as rt:
-        yield rt
 
 
 def context(runtime: Runtime) -> ToolContext:

@@ -67,12 +67,6 @@ class Frames:
             return list(self.items)
 
 
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime() as rt:
-        yield rt
-
-
 def make(runtime: Runtime, url: str = URL, **kw: Any) -> tuple[StreamableHttpTransport, Frames]:
     config = ServerConfig(alias="web", url=url, **kw)
     transport = StreamableHttpTransport(config, runtime)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,11 +24,7 @@ from agent_smith.tools.dispatch import ToolOutcome, cancelled_outcomes, dispatch
 
 BOUND = 10.0  # generous bound for every wait: a bug fails instead of hanging
 
-
-@pytest.fixture
-def runtime(no_thread_leak: None) -> Iterator[Runtime]:
-    with Runtime() as rt:
-        yield rt
+pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
 
 def dispatch(

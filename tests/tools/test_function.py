@@ -24,6 +24,8 @@ from agent_smith import (
 )
 from agent_smith.tools import FunctionTool, make_tool, tool
 
+pytestmark = pytest.mark.usefixtures("no_thread_leak")
+
 
 class Colour(enum.Enum):
     RED = "red"
@@ -56,12 +58,6 @@ def _ctx(runtime: Runtime, source: CancellationSource | None = None) -> ToolCont
         logger=logging.getLogger("agent_smith.tool"),
         runtime=runtime,
     )
-
-
-@pytest.fixture
-def runtime(no_thread_leak: None) -> Any:
-    with Runtime() as rt:
-        yield rt
 
 
 def props(t: FunctionTool) -> dict[str, Any]:
