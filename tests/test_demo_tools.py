@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_smith import CancellationSource, ConfigError, Runtime, ToolContext, ToolError
+from agent_smith import ConfigError, Runtime, ToolContext, ToolError
 from agent_smith.demo_tools import (
     CalculatorTool,
     ReadLocalFileTool,
@@ -19,18 +17,12 @@ from agent_smith.demo_tools import (
     evaluate,
     format_number,
 )
+from tests.support.tools import tool_context
 
 
 @pytest.fixture
-def ctx() -> Iterator[ToolContext]:
-    with Runtime() as runtime:
-        yield ToolContext(
-            cancel=CancellationSource().token,
-            budget=30.0,
-            call_id="call_1",
-            logger=logging.getLogger("test"),
-            runtime=runtime,
-        )
+def ctx(runtime: Runtime) -> ToolContext:
+    return tool_context(runtime)
 
 
 # --- calculator ------------------------------------------------------------

@@ -23,13 +23,13 @@ from agent_smith import (
     Notification,
     Runtime,
     ServerConfig,
-    ToolContext,
     TransportError,
     UserMessage,
 )
 from agent_smith.mcp import adapt_client_tools
 from agent_smith.mcp.stdio import StdioTransport
 from tests.integration.servers import sdk_stdio, tiny_stdio
+from tests.support.tools import tool_context
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -318,18 +318,6 @@ def test_a_command_that_cannot_start_is_a_transport_error() -> None:
 # -- the adapter against a real server ------------------------------------------
 
 
-def context(
-    runtime: Runtime, *, budget: float = 30.0, cancel: CancellationSource | None = None
-) -> ToolContext:
-    return ToolContext(
-        cancel=(cancel or CancellationSource()).token,
-        budget=budget,
-        call_id="call-1",
-        logger=logging.getLogger("test"),
-        runtime=runtime,
-    )
-
-
 def test_adapted_tools_are_prefixed_and_call_the_server(
     shared: McpClient, runtime: Runtime
 ) -> None:
@@ -338,11 +326,11 @@ def test_adapted_tools_are_prefixed_and_call_the_server(
     assert tools["mcp_sdk__echo"].schema.parameters == next(
         t.parameters for t in shared.tools if t.name == "echo"
     )
-    assert tools["mcp_sdk__echo"].invoke({"text": "hi"}, context(runtime)).content == "hi"
-    assert tools["mcp_sdk__fail"].invoke({}, context(runtime)).is_error
+    assert tools["mcp_sdk__echo"].invoke({"text": "hi"}, tool_context(runtime)).content == "hi"
+    assert tools["mcp_sdk__fail"].invoke({}, tool_context(runtime)).is_error
     read = tools["mcp_sdk__read_resource"]
     assert "test://greeting" in read.schema.description
-    assert read.invoke({"uri": "test://greeting"}, context(runtime)).content == (
+    assert read.invoke({"uri": "test://greeting"}, tool_context(runtime)).content == (
         "hello from the resource"
     )
 
@@ -359,10 +347,10 @@ def test_adapter_filters_tools_and_honours_budget_and_cancel(runtime: Runtime) -
         tools = {t.name: t for t in adapt_client_tools(client)}
         assert set(tools) == {"mcp_sdk__slow", "mcp_sdk__cancellations", "mcp_sdk__read_resource"}
         with pytest.raises(AgentTimeoutError):
-            tools["mcp_sdk__slow"].invoke({"seconds": 30}, context(runtime, budget=0.5))
+            tools["mcp_sdk__slow"].invoke({"seconds": 30}, tool_context(runtime, budget=0.5))
         source.cancel()
         with pytest.raises(CancelledError):
-            tools["mcp_sdk__slow"].invoke({"seconds": 30}, context(runtime, cancel=source))
+            tools["mcp_sdk__slow"].invoke({"seconds": 30}, tool_context(runtime, cancel=source))
         seen = client.call_tool("cancellations", {"wait": 10})
         assert seen.structured is not None and len(seen.structured["result"]) >= 1
 

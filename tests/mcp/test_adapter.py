@@ -9,22 +9,13 @@ from typing import Any
 
 import pytest
 
-from agent_smith import CancellationSource, McpClient, Runtime, ToolContext
+from agent_smith import McpClient, Runtime
 from agent_smith.mcp import adapt_client_tools
 from tests.mcp.scripted import ScriptedServer
+from tests.support.tools import tool_context
 
 Connect = Callable[..., McpClient]
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-def context(runtime: Runtime) -> ToolContext:
-    return ToolContext(
-        cancel=CancellationSource().token,
-        budget=5.0,
-        call_id="c1",
-        logger=logging.getLogger("test"),
-        runtime=runtime,
-    )
 
 
 def serving(*names: str) -> tuple[ScriptedServer, list[str]]:
@@ -58,7 +49,7 @@ def test_invalid_characters_become_underscores_and_calls_use_the_original_name(
         "mcp_srv__read_resource",
     }
     for name in ("mcp_srv__files_read", "mcp_srv__a_b", "mcp_srv__na_ve_tool"):
-        tools[name].invoke({}, context(runtime))
+        tools[name].invoke({}, tool_context(runtime))
     assert called == ["files.read", "a/b", "naïve tool"]
 
 
@@ -81,7 +72,7 @@ def test_long_names_are_cut_to_64_with_a_stable_hash_and_stay_distinct(
     assert len(set(first)) == 3
     assert all(n.startswith("mcp_") for n in first)
     tools = {t.name: t for t in adapt_client_tools(scripted(server, alias=alias))}
-    tools[first[1]].invoke({}, context(runtime))
+    tools[first[1]].invoke({}, tool_context(runtime))
     assert called == [long_b]
 
 
@@ -97,7 +88,7 @@ def test_names_that_collide_after_sanitising_warn_and_both_stay_callable(
     assert len(set(names)) == 4 and all(OPENAI_NAME.match(n) for n in names)
     assert "a_b" in caplog.text and "collide" in caplog.text
     for tool in tools[:3]:
-        tool.invoke({}, context(runtime))
+        tool.invoke({}, tool_context(runtime))
     assert called == ["a.b", "a_b", "a/b"]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import enum
 import json
-import logging
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
@@ -23,6 +22,7 @@ from agent_smith import (
     ToolSchema,
 )
 from agent_smith.tools import FunctionTool, make_tool, tool
+from tests.support.tools import tool_context
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -47,17 +47,6 @@ class Point:
 
 class Opaque:
     """A type with no JSON form."""
-
-
-def _ctx(runtime: Runtime, source: CancellationSource | None = None) -> ToolContext:
-    source = source or CancellationSource()
-    return ToolContext(
-        cancel=source.token,
-        budget=5.0,
-        call_id="call-1",
-        logger=logging.getLogger("agent_smith.tool"),
-        runtime=runtime,
-    )
 
 
 def props(t: FunctionTool) -> dict[str, Any]:
@@ -249,7 +238,7 @@ def test_invoke_converts_dataclass_and_enum_arguments(runtime: Runtime) -> None:
         seen.append((p, colour, scale))
         return "done"
 
-    result = f.invoke({"p": {"x": 3}, "colour": "green", "scale": 2}, _ctx(runtime))
+    result = f.invoke({"p": {"x": 3}, "colour": "green", "scale": 2}, tool_context(runtime))
     assert result == ToolResult("done")
     assert seen == [(Point(3, 0), Colour.GREEN, 2.0)]
     assert isinstance(seen[0][2], float)
@@ -260,7 +249,7 @@ def test_invoke_passes_the_context(runtime: Runtime) -> None:
     def f(ctx: ToolContext) -> str:
         return ctx.call_id
 
-    assert f.invoke({}, _ctx(runtime)).content == "call-1"
+    assert f.invoke({}, tool_context(runtime)).content == "call-1"
 
 
 @pytest.mark.parametrize(
@@ -280,7 +269,7 @@ def test_return_values_are_normalised(runtime: Runtime, value: Any, expected: To
     def f() -> Any:
         return value
 
-    assert f.invoke({}, _ctx(runtime)) == expected
+    assert f.invoke({}, tool_context(runtime)) == expected
 
 
 def test_raised_exception_becomes_an_error_result_without_traceback(runtime: Runtime) -> None:
@@ -288,7 +277,7 @@ def test_raised_exception_becomes_an_error_result_without_traceback(runtime: Run
     def divide(a: int, b: int) -> float:
         return a / b
 
-    result = divide.invoke({"a": 1, "b": 0}, _ctx(runtime))
+    result = divide.invoke({"a": 1, "b": 0}, tool_context(runtime))
     assert result.is_error
     assert result.content == "ZeroDivisionError: division by zero"
     assert "Traceback" not in result.content
@@ -297,7 +286,9 @@ def test_raised_exception_becomes_an_error_result_without_traceback(runtime: Run
     def fails() -> None:
         raise ToolError("the service is down", tool_name="fails")
 
-    assert fails.invoke({}, _ctx(runtime)) == ToolResult("the service is down", is_error=True)
+    assert fails.invoke({}, tool_context(runtime)) == ToolResult(
+        "the service is down", is_error=True
+    )
 
 
 def test_async_tool_runs_on_its_own_loop(runtime: Runtime) -> None:
@@ -306,7 +297,9 @@ def test_async_tool_runs_on_its_own_loop(runtime: Runtime) -> None:
         await asyncio.sleep(0)
         return {"n": n * 2}
 
-    assert fetch.invoke({"n": 21}, _ctx(runtime)) == ToolResult('{"n": 42}', structured={"n": 42})
+    assert fetch.invoke({"n": 21}, tool_context(runtime)) == ToolResult(
+        '{"n": 42}', structured={"n": 42}
+    )
 
 
 def test_async_tool_works_when_the_caller_thread_runs_an_event_loop(runtime: Runtime) -> None:
@@ -317,7 +310,7 @@ def test_async_tool_works_when_the_caller_thread_runs_an_event_loop(runtime: Run
 
     async def notebook_cell() -> ToolResult:
         # A blocking call from inside a running loop, as in Jupyter.
-        return fetch.invoke({"n": 1}, _ctx(runtime))
+        return fetch.invoke({"n": 1}, tool_context(runtime))
 
     assert asyncio.run(notebook_cell()) == ToolResult("2", structured=2)
 
@@ -333,7 +326,9 @@ def test_async_tool_is_cancelled_through_its_token(runtime: Runtime) -> None:
 
     source = CancellationSource()
     box: list[ToolResult] = []
-    worker = threading.Thread(target=lambda: box.append(forever.invoke({}, _ctx(runtime, source))))
+    worker = threading.Thread(
+        target=lambda: box.append(forever.invoke({}, tool_context(runtime, cancel=source)))
+    )
     worker.start()
     assert started.wait(10)
     source.cancel()
@@ -346,7 +341,9 @@ def test_async_tool_exception_becomes_an_error_result(runtime: Runtime) -> None:
     async def broken() -> None:
         raise ValueError("bad input")
 
-    assert broken.invoke({}, _ctx(runtime)) == ToolResult("ValueError: bad input", is_error=True)
+    assert broken.invoke({}, tool_context(runtime)) == ToolResult(
+        "ValueError: bad input", is_error=True
+    )
 
 
 def test_schema_serialises_to_openai_function_json() -> None:
@@ -374,7 +371,7 @@ def test_callable_objects_and_partials_become_tools(runtime: Runtime) -> None:
     assert greeter.schema.name == "Greeter"
     assert greeter.schema.description == "Greets people."
     assert list(props(greeter)) == ["who", "loud"]
-    assert greeter.invoke({"who": "ann"}, _ctx(runtime)).content == "hello ann"
+    assert greeter.invoke({"who": "ann"}, tool_context(runtime)).content == "hello ann"
 
     def scale(x: float, factor: float) -> float:
         """Scale a number."""
@@ -382,4 +379,4 @@ def test_callable_objects_and_partials_become_tools(runtime: Runtime) -> None:
 
     doubled = make_tool(functools.partial(scale, factor=2.0), name="double")
     assert doubled.schema.description == "Scale a number."
-    assert doubled.invoke({"x": 4}, _ctx(runtime)).content == "8.0"
+    assert doubled.invoke({"x": 4}, tool_context(runtime)).content == "8.0"
