@@ -9,7 +9,6 @@ stream, and the server drops request-scoped ones).
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -18,35 +17,15 @@ from agent_smith import (
     AgentTimeoutError,
     McpClient,
     McpError,
-    McpEvent,
     Notification,
     ServerConfig,
     UserMessage,
 )
+from tests.integration.mcp_helpers import Recorder, echo_from_threads
 from tests.integration.peers import free_port, serve
 from tests.integration.servers import SDK_SERVER
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
-
-
-class Recorder:
-    """Collects hook events; tests wait on it instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.events: list[McpEvent] = []
-        self._changed = threading.Condition()
-
-    def __call__(self, event: McpEvent) -> None:
-        with self._changed:
-            self.events.append(event)
-            self._changed.notify_all()
-
-    def methods(self) -> list[str]:
-        return [e.method for e in self.events if isinstance(e, Notification)]
-
-    def wait_for_method(self, method: str, timeout: float = 10.0) -> None:
-        with self._changed:
-            assert self._changed.wait_for(lambda: method in self.methods(), timeout), self.events
 
 
 @pytest.fixture(scope="module", params=["sse", "json"])
@@ -85,21 +64,8 @@ def test_tools_resource_and_prompt_work(sdk_url: str) -> None:
 
 def test_fifty_concurrent_calls_from_ten_threads_get_their_own_results(sdk_url: str) -> None:
     with McpClient.connect(config(sdk_url)) as client:
-        barrier = threading.Barrier(10)
-        results: dict[tuple[int, int], str] = {}
-
-        def worker(thread: int) -> None:
-            barrier.wait(10)
-            for call in range(5):
-                text = f"t{thread}-c{call}"
-                results[(thread, call)] = client.call_tool("echo", {"text": text}).content
-
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(10)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
-        assert results == {(t, c): f"t{t}-c{c}" for t in range(10) for c in range(5)}
+        results = echo_from_threads(client, argument="text")
+    assert results == {(t, c): f"t{t}-c{c}" for t in range(10) for c in range(5)}
 
 
 def test_server_requests_are_answered(sdk_url: str) -> None:
@@ -122,7 +88,8 @@ def test_logging_progress_and_list_changed_reach_the_hook(sdk_url: str) -> None:
     events = Recorder()
     with McpClient.connect(config(sdk_url), hook=events) as client:
         assert client.call_tool("chatty", {}, progress_token="p1").content == "chatted"
-        events.wait_for_method("notifications/tools/list_changed")  # JSON mode: on the GET stream
+        # JSON mode: list_changed comes on the GET stream.
+        events.wait_until(lambda: "notifications/tools/list_changed" in events.methods())
         if sdk_url.endswith("#json"):
             return  # log and progress belong to the request, which has no stream here
         assert "notifications/message" in events.methods()

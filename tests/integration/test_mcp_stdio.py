@@ -16,7 +16,6 @@ from agent_smith import (
     AgentTimeoutError,
     CancellationSource,
     CancelledError,
-    LifecycleEvent,
     McpClient,
     McpError,
     McpEvent,
@@ -28,33 +27,11 @@ from agent_smith import (
 )
 from agent_smith.mcp import adapt_client_tools
 from agent_smith.mcp.stdio import StdioTransport
+from tests.integration.mcp_helpers import Recorder, echo_from_threads
 from tests.integration.servers import sdk_stdio, tiny_stdio
 from tests.support.tools import tool_context
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
-
-
-class Recorder:
-    """Collects hook events; tests wait on it instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.events: list[McpEvent] = []
-        self._changed = threading.Condition()
-
-    def __call__(self, event: McpEvent) -> None:
-        with self._changed:
-            self.events.append(event)
-            self._changed.notify_all()
-
-    def kinds(self) -> list[str]:
-        return [e.kind.name for e in self.events if isinstance(e, LifecycleEvent)]
-
-    def methods(self) -> list[str]:
-        return [e.method for e in self.events if isinstance(e, Notification)]
-
-    def wait_until(self, predicate: object, timeout: float = 10.0) -> None:
-        with self._changed:
-            assert self._changed.wait_for(predicate, timeout), self.events  # type: ignore[arg-type]
 
 
 def child_pid(client: McpClient) -> int:
@@ -90,20 +67,7 @@ def test_connect_lists_tools_resources_and_prompts(shared: McpClient) -> None:
 
 
 def test_fifty_concurrent_calls_from_ten_threads_get_their_own_results(shared: McpClient) -> None:
-    barrier = threading.Barrier(10)
-    results: dict[tuple[int, int], str] = {}
-
-    def worker(thread: int) -> None:
-        barrier.wait(10)
-        for call in range(5):
-            text = f"t{thread}-c{call}"
-            results[(thread, call)] = shared.call_tool("echo", {"text": text}).content
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(10)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    results = echo_from_threads(shared, argument="text")
     assert results == {(t, c): f"t{t}-c{c}" for t in range(10) for c in range(5)}
 
 
