@@ -27,6 +27,28 @@ from tests.mcp.scripted import RpcFailure, ScriptedServer
 Connect = Callable[..., McpClient]
 
 
+def listing(names: list[str]) -> ScriptedServer:
+    """A server whose ``tools/list`` answers with what ``names`` holds at the time."""
+    return ScriptedServer(
+        {"tools/list": lambda p: {"tools": [{"name": n, "inputSchema": {}} for n in names]}}
+    )
+
+
+class ToolsOnListChanged:
+    """A hook that notes the client's tool names whenever it hears ``list_changed``."""
+
+    def __init__(self) -> None:
+        self.client: McpClient | None = None
+        self.seen: list[list[str]] = []
+        self.heard = threading.Event()
+
+    def __call__(self, event: McpEvent) -> None:
+        if isinstance(event, Notification) and event.method == "notifications/tools/list_changed":
+            assert self.client is not None
+            self.seen.append([t.name for t in self.client.tools])
+            self.heard.set()
+
+
 def test_initialize_offers_the_configured_revision_and_names_the_client(scripted: Connect) -> None:
     server = ScriptedServer()
     client = scripted(server, protocol_version="2025-11-25")
@@ -244,24 +266,13 @@ def test_registered_handlers_answer_and_are_advertised(scripted: Connect) -> Non
 
 def test_list_changed_refreshes_tools_before_the_hook_hears_of_it(scripted: Connect) -> None:
     names = ["a"]
-    server = ScriptedServer(
-        {"tools/list": lambda p: {"tools": [{"name": n, "inputSchema": {}} for n in names]}}
-    )
-    seen: list[list[str]] = []
-    heard = threading.Event()
-    client: McpClient | None = None
-
-    def hook(event: McpEvent) -> None:
-        if isinstance(event, Notification) and event.method == "notifications/tools/list_changed":
-            assert client is not None
-            seen.append([t.name for t in client.tools])
-            heard.set()
-
-    client = scripted(server, hook=hook)
+    server = listing(names)
+    hook = ToolsOnListChanged()
+    hook.client = scripted(server, hook=hook)
     names.append("b")
     server.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    assert heard.wait(5)
-    assert seen == [["a", "b"]]
+    assert hook.heard.wait(5)
+    assert hook.seen == [["a", "b"]]
 
 
 def test_close_fails_pending_calls_and_closes_the_transport(scripted: Connect) -> None:
@@ -300,9 +311,7 @@ def test_close_fails_pending_calls_and_closes_the_transport(scripted: Connect) -
 
 def test_refresh_tools_reinitialises_a_stale_session_and_lists_again(scripted: Connect) -> None:
     names = ["a"]
-    server = ScriptedServer(
-        {"tools/list": lambda p: {"tools": [{"name": n, "inputSchema": {}} for n in names]}}
-    )
+    server = listing(names)
     client = scripted(server)
     names.append("b")
     server.stale_once.add("tools/list")
@@ -314,25 +323,14 @@ def test_list_changed_after_a_stale_session_still_refreshes_and_reaches_the_hook
     scripted: Connect,
 ) -> None:
     names = ["a"]
-    server = ScriptedServer(
-        {"tools/list": lambda p: {"tools": [{"name": n, "inputSchema": {}} for n in names]}}
-    )
-    heard = threading.Event()
-    seen: list[list[str]] = []
-    client: McpClient | None = None
-
-    def hook(event: McpEvent) -> None:
-        if isinstance(event, Notification) and event.method == "notifications/tools/list_changed":
-            assert client is not None
-            seen.append([t.name for t in client.tools])
-            heard.set()
-
-    client = scripted(server, hook=hook)
+    server = listing(names)
+    hook = ToolsOnListChanged()
+    hook.client = scripted(server, hook=hook)
     names.append("b")
     server.stale_once.add("tools/list")
     server.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    assert heard.wait(5)
-    assert seen == [["a", "b"]]
+    assert hook.heard.wait(5)
+    assert hook.seen == [["a", "b"]]
 
 
 def test_a_session_dropped_again_during_reinitialisation_is_a_transport_error(
