@@ -14,7 +14,7 @@ from agent_smith.runtime import Runtime
 from agent_smith.tools.base import ToolContext
 from agent_smith.tools.function import tool
 from tests.agent.conftest import WAIT
-from tests.agent.test_threads import CANCEL_BOUND, Background
+from tests.support.background import cancel_during_send
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 
@@ -87,10 +87,6 @@ def test_cancelling_the_parent_stops_a_child_in_a_slow_tool(
     llm_server.script(Calls(("delegate", {})), Calls(("wait_forever", {})))
     root = Agent(llm, tools=[delegate], runtime=runtime)
     holder["root"] = root
-    job = Background(lambda: root.send("go"))
-    assert entered.wait(WAIT)
-    root.cancel()
-    assert job.join(CANCEL_BOUND)
-    assert isinstance(job.error, CancelledError)
+    cancel_during_send(root, "go", reached=entered)
     # The child's own send() ended with CancelledError too.
     assert child_stopped.wait(WAIT)

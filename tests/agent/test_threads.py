@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from agent_smith.agent import Agent
-from agent_smith.errors import AgentBusyError, CancelledError
+from agent_smith.errors import AgentBusyError
 from agent_smith.events import AgentHooks, ToolCallRequested, ToolResultReady
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import TokenDelta
@@ -19,6 +17,7 @@ from agent_smith.tools.base import ToolContext
 from agent_smith.tools.function import tool
 from tests.agent.conftest import WAIT
 from tests.agent.test_stops import assert_consistent
+from tests.support.background import Background, cancel_during_send
 from tests.support.llm_server import (
     Calls,
     Chunks,
@@ -27,34 +26,6 @@ from tests.support.llm_server import (
     echo_tools_responder,
     sse_frames,
 )
-
-CANCEL_BOUND = 2.0  # the issue's bound for cancel() to stop a running send()
-
-
-class Background:
-    """Runs ``fn`` on a thread and keeps its result or exception."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-
-        def run() -> None:
-            try:
-                self.result = fn()
-            except BaseException as err:
-                self.error = err
-            finally:
-                self.done.set()
-
-        self.thread = threading.Thread(target=run, name="test-send")
-        self.thread.start()
-
-    def join(self, timeout: float) -> bool:
-        finished = self.done.wait(timeout)
-        if finished:
-            self.thread.join(WAIT)
-        return finished
 
 
 def stalled_text(gate: threading.Event) -> Chunks:
@@ -70,15 +41,7 @@ def test_cancel_from_another_thread_stops_a_streaming_send(
     llm_server.script(stalled_text(gate))
     hooks = AgentHooks(on_stream_event=lambda e: streaming.set())
     agent = Agent(llm, hooks=hooks, runtime=runtime)
-    try:
-        job = Background(lambda: agent.send("talk"))
-        assert streaming.wait(WAIT)
-        agent.cancel()
-        assert job.join(CANCEL_BOUND), "send() still running after cancel()"
-    finally:
-        gate.set()
-        job.join(WAIT)
-    assert isinstance(job.error, CancelledError)
+    cancel_during_send(agent, "talk", reached=streaming, release=gate)
     assert agent.history == [UserMessage("talk")]
 
 
@@ -97,15 +60,7 @@ def test_cancel_from_another_thread_stops_a_send_in_a_slow_tool(
 
     llm_server.script(Calls(("slow", {})), Text("never sent"))
     agent = Agent(llm, tools=[slow], runtime=runtime)
-    try:
-        job = Background(lambda: agent.send("wait"))
-        assert entered.wait(WAIT)
-        agent.cancel()
-        assert job.join(CANCEL_BOUND), "send() still running after cancel()"
-    finally:
-        release.set()
-        job.join(WAIT)
-    assert isinstance(job.error, CancelledError)
+    cancel_during_send(agent, "wait", reached=entered, release=release)
     history = agent.history
     assert_consistent(history)
     assert isinstance(history[-1], ToolMessage) and history[-1].is_error
@@ -256,9 +211,5 @@ def test_cancel_reaches_a_tool_through_its_token(
 
     llm_server.script(Calls(("polite", {})))
     agent = Agent(llm, tools=[polite], runtime=runtime)
-    job = Background(lambda: agent.send("go"))
-    assert entered.wait(WAIT)
-    agent.cancel()
-    assert job.join(CANCEL_BOUND)
-    assert isinstance(job.error, CancelledError)
+    cancel_during_send(agent, "go", reached=entered)
     assert saw_cancel.wait(WAIT)
