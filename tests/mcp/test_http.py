@@ -66,6 +66,11 @@ class Frames:
             assert self.cond.wait_for(lambda: predicate(self.items), timeout), self.items
             return list(self.items)
 
+    def answer(self, request_id: int, timeout: float = 10.0) -> Frame:
+        """Wait for the frame with ``request_id`` (the answer, or an error answer) and return it."""
+        got = self.wait(lambda items: any(f.get("id") == request_id for f in items), timeout)
+        return next(f for f in got if f.get("id") == request_id)
+
 
 def make(runtime: Runtime, url: str = URL, **kw: Any) -> tuple[StreamableHttpTransport, Frames]:
     config = ServerConfig(alias="web", url=url, **kw)
@@ -288,7 +293,7 @@ def test_sse_body_split_at_every_byte_decodes_utf8_and_skips_comments_and_empty_
     transport, frames = connect(runtime, fake)
     try:
         transport.send(call(5, "utf8"))
-        frames.wait(lambda items: any(f.get("id") == 5 for f in items))
+        frames.answer(5)
     finally:
         transport.close()
     got = [f for f in frames.items if f.get("id") == 5 or f.get("method")]
@@ -303,11 +308,10 @@ def test_server_request_inside_an_unrelated_sse_answer_is_delivered_and_answered
     transport, frames = connect(runtime, fake)
     try:
         transport.send(call(9, "asks_client"))
-        frames.wait(lambda items: any(f.get("id") == 9 for f in items))
+        answer = frames.answer(9)
     finally:
         transport.close()
     assert {"jsonrpc": "2.0", "id": 0, "method": "ping"} in frames.items
-    answer = next(f for f in frames.items if f.get("id") == 9)
     assert "client answered" in answer["result"]["content"][0]["text"]
 
 
@@ -317,7 +321,7 @@ def test_json_mode_server_answers_are_delivered(runtime: Runtime, no_thread_leak
         try:
             transport.send(call(3, "echo", text="hi"))
             # send() returns once the status is in; the JSON body is read after that.
-            frames.wait(lambda items: any(f.get("id") == 3 for f in items))
+            frames.answer(3)
         finally:
             transport.close()
     assert frames.items[-1]["result"]["content"][0]["text"] == "hi"
@@ -390,11 +394,11 @@ def test_sse_answer_ending_early_is_resumed_with_get_and_last_event_id(
     transport, frames = connect(runtime, fake)
     try:
         transport.send(call(11, "drops"))
-        got = frames.wait(lambda items: any(f.get("id") == 11 for f in items))
+        answer = frames.answer(11)
         gets = [s for s in fake.seen() if s.method == "GET" and "last-event-id" in s.headers]
     finally:
         transport.close()
-    assert next(f for f in got if f.get("id") == 11)["result"]["content"][0]["text"] == "resumed"
+    assert answer["result"]["content"][0]["text"] == "resumed"
     assert [g.headers["last-event-id"] for g in gets] == ["p1"]
 
 
@@ -404,10 +408,9 @@ def test_sse_answer_ending_without_an_event_id_fails_the_request(
     transport, frames = connect(runtime, fake)
     try:
         transport.send(call(12, "drops_without_id"))
-        got = frames.wait(lambda items: any(f.get("id") == 12 for f in items))
+        error = frames.answer(12)["error"]
     finally:
         transport.close()
-    error = next(f for f in got if f.get("id") == 12)["error"]
     assert "ended before the response" in error["message"]
 
 
@@ -420,7 +423,7 @@ def test_session_gone_after_send_returned_fails_the_call_and_the_next_send_is_st
         # A notification is synchronous; a request may be answered on its thread.
         with pytest.raises(StaleSession):
             transport.send(call(4, "echo", text="x"))
-            frames.wait(lambda items: any(f.get("id") == 4 for f in items))
+            frames.answer(4)
             transport.send(call(5, "echo", text="y"))
     finally:
         transport.close()
@@ -442,10 +445,9 @@ def test_a_json_body_cut_short_fails_the_request_with_a_transport_error_answer(
         transport, frames = connect(runtime, server)
         try:
             transport.send(call(6, "truncated"))
-            got = frames.wait(lambda items: any(f.get("id") == 6 for f in items))
+            error = frames.answer(6)["error"]
         finally:
             transport.close()
-    error = next(f for f in got if f.get("id") == 6)["error"]
     assert "reading the answer failed" in error["message"]
 
 
