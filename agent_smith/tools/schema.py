@@ -49,8 +49,7 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSignature:
     """Build the parameters schema and description for ``fn``; ConfigError if unsupported."""
     hints = resolve_hints(hint_source(fn))
     doc = parse_docstring(inspect.getdoc(_unwrap_partial(fn)) or "")
-    properties: JsonObject = {}
-    required: list[str] = []
+    fields: list[tuple[str, JsonObject, Any]] = []
     context_param: str | None = None
     tool_name = callable_name(fn)
     for param in inspect.signature(fn).parameters.values():
@@ -68,19 +67,9 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSignature:
             raise ConfigError(
                 f"tool {callable_name(fn)!r}, parameter {param.name!r}: {err}"
             ) from err
-        if param.name in doc.params:
-            prop = {**prop, "description": doc.params[param.name]}
-        if param.default is param.empty:
-            required.append(param.name)
-        else:
-            default = json_default(param.default)
-            if default is not _NO_DEFAULT:
-                prop = {**prop, "default": default}
-        properties[param.name] = prop
-    parameters: JsonObject = {"type": "object", "properties": properties}
-    if required:
-        parameters["required"] = required
-    parameters["additionalProperties"] = False
+        default = _REQUIRED if param.default is param.empty else param.default
+        fields.append((param.name, prop, default))
+    parameters = _object_schema(fields, doc)
     return FunctionSignature(doc.description, parameters, hints, context_param)
 
 
@@ -189,25 +178,18 @@ def _array_schema(origin: Any, args: tuple[Any, ...]) -> JsonObject:
 def _dataclass_schema(cls: type) -> JsonObject:
     hints = resolve_hints(cls)
     doc = parse_docstring(inspect.getdoc(cls) or "")
-    properties: JsonObject = {}
-    required: list[str] = []
+    fields: list[tuple[str, JsonObject, Any]] = []
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        prop = type_schema(hints.get(f.name, Any))
-        if f.name in doc.params:
-            prop = {**prop, "description": doc.params[f.name]}
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            required.append(f.name)
-        elif f.default is not dataclasses.MISSING:
-            default = json_default(f.default)
-            if default is not _NO_DEFAULT:
-                prop = {**prop, "default": default}
-        properties[f.name] = prop
-    schema: JsonObject = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    schema["additionalProperties"] = False
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = _NO_DEFAULT  # made fresh per instance: optional, no default shown
+        else:
+            default = _REQUIRED
+        fields.append((f.name, type_schema(hints.get(f.name, Any)), default))
+    schema = _object_schema(fields, doc)
     # dataclass() invents a docstring like "Point(x: int, y: int)"; skip that one.
     if doc.description and not doc.description.startswith(f"{cls.__name__}("):
         schema["description"] = doc.description
@@ -215,6 +197,33 @@ def _dataclass_schema(cls: type) -> JsonObject:
 
 
 _NO_DEFAULT = object()
+_REQUIRED = object()
+
+
+def _object_schema(fields: list[tuple[str, JsonObject, Any]], doc: Docstring) -> JsonObject:
+    """A closed object schema of ``(name, schema, default)`` fields.
+
+    Each field gets its description from ``doc``; a ``_REQUIRED`` default
+    makes it required, any other leaves it optional and is recorded when it
+    has a JSON form.
+    """
+    properties: JsonObject = {}
+    required: list[str] = []
+    for name, prop, default in fields:
+        if name in doc.params:
+            prop = {**prop, "description": doc.params[name]}
+        if default is _REQUIRED:
+            required.append(name)
+        else:
+            value = json_default(default)
+            if value is not _NO_DEFAULT:
+                prop = {**prop, "default": value}
+        properties[name] = prop
+    schema: JsonObject = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
 
 
 def json_default(value: Any) -> Any:
