@@ -29,6 +29,7 @@ from agent_smith.mcp import adapt_client_tools
 from agent_smith.mcp.stdio import StdioTransport
 from tests.integration.mcp_helpers import Recorder, echo_from_threads
 from tests.integration.servers import sdk_stdio, tiny_stdio
+from tests.support.background import Background
 from tests.support.tools import tool_context
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
@@ -237,22 +238,17 @@ def test_server_requests_with_id_zero_are_answered_from_the_reader() -> None:
 
 def test_a_call_in_flight_when_the_client_closes_fails_promptly() -> None:
     client = McpClient.connect(tiny_stdio())
-    failure: list[BaseException] = []
     started = threading.Event()
 
-    def call() -> None:
+    def call() -> object:
         started.set()
-        try:
-            client.call_tool("hang", {}, timeout=60)
-        except TransportError as err:
-            failure.append(err)
+        return client.call_tool("hang", {}, timeout=60)
 
-    caller = threading.Thread(target=call)
-    caller.start()
+    job = Background(call, name="test-call")
     assert started.wait(5)
     client.close()
-    caller.join(10)
-    assert not caller.is_alive() and failure
+    assert job.join(10)
+    assert isinstance(job.error, TransportError)
 
 
 def test_close_leaves_no_thread_and_reaps_the_child() -> None:

@@ -23,6 +23,7 @@ from agent_smith import (
 )
 from agent_smith.messages import AssistantMessage
 from tests.mcp.scripted import RpcFailure, ScriptedServer
+from tests.support.background import Background
 
 Connect = Callable[..., McpClient]
 
@@ -285,21 +286,11 @@ def test_close_fails_pending_calls_and_closes_the_transport(scripted: Connect) -
     server = ScriptedServer({"tools/call": hang})
     events: list[McpEvent] = []
     client = scripted(server, hook=events.append)
-    failure: list[BaseException] = []
-
-    def call() -> None:
-        try:
-            client.call_tool("echo", {}, timeout=30)
-        except TransportError as err:
-            failure.append(err)
-
-    caller = threading.Thread(target=call)
-    caller.start()
+    call = Background(lambda: client.call_tool("echo", {}, timeout=30), name="test-call")
     assert started.wait(5)
     client.close()
-    caller.join(5)
-    assert not caller.is_alive()
-    assert failure and "closed" in str(failure[0])
+    assert call.join(5)
+    assert isinstance(call.error, TransportError) and "closed" in str(call.error)
     assert server.closed
     assert [e.kind.name for e in events if isinstance(e, LifecycleEvent)] == [
         "CONNECTED",
