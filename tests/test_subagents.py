@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -37,12 +37,12 @@ from agent_smith.events import SubAgentEvent
 from agent_smith.llm.events import TokenDelta
 from agent_smith.messages import AssistantMessage, SystemMessage, TokenUsage, ToolCall
 from agent_smith.tree import AgentTree
+from tests.support.background import CANCEL_BOUND, Background
 from tests.support.llm_server import Calls, Chunks, Reply, ScriptedLlmServer, Text
 
 #: Generous bound for anything the tests wait on (a bug fails, never hangs).
 WAIT = 10.0
 #: The issue's bound for cancellation to reach every descendant.
-CANCEL_BOUND = 2.0
 
 JsonObject = dict[str, Any]
 
@@ -108,32 +108,6 @@ class Counter:
     def value(self) -> int:
         with self._cond:
             return self._value
-
-
-class Background:
-    """Runs ``fn`` on a thread and keeps its result or exception."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-
-        def run() -> None:
-            try:
-                self.result = fn()
-            except BaseException as err:
-                self.error = err
-            finally:
-                self.done.set()
-
-        self.thread = threading.Thread(target=run, name="test-root-send")
-        self.thread.start()
-
-    def join(self, timeout: float) -> bool:
-        finished = self.done.wait(timeout)
-        if finished:
-            self.thread.join(WAIT)
-        return finished
 
 
 def tool_messages(agent: Agent) -> list[ToolMessage]:
@@ -500,7 +474,7 @@ def test_cancelling_the_root_stops_streaming_and_tool_running_grandchildren(
     root = Agent(llm, "root", hooks=hooks, runtime=runtime)
     root.add_subagent(child)
 
-    job = Background(lambda: root.send("go"))
+    job = Background(lambda: root.send("go"), name="test-root-send")
     try:
         assert streaming.wait_for(2, WAIT), "grandchildren never started streaming"
         assert in_tool.wait_for(2, WAIT), "grandchildren never reached their tool"
