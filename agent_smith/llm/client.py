@@ -26,6 +26,7 @@ from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportErr
 from ..logs import TRACE, redact_headers, trace
 from ..runtime import Runtime, default_runtime
 from ..sockets import shutdown_socket
+from ..sse import read_chunks
 from .api_error import error_from_body
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
@@ -329,24 +330,11 @@ class LlmClient:
 
     def _chunks(self, response: requests.Response, call: _LiveCall) -> Iterator[bytes]:
         """The body's bytes as the server flushes them; errors mapped to ours."""
-        raw = response.raw
         try:
-            if getattr(raw, "chunked", True) or not hasattr(raw, "read1"):
-                # Chunked: one item per HTTP chunk, delivered as soon as it is read.
-                for chunk in response.iter_content(chunk_size=None):
-                    if call.aborted:
-                        raise _cancelled()
-                    yield chunk
-            else:
-                # Length- or close-delimited: read1 returns what has arrived so far,
-                # where iter_content(None) would wait for the whole body.
-                while True:
-                    chunk = raw.read1(65536)
-                    if not chunk:
-                        break
-                    if call.cancelled.is_set():
-                        raise _cancelled()
-                    yield chunk
+            for chunk in read_chunks(response):
+                if call.aborted:
+                    raise _cancelled()
+                yield chunk
         except (requests.RequestException, _Urllib3Error, OSError) as err:
             call.check()
             inner = err.args[0] if err.args else None

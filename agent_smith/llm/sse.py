@@ -1,8 +1,9 @@
 """Streamed chat completions: SSE frames in, stream events out.
 
-Two layers (seed §9.3). ``sseclient-py`` splits the byte chunks into SSE
-events (any chunking, LF or CRLF, comments, multi-line ``data:``); the delta
-parser here turns each JSON frame into :mod:`~agent_smith.llm.events`.
+Two layers (seed §9.3). The shared SSE reader (:mod:`agent_smith.sse`,
+built on ``sseclient-py``) splits the byte chunks into SSE events (any
+chunking, LF, CRLF or CR, comments, multi-line ``data:``); the delta parser
+here turns each JSON frame into :mod:`~agent_smith.llm.events`.
 Tool-call fragments are accumulated per ``index`` and parsed once, after the
 stream ended, so callers never see partial JSON. Usage comes from whichever
 frame carries it (llama.cpp sends it in a last frame with ``choices: []``);
@@ -21,11 +22,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sseclient import SSEClient
-
 from ..errors import ParseError, TransportError
 from ..logs import TRACE, redact
 from ..messages import AssistantMessage, TokenUsage, ToolCall
+from ..sse import SseReader
 from .api_error import error_from_json
 from .events import (
     Finished,
@@ -68,7 +68,6 @@ class StreamDecoder:
         self._finish: str | None = None
         self._usage: TokenUsage | None = None
         self._done = False
-        self._exhausted = False
         self._frames = 0
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
@@ -76,17 +75,13 @@ class StreamDecoder:
         tracing = log.isEnabledFor(TRACE)
         text = self._text
         scan = _scan
+        reader = SseReader(chunks)
         # This loop runs once per token: the common path (a delta holding only
         # content) is kept inline, without per-frame calls or generators.
-        for sse in SSEClient(self._watch(chunks)).events():
-            if self._exhausted:
-                # sseclient hands over a trailing frame that never got its blank line.
-                raise TransportError(
-                    f"stream from {self._endpoint} ended in the middle of an SSE frame",
-                    operation="stream",
-                    endpoint_or_server=self._endpoint,
-                )
+        for sse in reader.all_events():
             data = sse.data
+            if not data:
+                continue  # comments, keep-alives, id/retry-only events
             if tracing:
                 log.log(TRACE, "sse frame %d: %s", self._frames, redact(data))
             self._frames += 1
@@ -133,6 +128,12 @@ class StreamDecoder:
             usage = obj.get("usage")
             if usage is not None:
                 self._usage = TokenUsage.from_openai(usage)
+        if reader.truncated:
+            raise TransportError(
+                f"stream from {self._endpoint} ended in the middle of an SSE frame",
+                operation="stream",
+                endpoint_or_server=self._endpoint,
+            )
         yield from self._finish_events()
 
     def _other_deltas(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -145,10 +146,6 @@ class StreamDecoder:
         fragments = delta.get("tool_calls")
         if fragments is not None:
             yield from self._tool_fragments(fragments)
-
-    def _watch(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        yield from chunks
-        self._exhausted = True
 
     def _parse(self, data: str) -> dict[str, Any]:
         """The slow path: leading whitespace, trailing data, or an error to explain."""

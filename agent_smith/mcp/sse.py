@@ -1,10 +1,12 @@
-"""Reading MCP's SSE streams: every event (id and retry included), frames out, resumption.
+"""Reading MCP's SSE streams: JSON-RPC frames out, stream position, resumption.
 
 Streamable HTTP answers a POST, and holds the GET listening stream open, as
 Server-Sent Events. :func:`pump` feeds one such body to the frame handler as
-bytes arrive; :class:`StreamPosition` remembers the last event id and the
-server's ``retry`` delay so :func:`resume_until` can pick a dropped stream up
-again with ``Last-Event-ID`` (SEP-1699). :func:`wake_reader` lets another
+bytes arrive, through the shared reader of :mod:`agent_smith.sse` (which
+keeps the data-less "priming" events whose ``id`` and ``retry`` MCP needs).
+:class:`StreamPosition` remembers the last event id and the server's
+``retry`` delay so :func:`resume_until` can pick a dropped stream up again
+with ``Last-Event-ID`` (SEP-1699). :func:`wake_reader` lets another
 thread unblock a reader stuck on a silent stream.
 """
 
@@ -13,15 +15,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import requests
 import urllib3.exceptions
-from sseclient import SSEClient
 
 from ..sockets import shutdown_socket
+from ..sse import SseReader, read_chunks
 
 log = logging.getLogger(__name__)
 
@@ -29,44 +30,6 @@ log = logging.getLogger(__name__)
 NOTHING = object()
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server named no delay
 MAX_RESUMES = 5  # resumptions in a row that delivered nothing before giving up
-
-
-@dataclass
-class SseEvent:
-    """One SSE event, including the data-less ones sseclient-py does not yield."""
-
-    data: str
-    id: str | None
-    retry: int | None
-
-
-class SseReader(SSEClient):
-    """sseclient-py's framing, yielding every event so ``id``/``retry`` are never lost.
-
-    ``SSEClient.events()`` drops events without data, but per the SSE rules
-    their ``id`` and ``retry`` still count, and MCP servers send exactly such
-    "priming" events so a client can resume a stream (SEP-1699).
-    """
-
-    def all_events(self) -> Iterator[SseEvent]:
-        # _read() is sseclient-py's chunk stitching (not in its stubs); we parse the fields.
-        for block in self._read():  # type: ignore[attr-defined]
-            data: list[str] = []
-            event_id: str | None = None
-            retry: int | None = None
-            for raw in block.splitlines():
-                line = raw.decode("utf-8", errors="replace")
-                if not line or line.startswith(":"):
-                    continue  # blank line or comment
-                field, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if field == "data":
-                    data.append(value)
-                elif field == "id" and "\0" not in value:
-                    event_id = value
-                elif field == "retry" and value.isdigit():
-                    retry = int(value)
-            yield SseEvent("\n".join(data), event_id, retry)
 
 
 class StreamPosition:
@@ -90,9 +53,8 @@ def pump(
     A stream that breaks (or that another thread woke with :func:`wake_reader`)
     just ends: the caller decides whether to resume it.
     """
-    reader = SseReader(read_chunks(response))
     try:
-        for event in reader.all_events():
+        for event in SseReader(read_chunks(response)).all_events():
             if event.id is not None:
                 position.last_event_id = event.id
             if event.retry is not None:
@@ -112,7 +74,7 @@ def pump(
                 return True
     except (
         requests.RequestException,
-        urllib3.exceptions.HTTPError,  # read1() below requests raises urllib3's own errors
+        urllib3.exceptions.HTTPError,  # read_chunks' read1() raises urllib3's own errors
         OSError,
         ValueError,
     ) as err:
@@ -166,22 +128,6 @@ def is_response_to(item: Any, want: Any) -> bool:
 def content_type(response: requests.Response) -> str:
     """The response's media type, lower case, without parameters."""
     return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-
-
-def read_chunks(response: requests.Response) -> Iterator[bytes]:
-    """The body's bytes as they arrive (never waiting to fill a buffer)."""
-    raw = response.raw
-    read1 = getattr(raw, "read1", None)
-    if getattr(raw, "chunked", False) or read1 is None:
-        # Each HTTP chunk is yielded as soon as it is complete.
-        yield from response.iter_content(chunk_size=None)
-        return
-    # A body delimited by the connection closing: iter_content(None) would read to EOF.
-    while True:
-        data = read1(65536, decode_content=True)
-        if not data:
-            return
-        yield data
 
 
 def wake_reader(response: requests.Response) -> None:
