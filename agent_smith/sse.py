@@ -65,21 +65,20 @@ class SseReader(SSEClient):
         parts: list[bytes] = []  # the chunks of an event still waiting for its blank line
         after_cr = False  # the last chunk ended in \r: a \n opening the next one is its pair
         for chunk in self._event_source:
-            if after_cr:
+            if after_cr or b"\r" in chunk:  # rare: most servers end lines with \n
+                if after_cr and chunk:
+                    after_cr = False
+                    if chunk[0] == 0x0A:
+                        chunk = chunk[1:]
+                if b"\r" in chunk:
+                    after_cr = chunk[-1] == 0x0D
+                    chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if parts:
                 if not chunk:
                     continue
-                after_cr = False
-                if chunk[0] == 0x0A:
-                    chunk = chunk[1:]
-            if b"\r" in chunk:
-                after_cr = chunk[-1] == 0x0D
-                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            elif not chunk:
-                continue
-            if b"\n\n" not in chunk and not (parts and chunk[0] == 0x0A and parts[-1][-1] == 0x0A):
-                parts.append(chunk)  # joined once, when the event is complete
-                continue
-            if parts:
+                if b"\n\n" not in chunk and not (chunk[0] == 0x0A and parts[-1][-1] == 0x0A):
+                    parts.append(chunk)  # joined once, when the event is complete
+                    continue
                 parts.append(chunk)
                 chunk = b"".join(parts)
                 parts.clear()
@@ -95,11 +94,12 @@ class SseReader(SSEClient):
 
     def all_events(self) -> Iterator[SseEvent]:
         """Every event of the body in order, data-less ones included."""
+        new = tuple.__new__  # SseEvent(...) would add a Python-level call per event
         for block in self._read():
             text = block.decode("utf-8", "replace")
             # The common frame is one "data: ..." line: no line loop for it.
             if text.startswith("data: ") and "\n" not in text:
-                yield SseEvent(text[6:])
+                yield new(SseEvent, (text[6:], "message", None, None))
             else:
                 yield _parse(text)
 
