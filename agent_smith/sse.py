@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import requests
 from sseclient import SSEClient
+
+if TYPE_CHECKING:
+    import requests
 
 log = logging.getLogger(__name__)
 
