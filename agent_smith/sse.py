@@ -8,11 +8,11 @@ Both SSE users read through here: the LLM stream decoder
   drops events without data, but their ``id`` and ``retry`` still count, and
   MCP servers send exactly such "priming" events so a client can resume a
   stream (SEP-1699). Callers skip the events they have no use for.
-- the framing (``_read``) finds the blank lines that end events in the whole
-  chunk at once, with C string methods, instead of stitching line by line:
-  the LLM path runs once per token and that stitching was most of its cost.
-  Line ends are ``\\r\\n``, ``\\n`` or a lone ``\\r`` (the SSE rules), also when
-  a ``\\r\\n`` is split between two chunks.
+- the fields are parsed here, with a fast path for the common event of a
+  single ``data:`` line (the LLM path runs once per token).
+
+The framing, stitching chunks into events whatever the chunking and line
+ends (``\\r\\n``, ``\\n`` or a lone ``\\r``), is sseclient-py's own ``_read()``.
 
 Per the SSE rules an event that the body ends in the middle of (no blank line
 after it) is not dispatched; :attr:`SseReader.truncated` says whether that
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _READ1_SIZE = 65536
+_EVENT_ENDS = (b"\r\r", b"\n\n", b"\r\n\r\n")  # the blank line that ends an event
 
 
 class SseEvent(NamedTuple):
@@ -62,59 +63,44 @@ class SseReader(SSEClient):
         self._logger = log
         self.truncated = False
 
-    def _read(self) -> Iterator[bytes]:
-        """Each complete event's lines, joined by ``\\n``, without the blank line ending it."""
-        parts: list[bytes] = []  # the chunks of an event still waiting for its blank line
-        after_cr = False  # the last chunk ended in \r: a \n opening the next one is its pair
-        for chunk in self._event_source:
-            if after_cr or b"\r" in chunk:  # rare: most servers end lines with \n
-                if after_cr and chunk:
-                    after_cr = False
-                    if chunk[0] == 0x0A:
-                        chunk = chunk[1:]
-                if b"\r" in chunk:
-                    after_cr = chunk[-1] == 0x0D
-                    chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            if parts:
-                if not chunk:
-                    continue
-                if b"\n\n" not in chunk and not (chunk[0] == 0x0A and parts[-1][-1] == 0x0A):
-                    parts.append(chunk)  # joined once, when the event is complete
-                    continue
-                parts.append(chunk)
-                chunk = b"".join(parts)
-                parts.clear()
-            blocks = chunk.split(b"\n\n")
-            rest = blocks.pop()
-            if rest:
-                parts.append(rest)
-            for block in blocks:
-                if block:  # b"" between runs of blank lines: no event
-                    yield block
-        rest = b"".join(parts)
-        self.truncated = any(line and not line.startswith(b":") for line in rest.split(b"\n"))
-
     def all_events(self) -> Iterator[SseEvent]:
         """Every event of the body in order, data-less ones included."""
         new = tuple.__new__  # SseEvent(...) would add a Python-level call per event
-        for block in self._read():
+        # sseclient-py's _read() does the framing: it stitches chunks into
+        # events, each ending in its blank line, and yields a trailing
+        # unfinished event as it is.
+        for block in self._read():  # type: ignore[attr-defined]  # not in its stubs
+            if not block.endswith(_EVENT_ENDS):
+                self.truncated = any(
+                    line and not line.startswith(b":") for line in block.splitlines()
+                )
+                return
             text = block.decode("utf-8", "replace")
             # The common frame is one "data: ..." line: no line loop for it.
-            if text.startswith("data: ") and "\n" not in text:
-                yield new(SseEvent, (text[6:], "message", None, None))
+            if text.startswith("data: ") and text.endswith("\n\n") and text.count("\n") == 2:
+                yield new(SseEvent, (text[6:-2], "message", None, None))
             else:
-                yield _parse(text)
+                event = _parse(text)
+                if event is not None:
+                    yield event
 
 
-def _parse(text: str) -> SseEvent:
-    """The fields of one event's lines (SSE rules: unknown fields and comments ignored)."""
+def _parse(text: str) -> SseEvent | None:
+    """The fields of one event's lines (SSE rules: unknown fields and comments ignored).
+
+    ``None`` for a block of only blank lines: there is no event.
+    """
     data: list[str] = []
     event = ""
     event_id: str | None = None
     retry: int | None = None
-    for line in text.split("\n"):
-        if not line or line[0] == ":":
-            continue  # blank line or comment
+    fields = False
+    for line in text.splitlines():
+        if not line:
+            continue
+        fields = True
+        if line[0] == ":":
+            continue  # a comment
         name, _, value = line.partition(":")
         if value[:1] == " ":
             value = value[1:]
@@ -126,6 +112,8 @@ def _parse(text: str) -> SseEvent:
             event_id = value
         elif name == "retry" and value.isascii() and value.isdigit():
             retry = int(value)
+    if not fields:
+        return None
     return SseEvent("\n".join(data), event or "message", event_id, retry)
 
 
