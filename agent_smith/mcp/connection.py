@@ -221,8 +221,12 @@ class ConnectionKeeper:
         """The transport ended on its own: fail its calls, tell the hook."""
         if not conn.mark_lost():
             return
-        why = f"{error}" if error is not None else "the server closed the connection"
-        log.warning("MCP server %s disconnected: %s", self.alias, why)
-        conn.rpc.fail_all(self.error("receive", f"connection lost: {why}"))
+        if isinstance(error, TransportError):
+            failure = error  # the transport already said what happened, and where
+        else:
+            why = f"{error}" if error is not None else "the server closed the connection"
+            failure = self.error("receive", f"connection lost: {why}")
+        log.warning("%s", failure)
+        conn.rpc.fail_all(failure)
         if conn.established and not self._closed:
-            self._emit(LifecycleEvent(LifecycleKind.DISCONNECTED, self.alias, why))
+            self._emit(LifecycleEvent(LifecycleKind.DISCONNECTED, self.alias, failure.message))

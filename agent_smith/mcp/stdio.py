@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections import deque
 from typing import IO
 
 from ..errors import TransportError
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 #: How long each shutdown step (stdin closed, SIGTERM) waits for the child.
 SHUTDOWN_STEP_SECONDS = 2.0
+EXIT_GRACE_SECONDS = 1.0  # how long a server that closed stdout gets to exit and flush stderr
+STDERR_TAIL_LINES = 5  # the last stderr lines quoted when a server dies
 
 
 class StdioTransport(Transport):
@@ -42,6 +45,8 @@ class StdioTransport(Transport):
         self._threads: list[threading.Thread] = []
         self._write_lock = threading.Lock()
         self._closing = threading.Event()
+        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._stderr_done = threading.Event()
         self._closed_once = threading.Lock()
         self._on_closed: CloseHandler | None = None
 
@@ -165,16 +170,38 @@ class StdioTransport(Transport):
                 except Exception:  # one bad frame must not kill the connection
                     log.exception("MCP server %s: failed to handle a frame", self.server)
         except (OSError, ValueError) as err:
-            error = self._error("read", f"reading stdout failed: {err}")
+            error = self._error("read", f"connection lost: reading stdout failed: {err}")
         log.debug("MCP server %s closed its stdout", self.server)
+        if error is None and not self._closing.is_set():
+            error = self._exit_error()
         self._ended(error)
 
     def _drain(self, stderr: IO[bytes]) -> None:
         try:
-            for line in stderr:
-                log.debug("[%s stderr] %s", self.server, line.decode(errors="replace").rstrip())
+            for raw in stderr:
+                line = raw.decode(errors="replace").rstrip()
+                log.debug("[%s stderr] %s", self.server, line)
+                if line:
+                    self._stderr_tail.append(line[:200])
         except (OSError, ValueError):
             pass  # the pipe was closed under us during shutdown
+        finally:
+            self._stderr_done.set()
+
+    def _exit_error(self) -> TransportError | None:
+        """Why stdout ended on its own: the exit status and last stderr lines, if it exited."""
+        process = self._process
+        if process is None:
+            return None
+        try:
+            status = process.wait(timeout=EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            return None  # stdout closed but the process lives on: nothing more to say
+        self._stderr_done.wait(EXIT_GRACE_SECONDS)
+        detail = f"connection lost: the server exited with status {status}"
+        if self._stderr_tail:
+            detail += "; its last stderr lines: " + " | ".join(self._stderr_tail)
+        return self._error("read", detail)
 
     # -- helpers ------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,6 +274,18 @@ def test_a_command_that_cannot_start_is_a_transport_error() -> None:
     bad = type(config)(alias="bad", command=("/nonexistent/mcp-server",))
     with pytest.raises(TransportError, match="cannot start"):
         McpClient.connect(bad)
+
+
+def test_a_server_that_dies_at_start_is_reported_with_its_status_and_stderr(
+    no_thread_leak: None,
+) -> None:
+    script = "import sys; print('ModuleNotFoundError: no mcp here', file=sys.stderr); sys.exit(3)"
+    config = ServerConfig(alias="dies", command=(sys.executable, "-c", script))
+    with pytest.raises(TransportError) as info:
+        McpClient.connect(config)
+    message = str(info.value)
+    assert "exited with status 3" in message
+    assert "ModuleNotFoundError: no mcp here" in message
 
 
 # -- the adapter against a real server ------------------------------------------
