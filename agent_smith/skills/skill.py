@@ -31,13 +31,20 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_. ][A-Za-z0-9]+)*")
 _SEPARATOR = re.compile(r"[-_. ]")
 
 
+#: Longest tool prefix a skill name may give: ``<prefix>__<tool>`` must fit the
+#: 64-character tool names of the OpenAI format with room for the tool's own name.
+MAX_PREFIX_LENGTH = 32
+
+
 def normalize_skill_name(name: str) -> str:
     """The tool prefix of a skill: ``"Web-Search"`` -> ``"web_search"``.
 
     Rule: surrounding whitespace is ignored; the name must be words of ASCII
     letters and digits, the first word starting with a letter, joined by
     single separators (``-``, ``_``, ``.`` or a space). The result is the
-    name lower-cased with each separator replaced by ``_``, so it matches
+    name lower-cased with each separator replaced by ``_``, at most
+    :data:`MAX_PREFIX_LENGTH` characters (tool names the model sees are capped
+    at 64, and the prefix must leave room for ``__<tool>``), so it matches
     ``[a-z][a-z0-9]*(_[a-z0-9]+)*``: it never contains ``__`` and never ends
     in ``_``, which keeps ``<skill>__<tool>`` splittable at its first ``__``.
 
@@ -57,7 +64,14 @@ def normalize_skill_name(name: str) -> str:
             "starting with a letter, with single '-', '_', '.' or spaces between words",
             skill_name=name,
         )
-    return _SEPARATOR.sub("_", stripped).lower()
+    prefix = _SEPARATOR.sub("_", stripped).lower()
+    if len(prefix) > MAX_PREFIX_LENGTH:
+        raise SkillError(
+            f"skill name {name!r} is too long: its tool prefix may have at most "
+            f"{MAX_PREFIX_LENGTH} characters",
+            skill_name=name,
+        )
+    return prefix
 
 
 def _as_tool(item: Tool | Callable[..., Any], skill_name: str) -> Tool:

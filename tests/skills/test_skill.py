@@ -6,6 +6,7 @@ import pytest
 
 from agent_smith import SkillError, Tool, ToolContext, ToolResult, ToolSchema
 from agent_smith.skills import Skill, normalize_skill_name
+from agent_smith.skills.skill import MAX_PREFIX_LENGTH
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,13 @@ def test_normalized_names_never_contain_the_prefix_separator() -> None:
         assert "__" not in prefix
         assert not prefix.endswith("_")
         assert f"{prefix}__tool".split("__", 1) == [prefix, "tool"]
+
+
+def test_normalize_caps_the_prefix_so_skill_tool_names_fit_64_characters() -> None:
+    longest = "a" * MAX_PREFIX_LENGTH
+    assert normalize_skill_name(longest) == longest
+    with pytest.raises(SkillError, match="too long"):
+        normalize_skill_name(longest + "b")
 
 
 def test_normalize_refuses_a_non_string_name() -> None:
