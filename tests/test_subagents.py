@@ -110,6 +110,17 @@ class Counter:
             return self._value
 
 
+def child_with_grandchild() -> SubAgentSpec:
+    """A "child" sub-agent whose one tool is a "grandchild" sub-agent."""
+    grandchild = SubAgentSpec("grandchild", "Digs.", system_prompt="grandchild")
+    return SubAgentSpec(
+        "child",
+        "Delegates.",
+        system_prompt="child",
+        tool_factories=(lambda: SubAgentTool(grandchild),),
+    )
+
+
 def tool_messages(agent: Agent) -> list[ToolMessage]:
     return [m for m in agent.history if isinstance(m, ToolMessage)]
 
@@ -518,13 +529,7 @@ def test_sub_agent_events_reach_the_parent_tagged_with_name_and_depth(
 ) -> None:
     seen: list[SubAgentEvent] = []
     root_messages: list[Any] = []
-    grandchild = SubAgentSpec("grandchild", "Digs.", system_prompt="grandchild")
-    child = SubAgentSpec(
-        "child",
-        "Delegates.",
-        system_prompt="child",
-        tool_factories=(lambda: SubAgentTool(grandchild),),
-    )
+    child = child_with_grandchild()
     llm_server.script(
         Calls(("child", {"task": "dig"})),  # root
         Calls(("grandchild", {"task": "dig deeper"})),  # child
@@ -618,13 +623,7 @@ def test_parallel_invocations_and_grandchildren_carry_their_own_ids_and_parent_l
 def test_the_roots_usage_covers_children_and_grandchildren(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
-    grandchild = SubAgentSpec("grandchild", "Digs.", system_prompt="grandchild")
-    child = SubAgentSpec(
-        "child",
-        "Delegates.",
-        system_prompt="child",
-        tool_factories=(lambda: SubAgentTool(grandchild),),
-    )
+    child = child_with_grandchild()
     llm_server.script(
         Calls(("child", {"task": "dig"}), usage=(100, 10)),  # root
         Calls(("grandchild", {"task": "dig deeper"}), usage=(20, 2)),  # child
