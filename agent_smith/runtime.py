@@ -12,10 +12,10 @@ import logging
 import threading
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from .closing import Closeable
 from .pool import WorkerPool
+from .sockets import WatchingAdapter
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class Runtime(Closeable):
         self.max_workers = max_workers
         self.session = requests.Session()
         size = http_pool_size or max(10, 2 * max_workers)
-        adapter = HTTPAdapter(pool_connections=size, pool_maxsize=size, max_retries=0)
+        adapter = WatchingAdapter(pool_connections=size, pool_maxsize=size, max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self._pools: dict[int, WorkerPool] = {}

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import requests
+import urllib3
+from requests.adapters import HTTPAdapter
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +47,77 @@ def shutdown_socket(response: requests.Response) -> bool:
     sock = socket_of(response)
     if sock is None:
         return False
+    shutdown(sock)
+    return True
+
+
+def shutdown(sock: socket.socket) -> None:
+    """Shut ``sock`` down so a read blocked on it returns at once (any thread)."""
     try:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:  # already closed or never connected: nothing to wake
         log.debug("socket already closed when shutting it down")
-    return True
+
+
+# -- the socket of a request still waiting for its response headers ----------
+#
+# A streamed response exposes its socket only once the headers arrived. A
+# server that takes long to send them (a non-streamed completion is sent whole
+# when generation ends) would otherwise make cancellation wait for it. The
+# runtime's HTTP adapter builds its connections from the classes below, which
+# tell the thread's watcher which socket the request now waits on.
+
+_watchers = threading.local()
+
+
+@contextmanager
+def watch_socket(on_socket: Callable[[socket.socket], None]) -> Iterator[None]:
+    """Call ``on_socket`` with the socket a request made in this block waits on.
+
+    It runs in the calling thread, right before the wait for response headers.
+    """
+    previous = getattr(_watchers, "current", None)
+    _watchers.current = on_socket
+    try:
+        yield
+    finally:
+        _watchers.current = previous
+
+
+class _AnnounceSocket:
+    """Connection mixin: tell the thread's watcher the socket before waiting for headers."""
+
+    sock: socket.socket | None
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        watcher = getattr(_watchers, "current", None)
+        if watcher is not None and self.sock is not None:
+            watcher(self.sock)
+        return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+
+
+class _HTTPConnection(_AnnounceSocket, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_AnnounceSocket, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _HTTPConnectionPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSConnectionPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+class WatchingAdapter(HTTPAdapter):
+    """A ``requests`` adapter whose connections report to :func:`watch_socket`."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": _HTTPConnectionPool,
+            "https": _HTTPSConnectionPool,
+        }

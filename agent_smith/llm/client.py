@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from ..cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
 from ..runtime import Runtime, default_runtime
-from ..sockets import shutdown_socket
+from ..sockets import shutdown, shutdown_socket, watch_socket
 from ..sse import read_chunks
 from .api_error import error_from_body
 from .body import build_body
@@ -42,17 +43,26 @@ _ERROR_BODY_LIMIT = 64 * 1024
 
 
 class _LiveCall:
-    """One request in flight: its response (once headers arrived) and its abort switch."""
+    """One request in flight: its socket or response, and its abort switch."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._response: requests.Response | None = None
+        self._waiting_on: socket.socket | None = None  # before the headers arrived
         self.cancelled = threading.Event()
         self.aborted = False  # mirrors `cancelled`; a plain read in the per-chunk loop
+
+    def waiting_on(self, sock: socket.socket) -> None:
+        """The request was sent on ``sock`` and now waits for response headers."""
+        with self._lock:
+            self._waiting_on = sock
+        if self.cancelled.is_set():
+            shutdown(sock)
 
     def attach(self, response: requests.Response) -> None:
         with self._lock:
             self._response = response
+            self._waiting_on = None
         if self.cancelled.is_set():
             response.close()
             raise _cancelled()
@@ -66,9 +76,11 @@ class _LiveCall:
         self.aborted = True
         self.cancelled.set()
         with self._lock:
-            response = self._response
+            response, sock = self._response, self._waiting_on
         if response is not None:
             shutdown_socket(response)
+        elif sock is not None:
+            shutdown(sock)
 
     def check(self) -> None:
         if self.cancelled.is_set():
@@ -252,9 +264,10 @@ class LlmClient:
             call.check()
             retry_after: str | None = None
             try:
-                response = session.post(
-                    self._url, data=data, headers=headers, stream=True, timeout=self._timeout
-                )
+                with watch_socket(call.waiting_on):
+                    response = session.post(
+                        self._url, data=data, headers=headers, stream=True, timeout=self._timeout
+                    )
             except requests.Timeout as err:
                 call.check()
                 failure: Exception = AgentTimeoutError(

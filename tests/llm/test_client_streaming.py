@@ -19,7 +19,7 @@ from agent_smith import (
     TokenDelta,
     UserMessage,
 )
-from tests.support.llm_server import Chunks, ScriptedLlmServer, Text
+from tests.support.llm_server import Chunks, Hold, ScriptedLlmServer, Text
 
 REQUEST = LlmRequest((UserMessage("hi"),))
 BOUND = 10.0  # generous bound on every wait so a bug fails instead of hanging
@@ -106,6 +106,41 @@ def test_cancel_token_ends_a_stalled_stream_from_another_thread(
         next(stream)
     timer.join(BOUND)
     stall.set()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_cancel_while_waiting_for_response_headers_ends_the_call(
+    llm_server: ScriptedLlmServer, runtime: Runtime, no_thread_leak: None, stream: bool
+) -> None:
+    # A non-streamed completion is sent whole when generation ends: the
+    # client waits for headers all that time, and cancel must not.
+    held = Hold(threading.Event(), Text("too late"))
+    llm_server.script(held, Text("after"))
+    client = LlmClient(llm_server.url, runtime=runtime)
+    source = CancellationSource()
+    outcome: list[BaseException] = []
+    ended = threading.Event()
+
+    def call() -> None:
+        try:
+            if stream:
+                list(client.stream(REQUEST, cancel=source.token))
+            else:
+                client.complete(REQUEST, cancel=source.token)
+        except BaseException as err:
+            outcome.append(err)
+        finally:
+            ended.set()
+
+    caller = threading.Thread(target=call, name="test-complete")
+    caller.start()
+    assert held.reached.wait(BOUND)
+    source.cancel()
+    assert ended.wait(2.0), "cancel did not end the wait for headers within 2 s"
+    caller.join(BOUND)
+    assert len(outcome) == 1 and isinstance(outcome[0], CancelledError)
+    held.gate.set()
+    assert client.complete(REQUEST).message.content == "after"
 
 
 def test_already_cancelled_token_sends_nothing(

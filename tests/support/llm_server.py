@@ -80,7 +80,19 @@ class Chunks:
         )
 
 
-Reply = Text | Calls | Raw | Chunks | Drop
+@dataclass(frozen=True)
+class Hold:
+    """Send nothing, not even headers, until ``gate`` is set; then answer ``then``.
+
+    ``reached`` is set once the request arrived (the client now waits for headers).
+    """
+
+    gate: threading.Event
+    then: Text | Calls | Raw | Chunks | Drop
+    reached: threading.Event = field(default_factory=threading.Event)
+
+
+Reply = Text | Calls | Raw | Chunks | Drop | Hold
 Responder = Callable[[JsonObject], Reply]
 
 
@@ -198,6 +210,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         reply = owner._next_reply(body, dict(self.headers))
+        if isinstance(reply, Hold):
+            with owner._lock:
+                owner._gates.append(reply.gate)
+            reply.reached.set()
+            reply.gate.wait(GATE_TIMEOUT)
+            reply = reply.then
         if isinstance(reply, Drop):
             self._drop()
         elif isinstance(reply, Raw):
