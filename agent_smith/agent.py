@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -81,14 +81,24 @@ class AgentRequest:
         return m if isinstance(m, UserMessage) else UserMessage(m)
 
 
+@dataclass(frozen=True)
+class _Lineage:
+    """Where a sub-agent sits: its tree, depth, cancel parents, id and parent's turn."""
+
+    tree: AgentTree
+    depth: int
+    cancel: tuple[CancellationToken, ...]
+    invocation: str
+    parent_turn: Turn | None
+
+
 class Agent(Closeable):
     """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
 
     ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
     ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
-    to the client's runtime, else the process default. ``_tree``, ``_depth``,
-    ``_cancel``, ``_invocation`` and ``_parent_turn`` are for framework use
-    (sub-agents; see :meth:`spawn_child`).
+    to the client's runtime, else the process default. ``_lineage`` is for
+    framework use (sub-agents; see :meth:`spawn_child`).
     """
 
     def __init__(
@@ -102,11 +112,7 @@ class Agent(Closeable):
         hooks: AgentHooks | None = None,
         runtime: Runtime | None = None,
         name: str = "agent",
-        _tree: AgentTree | None = None,
-        _depth: int = 0,
-        _cancel: Sequence[CancellationToken] = (),
-        _invocation: str | None = None,
-        _parent_turn: Turn | None = None,
+        _lineage: _Lineage | None = None,
     ) -> None:
         self.name = name
         self.system_prompt = system_prompt
@@ -115,11 +121,9 @@ class Agent(Closeable):
         self._config = config
         self._hooks = hooks if hooks is not None else NO_HOOKS
         self._runtime = runtime if runtime is not None else _runtime_of(llm)
-        self._parent_tree = _tree
-        self._depth = _depth
-        self._parent_cancel = tuple(_cancel)
-        self._invocation = _invocation
-        self._parent_turn = _parent_turn
+        self._lineage = _lineage
+        self._depth = _lineage.depth if _lineage is not None else 0
+        self._invocation = _lineage.invocation if _lineage is not None else None
         self._busy = threading.Lock()
         self._turn: Turn | None = None
         self._usage = _NO_USAGE
@@ -301,11 +305,7 @@ class Agent(Closeable):
             ),
             runtime=self._runtime,
             name=name,
-            _tree=tree,
-            _depth=depth,
-            _cancel=parents,
-            _invocation=invocation,
-            _parent_turn=turn,
+            _lineage=_Lineage(tree, depth, tuple(parents), invocation, turn),
         )
 
     def close(self) -> None:
@@ -346,12 +346,13 @@ class Agent(Closeable):
 
     def _begin(self) -> Turn:
         config = self._config
-        if self._parent_tree is None:
+        lineage = self._lineage
+        if lineage is None:
             tree = AgentTree(config.tree_max_iterations)
             source = tree.cancel
         else:
-            tree = self._parent_tree
-            source = CancellationSource(tree.cancel.token, *self._parent_cancel)
+            tree = lineage.tree
+            source = CancellationSource(tree.cancel.token, *lineage.cancel)
         turn = Turn(self.name, tree, source, config)
         self._turn = turn
         return turn
@@ -366,9 +367,9 @@ class Agent(Closeable):
             turn.finish()
         finally:
             self._usage = turn.usage
-            if self._parent_turn is not None:
+            if self._lineage is not None and self._lineage.parent_turn is not None:
                 # Stopped or not, the child's tokens were spent on its parent's behalf.
-                self._parent_turn.add_usage(turn.usage)
+                self._lineage.parent_turn.add_usage(turn.usage)
             self._turn = None
             self._busy.release()
 
