@@ -303,12 +303,9 @@ class McpClient(Closeable):
 
             return StdioTransport(self.config)
         from ..runtime import default_runtime
-        from .http import StreamableHttpTransport  # type: ignore[import-not-found,unused-ignore]
+        from .http import StreamableHttpTransport
 
-        transport: Transport = StreamableHttpTransport(
-            self.config, self._runtime or default_runtime()
-        )
-        return transport
+        return StreamableHttpTransport(self.config, self._runtime or default_runtime())
 
     def _list_tools(self, conn: Connection | None = None) -> list[ToolSchema]:
         try:
