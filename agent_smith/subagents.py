@@ -57,7 +57,6 @@ one client at once, and its owner keeps its events).
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,7 +65,15 @@ from .config import AgentConfig
 from .errors import AgentSmithError, AgentStopped, CancelledError, ConfigError
 from .mcp.adapter import adapt_client_tools
 from .memory import FullMemory, Memory
-from .tools.base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+from .tools.base import (
+    JsonObject,
+    Tool,
+    ToolContext,
+    ToolOptions,
+    ToolResult,
+    ToolSchema,
+    check_tool_name,
+)
 
 if TYPE_CHECKING:
     from .llm.client import LlmClient
@@ -76,9 +83,6 @@ log = logging.getLogger("agent_smith.agent")
 
 #: A callable that makes one fresh tool (a Tool or a plain function) per call.
 ToolFactory = Callable[[], "Tool | Callable[..., Any]"]
-
-# The rule every tool name follows (what OpenAI-compatible servers accept).
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 _TASK_SCHEMA: JsonObject = {
     "type": "object",
@@ -110,10 +114,7 @@ class SubAgentSpec:
     config: AgentConfig | None = None
 
     def __post_init__(self) -> None:
-        if not _NAME.fullmatch(self.name):
-            raise ConfigError(
-                f"sub-agent name {self.name!r} must be 1-64 letters, digits, '_' or '-'"
-            )
+        check_tool_name(self.name, kind="sub-agent")
         object.__setattr__(self, "tool_factories", tuple(self.tool_factories))
         object.__setattr__(self, "mcp_clients", tuple(self.mcp_clients))
 

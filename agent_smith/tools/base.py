@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import logging
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..cancellation import CancellationToken
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..runtime import Runtime
 
 JsonObject = dict[str, Any]
+
+# The rule every tool name follows (what OpenAI-compatible servers accept).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def check_tool_name(name: str, *, kind: str = "tool") -> None:
+    """Raise ConfigError unless ``name`` is 1-64 letters, digits, ``_`` or ``-``."""
+    if not _TOOL_NAME.fullmatch(name):
+        raise ConfigError(f"{kind} name {name!r} must be 1-64 letters, digits, '_' or '-'")
 
 
 @dataclass(frozen=True)

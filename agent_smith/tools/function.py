@@ -27,19 +27,24 @@ import functools
 import inspect
 import json
 import logging
-import re
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, overload
 
 from ..errors import CancelledError, ConfigError, ToolError
-from .base import JsonObject, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+from .base import (
+    JsonObject,
+    Tool,
+    ToolContext,
+    ToolOptions,
+    ToolResult,
+    ToolSchema,
+    check_tool_name,
+)
 from .schema import callable_name, function_schema, hint_source, parse_docstring
 
 log = logging.getLogger("agent_smith.tool")
-
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 ToolFunction = Callable[..., Any]
 
@@ -174,10 +179,7 @@ def make_tool(
         hints = _lenient_hints(fn)
         context_param = next((k for k, v in hints.items() if v is ToolContext), None)
         convert = False
-    if not _NAME.match(tool_schema.name):
-        raise ConfigError(
-            f"tool name {tool_schema.name!r} must be 1-64 letters, digits, '_' or '-'"
-        )
+    check_tool_name(tool_schema.name)
     return FunctionTool(
         fn,
         schema=tool_schema,
