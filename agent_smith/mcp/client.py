@@ -294,8 +294,8 @@ class McpClient(Closeable):
     def _list_everything(self, conn: Connection) -> None:
         """Run on a new connection after its handshake: list what the server offers."""
         self._tools = self._list_tools(conn)
-        self._resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
-        self._prompts = [parse_prompt(p) for p in self._optional_list("prompts", conn)]
+        self._refresh_resources(conn)
+        self._refresh_prompts(conn)
 
     def _make_transport(self) -> Transport:
         if self.config.command:
@@ -365,11 +365,11 @@ class McpClient(Closeable):
             closed = lambda: self._keeper.closed  # noqa: E731
             self._events.refresh_then_emit(lambda: refresh(self), event, quiet=closed)
 
-    def _refresh_resources(self) -> None:
-        self._resources = [parse_resource(r) for r in self._optional_list("resources")]
+    def _refresh_resources(self, conn: Connection | None = None) -> None:
+        self._resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
 
-    def _refresh_prompts(self) -> None:
-        self._prompts = [parse_prompt(p) for p in self._optional_list("prompts")]
+    def _refresh_prompts(self, conn: Connection | None = None) -> None:
+        self._prompts = [parse_prompt(p) for p in self._optional_list("prompts", conn)]
 
 
 _REFRESHERS: dict[str, Callable[[McpClient], object]] = {
