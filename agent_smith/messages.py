@@ -40,7 +40,7 @@ class TokenUsage(DataClassJsonMixin):
     @classmethod
     def from_openai(cls, data: object) -> TokenUsage:
         """Parse an OpenAI ``usage`` object; raise ParseError on wrong types."""
-        obj = _expect_object(data, "usage")
+        obj = expect_object(data, "usage")
         counts = []
         for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
             value = obj.get(key, 0)
@@ -157,7 +157,7 @@ class AssistantMessage(DataClassJsonMixin):
         cls, data: object, *, usage: TokenUsage | None = None, lenient_arguments: bool = False
     ) -> AssistantMessage:
         """Validate an OpenAI assistant ``message`` object from a server."""
-        obj = _expect_object(data, "message")
+        obj = expect_object(data, "message")
         content = obj.get("content")
         if content is None:
             content = ""
@@ -200,7 +200,7 @@ _BY_ROLE: dict[str, type[Message]] = {
 
 def message_from_openai(data: object) -> Message:
     """Validate one OpenAI wire message of any role."""
-    obj = _expect_object(data, "message")
+    obj = expect_object(data, "message")
     role = obj.get("role")
     if role == "assistant":
         return AssistantMessage.from_openai(obj)
@@ -233,7 +233,7 @@ def messages_from_json(text: str) -> list[Message]:
         raise ParseError("history must be a JSON array")
     history: list[Message] = []
     for i, item in enumerate(items):
-        obj = _expect_object(item, f"history[{i}]")
+        obj = expect_object(item, f"history[{i}]")
         cls = _BY_ROLE.get(str(obj.get("role")))
         if cls is None:
             raise ParseError(f"history[{i}] has unknown role {obj.get('role')!r}")
@@ -247,11 +247,11 @@ def messages_from_json(text: str) -> list[Message]:
 
 def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
     where = f"message.tool_calls[{index}]"
-    obj = _expect_object(data, where)
+    obj = expect_object(data, where)
     call_id = obj.get("id")
     if not isinstance(call_id, str) or not call_id:
         raise ParseError(f"{where} has no string id")
-    function = _expect_object(obj.get("function"), f"{where}.function")
+    function = expect_object(obj.get("function"), f"{where}.function")
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ParseError(f"{where}.function has no string name")
@@ -263,7 +263,8 @@ def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
     return ToolCall.from_wire(call_id, name, arguments, lenient=lenient)
 
 
-def _expect_object(data: object, where: str) -> JsonObject:
+def expect_object(data: object, where: str) -> JsonObject:
+    """``data`` as a JSON object; ParseError naming ``where`` if it is something else."""
     if not isinstance(data, dict):
         raise ParseError(f"{where} must be a JSON object, got {type(data).__name__}")
     return data

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParseError, TruncatedReplyError
-from ..messages import AssistantMessage, Message, TokenUsage
+from ..messages import AssistantMessage, Message, TokenUsage, expect_object
 from ..tools.base import ToolSchema
 
 
@@ -56,16 +56,11 @@ class LlmResponse:
         when the reply was cut off by ``max_tokens``: that raises
         TruncatedReplyError.
         """
-        if not isinstance(body, dict):
-            raise ParseError(f"response must be a JSON object, got {type(body).__name__}")
+        body = expect_object(body, "response")
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices:
             raise ParseError("response has no choices (expected a non-empty array)")
-        choice = choices[0]
-        if not isinstance(choice, dict):
-            raise ParseError(
-                f"response.choices[0] must be a JSON object, got {type(choice).__name__}"
-            )
+        choice = expect_object(choices[0], "response.choices[0]")
         finish = choice.get("finish_reason")
         if finish is None:
             finish = "stop"
