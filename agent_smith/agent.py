@@ -335,7 +335,7 @@ class Agent(Closeable):
         try:
             yield from self._loop(request, turn)
         except AgentSmithError as err:
-            stopped = turn.explain(err) if isinstance(err, CancelledError) else None
+            stopped = turn.explain() if isinstance(err, CancelledError) else None
             log.debug("agent %s: turn ended with %s", self.name, stopped or err)
             invoke_hook(self._hooks.on_error, stopped or err, name="on_error")
             if stopped is None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .cancellation import CancellationSource
 from .config import AgentConfig
-from .errors import AgentStopped, CancelledError
+from .errors import AgentStopped
 from .guards import FailureGuard, LoopGuard
 from .messages import TokenUsage, ToolCall
 from .tools.dispatch import ToolOutcome
@@ -85,33 +85,24 @@ class Turn:
         self.source.token.raise_if_cancelled("agent turn")
         config = self.config
         self.iterations += 1
-        stop: tuple[str, str] | None = None
         if self.iterations > config.max_iterations:
-            stop = ("max_iterations", f"max_iterations ({config.max_iterations}) reached")
-        elif not self.tree.take_iteration():
-            stop = (
-                "tree_iterations",
-                f"the agent tree used its {self.tree.max_iterations} iterations",
+            raise self._stop("max_iterations", f"max_iterations ({config.max_iterations}) reached")
+        if not self.tree.take_iteration():
+            raise self._stop(
+                "tree_iterations", f"the agent tree used its {self.tree.max_iterations} iterations"
             )
-        elif config.max_total_tokens is not None and self.usage.total > config.max_total_tokens:
-            stop = (
+        if config.max_total_tokens is not None and self.usage.total > config.max_total_tokens:
+            raise self._stop(
                 "max_total_tokens",
                 f"{self.usage.total} tokens used, over max_total_tokens "
                 f"({config.max_total_tokens})",
             )
-        elif self._deadline_at is not None and time.monotonic() >= self._deadline_at:
-            stop = ("deadline", f"its deadline of {config.deadline} s passed")
-        if stop is not None:
-            raise AgentStopped(f"agent {self.name!r} stopped: {stop[1]}", condition=stop[0])
+        if self._deadline_at is not None and time.monotonic() >= self._deadline_at:
+            raise self._deadline_stop()
 
-    def explain(self, err: CancelledError) -> AgentStopped | None:
-        """The stop behind a cancellation, if the deadline caused it."""
-        if not self._deadline_hit:
-            return None
-        return AgentStopped(
-            f"agent {self.name!r} stopped: its deadline of {self.config.deadline} s passed",
-            condition="deadline",
-        )
+    def explain(self) -> AgentStopped | None:
+        """The stop behind a cancellation of this turn, if the deadline caused it."""
+        return self._deadline_stop() if self._deadline_hit else None
 
     def finish(self) -> None:
         """Stop the deadline timer and cancel anything the turn left running."""
@@ -122,6 +113,12 @@ class Turn:
         self.source.cancel()
         if self.source is not self.tree.cancel:
             self.source.detach()
+
+    def _stop(self, condition: str, reason: str) -> AgentStopped:
+        return AgentStopped(f"agent {self.name!r} stopped: {reason}", condition=condition)
+
+    def _deadline_stop(self) -> AgentStopped:
+        return self._stop("deadline", f"its deadline of {self.config.deadline} s passed")
 
     def _expire(self) -> None:
         self._deadline_hit = True
