@@ -19,6 +19,7 @@ from agent_smith import (
     TokenDelta,
     UserMessage,
 )
+from tests.support.background import Background
 from tests.support.llm_server import Chunks, Hold, ScriptedLlmServer, Text
 
 REQUEST = LlmRequest((UserMessage("hi"),))
@@ -66,25 +67,16 @@ def test_cancel_from_another_thread_ends_a_stalled_stream(
     llm_server.script(Chunks(delta("a"), stall, delta("b", "stop")), Text("after"))
     client = LlmClient(llm_server.url, runtime=runtime)
     got_first = threading.Event()
-    ended = threading.Event()
-    outcome: list[BaseException] = []
 
     def consume() -> None:
-        try:
-            for _ in client.stream(REQUEST):
-                got_first.set()
-        except BaseException as err:
-            outcome.append(err)
-        finally:
-            ended.set()
+        for _ in client.stream(REQUEST):
+            got_first.set()
 
-    reader = threading.Thread(target=consume, name="test-stream-reader")
-    reader.start()
+    reader = Background(consume, name="test-stream-reader")
     assert got_first.wait(BOUND)
     client.cancel()
-    assert ended.wait(2.0), "cancel did not end the stalled read within 2 s"
-    reader.join(BOUND)
-    assert len(outcome) == 1 and isinstance(outcome[0], CancelledError)
+    assert reader.join(2.0), "cancel did not end the stalled read within 2 s"
+    assert isinstance(reader.error, CancelledError)
     # The cancelled connection was closed, not returned to the pool.
     assert client.complete(REQUEST).message.content == "after"
     assert llm_server.connections == 2
@@ -118,27 +110,17 @@ def test_cancel_while_waiting_for_response_headers_ends_the_call(
     llm_server.script(held, Text("after"))
     client = LlmClient(llm_server.url, runtime=runtime)
     source = CancellationSource()
-    outcome: list[BaseException] = []
-    ended = threading.Event()
 
-    def call() -> None:
-        try:
-            if stream:
-                list(client.stream(REQUEST, cancel=source.token))
-            else:
-                client.complete(REQUEST, cancel=source.token)
-        except BaseException as err:
-            outcome.append(err)
-        finally:
-            ended.set()
+    def call() -> object:
+        if stream:
+            return list(client.stream(REQUEST, cancel=source.token))
+        return client.complete(REQUEST, cancel=source.token)
 
-    caller = threading.Thread(target=call, name="test-complete")
-    caller.start()
+    caller = Background(call, name="test-complete")
     assert held.reached.wait(BOUND)
     source.cancel()
-    assert ended.wait(2.0), "cancel did not end the wait for headers within 2 s"
-    caller.join(BOUND)
-    assert len(outcome) == 1 and isinstance(outcome[0], CancelledError)
+    assert caller.join(2.0), "cancel did not end the wait for headers within 2 s"
+    assert isinstance(caller.error, CancelledError)
     held.gate.set()
     assert client.complete(REQUEST).message.content == "after"
 
