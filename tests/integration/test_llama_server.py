@@ -64,12 +64,6 @@ SAMPLING = SamplingParams(temperature=0, max_tokens=512)
 
 
 @pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime(max_workers=2) as rt:
-        yield rt
-
-
-@pytest.fixture
 def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
     return LlmClient(
         llama_endpoint.url,

@@ -18,7 +18,6 @@ provokes it on the real server too).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,12 +101,6 @@ def recorded_arguments(name: str) -> str:
                 for call in choice["delta"].get("tool_calls", []):
                     text += call.get("function", {}).get("arguments", "")
     return text
-
-
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime(max_workers=2) as rt:
-        yield rt
 
 
 @pytest.fixture
