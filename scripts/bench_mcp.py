@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import os
 import platform
 import sys
@@ -130,9 +131,7 @@ def main() -> None:
         lambda: sdk(args.calls, args.concurrency, args.repeat), total
     )
     our_cpu, sdk_cpu = our_cpu / total, sdk_cpu / total
-    import mcp
-
-    version = getattr(mcp, "__version__", None) or _dist_version("mcp")
+    version = importlib.metadata.version("mcp")
     cpus = os.cpu_count()
     print(f"Python {platform.python_version()}, mcp {version}, {platform.machine()}, {cpus} CPUs")
     print(f"{args.calls} calls per run, best of {args.repeat}, {args.concurrency} in flight\n")
@@ -147,12 +146,6 @@ def main() -> None:
         f"| client CPU per call (µs) | {our_cpu:,.0f} | {sdk_cpu:,.0f} "
         f"| {sdk_cpu / our_cpu:.2f}x less |"
     )
-
-
-def _dist_version(name: str) -> str:
-    from importlib.metadata import version
-
-    return version(name)
 
 
 if __name__ == "__main__":
