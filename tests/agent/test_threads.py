@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from agent_smith.agent import Agent
+from agent_smith.agent import Agent, AgentRequest
 from agent_smith.errors import AgentBusyError
 from agent_smith.events import AgentHooks, ToolCallRequested, ToolResultReady
 from agent_smith.llm.client import LlmClient
@@ -192,7 +192,7 @@ def test_cancel_before_any_turn_is_harmless(
     llm_server.script(Text("fine"))
     agent = Agent(llm, runtime=runtime)
     agent.cancel()
-    assert agent.send("hi").content == "fine"
+    assert agent.send(AgentRequest("hi", stream=stream)).content == "fine"
 
 
 def test_cancel_reaches_a_tool_through_its_token(
