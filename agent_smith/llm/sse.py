@@ -166,40 +166,34 @@ class StreamDecoder:
 
     def _tool_fragments(self, fragments: object) -> Iterator[StreamEvent]:
         if type(fragments) is not list:
-            raise ParseError(f"stream frame {self._frames}: delta.tool_calls must be an array")
+            raise self._bad("delta.tool_calls must be an array")
         for position, fragment in enumerate(fragments):
             if type(fragment) is not dict:
-                raise ParseError(f"stream frame {self._frames}: a tool call must be an object")
+                raise self._bad("a tool call must be an object")
             index = fragment.get("index", position)
             if type(index) is not int:
-                raise ParseError(f"stream frame {self._frames}: tool call index must be an integer")
+                raise self._bad("tool call index must be an integer")
             call = self._calls.get(index)
             if call is None:
                 call = self._calls[index] = _PartialCall(index)
             call_id = fragment.get("id")
             if call_id:
                 if type(call_id) is not str:
-                    raise ParseError(f"stream frame {self._frames}: tool call id must be a string")
+                    raise self._bad("tool call id must be a string")
                 if not call.id:
                     call.id = call_id
             function = fragment.get("function") or {}
             if type(function) is not dict:
-                raise ParseError(
-                    f"stream frame {self._frames}: tool call function must be an object"
-                )
+                raise self._bad("tool call function must be an object")
             name = function.get("name")
             if name:
                 if type(name) is not str:
-                    raise ParseError(
-                        f"stream frame {self._frames}: tool call name must be a string"
-                    )
+                    raise self._bad("tool call name must be a string")
                 call.name += name if call.name != name else ""
             arguments = function.get("arguments")
             if arguments:
                 if type(arguments) is not str:
-                    raise ParseError(
-                        f"stream frame {self._frames}: tool call arguments must be a string"
-                    )
+                    raise self._bad("tool call arguments must be a string")
                 call.arguments.append(arguments)
             if call.name and not call.started:
                 call.started = True
