@@ -84,7 +84,7 @@ def cancelled_outcomes(calls: Sequence[ToolCall]) -> list[ToolOutcome]:
     After :func:`dispatch_tool_calls` raised ``CancelledError`` the agent
     appends these messages so the history keeps a result for every call.
     """
-    return [error_outcome(call, f"tool {call.name!r} was cancelled") for call in calls]
+    return [_cancelled(call) for call in calls]
 
 
 def dispatch_tool_calls(
@@ -234,7 +234,7 @@ def _wait(
 def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) -> ToolOutcome:
     call = run.call
     if future.cancelled():
-        return error_outcome(call, f"tool {call.name!r} was cancelled")
+        return _cancelled(call)
     error = future.exception()
     if error is not None:  # only a BaseException escapes _invoke
         return error_outcome(call, f"tool {call.name!r} failed: {describe_exception(error)}")
@@ -252,6 +252,10 @@ def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) ->
         text = truncate_utf8(result.content, max_result_bytes)
         content = error_content(f"tool {call.name!r} failed: {text}")
     return ToolOutcome(call, result, ToolMessage(call.id, call.name, content, is_error=True))
+
+
+def _cancelled(call: ToolCall) -> ToolOutcome:
+    return error_outcome(call, f"tool {call.name!r} was cancelled")
 
 
 def _is_error_json(text: str) -> bool:
