@@ -215,7 +215,7 @@ class StreamDecoder:
                 raise ParseError(f"streamed tool call at index {index} has no name")
             calls.append(
                 ToolCall.from_wire(
-                    partial.id or f"call_{index}",
+                    partial.id,  # set when the call started, as its name arrived
                     partial.name,
                     "".join(partial.arguments),
                     lenient=True,
