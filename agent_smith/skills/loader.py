@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AgentSmithError, ConfigError, ParseError, SkillError
 from ..mcp.config import ServerConfig
 from .frontmatter import parse_front_matter
-from .skill import Skill, adopt_clients, normalize_skill_name
+from .skill import Skill, adopt_clients, close_clients, normalize_skill_name
 
 if TYPE_CHECKING:
     from ..mcp.client import McpClient
@@ -267,17 +267,9 @@ class _ManifestLoader:
                 except (AgentSmithError, OSError) as err:
                     raise self.fail(f"MCP server {config.alias!r} failed to start: {err}") from err
         except BaseException:
-            _close_all(clients)
+            close_clients(clients, skill_name=self.name)
             raise
         return clients
-
-
-def _close_all(clients: list[McpClient]) -> None:
-    for client in reversed(clients):
-        try:
-            client.close()
-        except Exception:
-            log.warning("closing MCP client failed", exc_info=True)
 
 
 def _json_type(value: Any) -> str:

@@ -126,13 +126,18 @@ class Skill(Closeable):
 
     def close(self) -> None:
         """Close the MCP clients this skill connected itself; safe to call twice."""
-        while self._owned:
-            client = self._owned.pop()
-            try:
-                client.close()
-            except Exception:
-                # Closing is best effort: one stuck server must not keep the others open.
-                log.warning("skill %r: closing an MCP client failed", self.name, exc_info=True)
+        close_clients(self._owned, skill_name=self.name)
+
+
+def close_clients(clients: list[McpClient], *, skill_name: str) -> None:
+    """Close and remove every client in ``clients``, newest first."""
+    while clients:
+        client = clients.pop()
+        try:
+            client.close()
+        except Exception:
+            # Closing is best effort: one stuck server must not keep the others open.
+            log.warning("skill %r: closing an MCP client failed", skill_name, exc_info=True)
 
 
 def adopt_clients(skill: Skill, clients: list[McpClient]) -> Skill:
