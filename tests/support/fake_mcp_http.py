@@ -232,14 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         handler = getattr(self, "_rpc_" + method.replace("/", "_"), None)
         if handler is None:
-            self._json(
-                200,
-                {
-                    "jsonrpc": "2.0",
-                    "id": body["id"],
-                    "error": {"code": -32601, "message": "no such method"},
-                },
-            )
+            self._error(body, -32601, "no such method")
             return
         handler(body)
 
@@ -252,6 +245,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(f"event: message\ndata: {json.dumps(frame)}\n\n".encode())
         else:
             self._json(200, frame)
+
+    def _error(self, body: dict[str, Any], code: int, message: str) -> None:
+        error = {"code": code, "message": message}
+        self._json(200, {"jsonrpc": "2.0", "id": body["id"], "error": error})
 
     def _rpc_tools_list(self, body: dict[str, Any]) -> None:
         tools = [
@@ -297,14 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse_start()
             self._write(b": nothing to resume from\n\n")
         else:
-            self._json(
-                200,
-                {
-                    "jsonrpc": "2.0",
-                    "id": body["id"],
-                    "error": {"code": -32602, "message": f"unknown tool {name}"},
-                },
-            )
+            self._error(body, -32602, f"unknown tool {name}")
 
     def _utf8(self, body: dict[str, Any]) -> None:
         """An SSE answer split inside multi-byte characters, with comments and empty events."""
