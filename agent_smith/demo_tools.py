@@ -201,6 +201,22 @@ class CalculatorTool(Tool):
 class ReadLocalFileTool(Tool):
     """``read_local_file(path)``: read a text file below the sandbox directory."""
 
+    _SCHEMA = ToolSchema(
+        name="read_local_file",
+        description=(
+            "Read a UTF-8 text file from the local sandbox directory. "
+            "Give a path relative to the sandbox, e.g. 'notes/todo.txt'."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path relative to the sandbox."}
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+    )
+
     def __init__(self, sandbox: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES):
         root = Path(sandbox)
         if not root.is_dir():
@@ -209,25 +225,10 @@ class ReadLocalFileTool(Tool):
             raise ConfigError("read_local_file max_bytes must be positive")
         self.sandbox = root.resolve()
         self.max_bytes = max_bytes
-        self._schema = ToolSchema(
-            name="read_local_file",
-            description=(
-                "Read a UTF-8 text file from the local sandbox directory. "
-                "Give a path relative to the sandbox, e.g. 'notes/todo.txt'."
-            ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the sandbox."}
-                },
-                "required": ["path"],
-                "additionalProperties": False,
-            },
-        )
 
     @property
     def schema(self) -> ToolSchema:
-        return self._schema
+        return self._SCHEMA
 
     def invoke(self, args: JsonObject, ctx: ToolContext) -> ToolResult:
         path = args.get("path")
