@@ -117,9 +117,9 @@ class ToolSet:
         with self._lock:
             if any(c is client for c in self._clients):
                 return
-            self._clients.append(client)
-            if not self._client_in_skills(client):
+            if not self._is_bound(client):  # a skill's client is hooked already
                 self._bind(client)
+            self._clients.append(client)
             self._effective = None
 
     def clients(self) -> list[McpClient]:
@@ -237,10 +237,7 @@ class ToolSet:
                 seen.append(client)
         return seen
 
-    def _client_in_skills(self, client: McpClient) -> bool:
-        return any(c is client for s in self._skills.values() for c in s.mcp_clients)
-
-    def _is_bound(self, client: McpClient, *, besides: Skill) -> bool:
+    def _is_bound(self, client: McpClient, *, besides: Skill | None = None) -> bool:
         if any(c is client for c in self._clients):
             return True
         return any(
