@@ -158,6 +158,19 @@ def test_other_4xx_fail_at_once(status: int) -> None:
     assert f"HTTP {status} (bad): nope" in str(info.value)
 
 
+def test_an_error_object_in_a_200_reply_fails_at_once() -> None:
+    sleeps = Sleeps()
+    with responses.RequestsMock() as mock:
+        mock.post(URL, status=200, json={"error": {"message": "no slot", "type": "busy"}})
+        with pytest.raises(LlmApiError) as info:
+            client(sleeps).complete(REQUEST)
+        assert len(mock.calls) == 1
+    assert sleeps == []
+    assert info.value.http_status == 200
+    assert str(info.value).endswith("answered HTTP 200 (busy): no slot")
+    assert json.loads(info.value.body_excerpt)["error"]["message"] == "no slot"
+
+
 def test_llama_context_overflow_reads_well() -> None:
     body = {
         "error": {
