@@ -28,7 +28,7 @@ from ..logs import TRACE, redact_headers, trace
 from ..runtime import Runtime, default_runtime
 from ..sockets import shutdown, shutdown_socket, watch_socket
 from ..sse import read_chunks
-from .api_error import error_from_body
+from .api_error import error_from_body, error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
@@ -163,10 +163,11 @@ class LlmClient:
                 offset=getattr(err, "pos", 0),
             ) from err
         if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
-            raise error_from_body(
-                response.status_code,
-                data.decode("utf-8", "replace"),
+            raise error_from_json(
+                parsed,
                 endpoint=self._shown,
+                status=response.status_code,
+                excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
         return LlmResponse.from_openai(parsed, lenient_arguments=True)
