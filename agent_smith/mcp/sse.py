@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 #: An id no response carries: :func:`pump` reads the stream to its end.
 NOTHING = object()
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server named no delay
-MAX_RESUMES = 5  # resumptions in a row that delivered nothing before giving up
+MAX_RESUMES = 5  # resumptions in a row that may end without what was awaited
 
 
 class StreamPosition:
@@ -94,22 +94,19 @@ def resume_until(
     Waits the server's ``retry`` delay, then calls ``reopen(last_event_id)``:
     True when the response came, False when the stream ended again first,
     None when the server refused to resume. Raises ``fail(why)`` when the
-    stream carried no event id, was refused, kept ending without news, or
-    ``closing`` was set.
+    stream carried no event id, was refused, ended again on each of
+    :data:`MAX_RESUMES` resumptions, or ``closing`` was set.
     """
     for _ in range(MAX_RESUMES):
         if position.last_event_id is None:
             raise fail("SSE stream ended before the response")
         if closing.wait(position.retry):
             raise fail("transport closed while resuming a stream")
-        before = position.last_event_id
         answered = reopen(position.last_event_id)
         if answered is None:
             raise fail("SSE stream ended and the server refused to resume it")
         if answered:
             return
-        if position.last_event_id == before:
-            continue  # nothing new came; counts against the budget
     raise fail("SSE stream kept ending before the response")
 
 
