@@ -1,8 +1,14 @@
-"""The LLM client: chat completions with and without streaming."""
+"""The LLM client: chat completions with and without streaming.
+
+``LlmClient`` is imported on first use (PEP 562): the data types here are
+imported by modules that never send a request, and the client brings in the
+whole HTTP stack.
+"""
 
 from __future__ import annotations
 
-from .client import LlmClient
+from typing import TYPE_CHECKING, Any
+
 from .events import (
     Finished,
     ReasoningDelta,
@@ -13,6 +19,18 @@ from .events import (
 )
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from .client import LlmClient
+
+
+def __getattr__(name: str) -> Any:
+    if name != "LlmClient":
+        raise AttributeError(f"module 'agent_smith.llm' has no attribute {name!r}")
+    from .client import LlmClient
+
+    return LlmClient
+
 
 __all__ = [
     "Finished",
