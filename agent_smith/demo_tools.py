@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from .errors import ConfigError, ToolError
+from .text import utf8_prefix
 from .tools.base import JsonObject, Tool, ToolContext, ToolResult, ToolSchema
 
 #: Longest expression the calculator accepts; keeps a hostile input cheap.
@@ -272,10 +273,11 @@ class ReadLocalFileTool(Tool):
             os.close(fd)
             raise _file_error(f"{path!r} is not a regular file")
         with os.fdopen(fd, "rb") as handle:
-            data = handle.read(self.max_bytes)
+            data = handle.read(self.max_bytes + 1)
         if b"\0" in data:
             raise _file_error(f"{path!r} looks like a binary file")
-        text = data.decode("utf-8", errors="replace")
+        # Cut on a character boundary so a split character does not become "\ufffd".
+        text = utf8_prefix(data, self.max_bytes).decode("utf-8", errors="replace")
         if info.st_size > self.max_bytes:
             text += f"\n…[truncated: showing {self.max_bytes} of {info.st_size} bytes]"
         return text

@@ -26,8 +26,15 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     data = text.encode("utf-8")
     if len(data) <= max_bytes:
         return text
+    return utf8_prefix(data, max_bytes).decode("utf-8") + TRUNCATION_MARKER.format(size=len(data))
+
+
+def utf8_prefix(data: bytes, max_bytes: int) -> bytes:
+    """The longest prefix of ``data`` (UTF-8) within ``max_bytes`` that splits no character."""
+    if len(data) <= max_bytes:
+        return data
     cut = max_bytes
     # Back up over continuation bytes (0b10xxxxxx) so no character is split.
     while cut > 0 and data[cut] & 0xC0 == 0x80:
         cut -= 1
-    return data[:cut].decode("utf-8") + TRUNCATION_MARKER.format(size=len(data))
+    return data[:cut]

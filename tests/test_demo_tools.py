@@ -214,6 +214,14 @@ def test_read_local_file_caps_what_it_returns(layout: tuple[Path, Path]) -> None
     assert "truncated: showing 100 of 1000 bytes" in text
 
 
+def test_read_local_file_cuts_on_a_character_boundary(layout: tuple[Path, Path]) -> None:
+    sandbox, _ = layout
+    (sandbox / "accents.txt").write_text("é" * 60, encoding="utf-8")  # 120 bytes
+    text = ReadLocalFileTool(sandbox, max_bytes=101).read("accents.txt")
+    assert text.startswith("é" * 50 + "\n")
+    assert "\ufffd" not in text
+
+
 def test_read_local_file_needs_an_existing_sandbox_directory(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a directory"):
         ReadLocalFileTool(tmp_path / "missing")
