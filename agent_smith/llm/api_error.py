@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..errors import LlmApiError
-from ..logs import redact
+from ..logs import REDACTED, redact
 
 #: Longest body excerpt kept on the exception.
 EXCERPT_LIMIT = 500
@@ -78,20 +78,14 @@ def error_from_json(
 
 def excerpt_of(text: str, secret: str | None = None) -> str:
     """``text`` redacted (JSON secret fields, the API key) and cut to EXCERPT_LIMIT."""
-    shown = redact(text)
-    if not isinstance(shown, str):
-        shown = str(shown)
-    if secret:
-        shown = shown.replace(secret, "<redacted>")
-    if len(shown) > EXCERPT_LIMIT:
-        shown = shown[:EXCERPT_LIMIT] + "…"
-    return shown
+    return _hide_and_cut(str(redact(text)), secret, EXCERPT_LIMIT)
 
 
 def _one_line(text: str, secret: str | None) -> str:
-    line = " ".join(str(text).split())
+    return _hide_and_cut(" ".join(str(text).split()), secret, _MESSAGE_LIMIT)
+
+
+def _hide_and_cut(text: str, secret: str | None, limit: int) -> str:
     if secret:
-        line = line.replace(secret, "<redacted>")
-    if len(line) > _MESSAGE_LIMIT:
-        line = line[:_MESSAGE_LIMIT] + "…"
-    return line
+        text = text.replace(secret, REDACTED)
+    return text if len(text) <= limit else text[:limit] + "…"
