@@ -20,3 +20,14 @@ def test_import_pulls_in_no_heavy_packages() -> None:
     loaded = set(json.loads(out.stdout))
     assert "agent_smith" in loaded
     assert loaded.isdisjoint(FORBIDDEN), sorted(loaded.intersection(FORBIDDEN))
+
+
+def test_every_public_name_resolves_and_dir_lists_them() -> None:
+    # __init__.py names each public object three times (type-checking imports,
+    # the lazy table, __all__); this catches the three drifting apart.
+    import agent_smith
+
+    for name in agent_smith.__all__:
+        assert getattr(agent_smith, name) is not None, name
+    assert set(dir(agent_smith)) == set(agent_smith.__all__)
+    assert set(agent_smith._LAZY) <= set(agent_smith.__all__)
