@@ -33,10 +33,9 @@ from .logs import (
 )
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentRequest
-    from .cancellation import CancellationSource, CancellationToken
-    from .config import AgentConfig
-    from .events import (
+    from .agent.agent import Agent, AgentRequest
+    from .agent.config import AgentConfig
+    from .agent.events import (
         AgentEvent,
         AgentHooks,
         AssistantTurn,
@@ -45,6 +44,9 @@ if TYPE_CHECKING:
         ToolCallRequested,
         ToolResultReady,
     )
+    from .agent.subagents import SubAgentSpec, SubAgentTool
+    from .cancellation import CancellationSource, CancellationToken
+    from .cli.models import ensure_default_model
     from .llm.client import LlmClient
     from .llm.events import (
         Finished,
@@ -54,13 +56,13 @@ if TYPE_CHECKING:
         ToolCallCompleted,
         ToolCallStarted,
     )
+    from .llm.local_server import LocalLlamaServer
     from .llm.request import (
         LlmRequest,
         LlmResponse,
         SamplingParams,
     )
     from .llm.retry import RetryPolicy
-    from .local import LocalLlamaServer
     from .mcp import (
         LifecycleEvent,
         LifecycleKind,
@@ -88,7 +90,6 @@ if TYPE_CHECKING:
         messages_from_json,
         messages_to_json,
     )
-    from .models import ensure_default_model
     from .runtime import Runtime, default_runtime
     from .skills import (
         Skill,
@@ -97,7 +98,6 @@ if TYPE_CHECKING:
         normalize_skill_name,
         skill_context_bytes,
     )
-    from .subagents import SubAgentSpec, SubAgentTool
     from .tools.base import (
         Tool,
         ToolContext,
@@ -118,18 +118,18 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
-    "Agent": "agent",
-    "AgentRequest": "agent",
+    "Agent": "agent.agent",
+    "AgentRequest": "agent.agent",
     "CancellationSource": "cancellation",
     "CancellationToken": "cancellation",
-    "AgentConfig": "config",
-    "AgentEvent": "events",
-    "AgentHooks": "events",
-    "AssistantTurn": "events",
-    "FinalAnswer": "events",
-    "SubAgentEvent": "events",
-    "ToolCallRequested": "events",
-    "ToolResultReady": "events",
+    "AgentConfig": "agent.config",
+    "AgentEvent": "agent.events",
+    "AgentHooks": "agent.events",
+    "AssistantTurn": "agent.events",
+    "FinalAnswer": "agent.events",
+    "SubAgentEvent": "agent.events",
+    "ToolCallRequested": "agent.events",
+    "ToolResultReady": "agent.events",
     "LlmClient": "llm.client",
     "Finished": "llm.events",
     "ReasoningDelta": "llm.events",
@@ -141,7 +141,7 @@ _LAZY: dict[str, str] = {
     "LlmResponse": "llm.request",
     "SamplingParams": "llm.request",
     "RetryPolicy": "llm.retry",
-    "LocalLlamaServer": "local",
+    "LocalLlamaServer": "llm.local_server",
     "LifecycleEvent": "mcp",
     "LifecycleKind": "mcp",
     "McpClient": "mcp",
@@ -163,7 +163,7 @@ _LAZY: dict[str, str] = {
     "message_from_openai": "messages",
     "messages_from_json": "messages",
     "messages_to_json": "messages",
-    "ensure_default_model": "models",
+    "ensure_default_model": "cli.models",
     "Runtime": "runtime",
     "default_runtime": "runtime",
     "Skill": "skills",
@@ -171,8 +171,8 @@ _LAZY: dict[str, str] = {
     "load_skill": "skills",
     "normalize_skill_name": "skills",
     "skill_context_bytes": "skills",
-    "SubAgentSpec": "subagents",
-    "SubAgentTool": "subagents",
+    "SubAgentSpec": "agent.subagents",
+    "SubAgentTool": "agent.subagents",
     "Tool": "tools.base",
     "ToolContext": "tools.base",
     "ToolOptions": "tools.base",

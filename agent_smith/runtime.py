@@ -13,9 +13,9 @@ import threading
 
 import requests
 
-from .closing import Closeable
-from .pool import WorkerPool
-from .sockets import WatchingAdapter
+from ._internal.closing import Closeable
+from ._internal.pool import WorkerPool
+from ._internal.sockets import WatchingAdapter
 
 log = logging.getLogger(__name__)
 

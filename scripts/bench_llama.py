@@ -18,7 +18,7 @@ from pathlib import Path
 import requests
 
 from agent_smith import Agent, LlmClient, LocalLlamaServer, Runtime, SamplingParams, tool
-from agent_smith.models import find_default_model
+from agent_smith.cli.models import find_default_model
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5

@@ -21,7 +21,7 @@ from typing import Any
 
 import requests
 
-from agent_smith.local import LocalLlamaServer
+from agent_smith.llm.local_server import LocalLlamaServer
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "llm" / "recordings"

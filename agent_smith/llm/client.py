@@ -22,19 +22,19 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
+from .._internal.sockets import shutdown, shutdown_socket, watch_socket
+from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
 from ..runtime import Runtime, default_runtime
-from ..sockets import shutdown, shutdown_socket, watch_socket
-from ..sse import read_chunks
 from .api_error import error_from_body, error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .sse import StreamDecoder
+from .stream_decoder import StreamDecoder
 
 log = logging.getLogger(__name__)
 

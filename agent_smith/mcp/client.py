@@ -21,8 +21,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..closing import Closeable
 from ..errors import ConfigError, McpError, McpProtocolError, TransportError
 from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema

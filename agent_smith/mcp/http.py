@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
+from .._internal.sockets import socket_of
+from .._internal.text import truncate_utf8
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import redact, redact_headers, trace
-from ..sockets import socket_of
-from ..text import truncate_utf8
 from .listener import GetStreamListener
-from .sse import (
+from .sse_streams import (
     NOTHING,
     StreamPosition,
     content_type,

@@ -5,7 +5,7 @@ optional GET stream open so server requests and ``list_changed``
 notifications reach the client while no POST is being read. A server that
 does not offer one (405, or any other refusal) is left alone; a dropped
 stream is resumed with ``Last-Event-ID`` after the server's ``retry`` delay,
-and given up after :data:`~agent_smith.mcp.sse.MAX_RESUMES` tries in a row
+and given up after :data:`~agent_smith.mcp.sse_streams.MAX_RESUMES` tries in a row
 that brought nothing.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 import requests
 
 from ..errors import TransportError
-from .sse import MAX_RESUMES, StreamPosition, wake_reader
+from .sse_streams import MAX_RESUMES, StreamPosition, wake_reader
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..closing import Closeable
+from .._internal.closing import Closeable
 from ..errors import AgentSmithError, SkillError
 from ..tools.base import Tool
 from ..tools.function import make_tool

@@ -12,7 +12,7 @@ from ..cancellation import CancellationToken
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..agent.agent import Agent
     from ..runtime import Runtime
 
 JsonObject = dict[str, Any]

@@ -25,18 +25,18 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._internal.text import truncate_utf8
 from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
-from ..text import truncate_utf8
 from .base import Tool, ToolContext, ToolResult
 from .function import describe_exception
 from .registry import ToolRegistry
 from .validation import validation_error
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..pool import WorkerPool
+    from .._internal.pool import WorkerPool
+    from ..agent.agent import Agent
     from ..runtime import Runtime
 
 log = logging.getLogger("agent_smith.tool")

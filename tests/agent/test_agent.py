@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from agent_smith.agent import Agent, AgentRequest
-from agent_smith.config import AgentConfig
-from agent_smith.errors import AgentStopped, ConfigError
-from agent_smith.events import (
+from agent_smith import Agent, AgentRequest
+from agent_smith.agent.config import AgentConfig
+from agent_smith.agent.events import (
     AgentHooks,
     FinalAnswer,
     ToolCallRequested,
     ToolResultReady,
 )
+from agent_smith.errors import AgentStopped, ConfigError
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import Finished, TokenDelta, ToolCallStarted
 from agent_smith.llm.request import SamplingParams

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from agent_smith.agent import Agent
+from agent_smith import Agent
+from agent_smith.agent.events import AgentHooks, SubAgentEvent
 from agent_smith.errors import CancelledError
-from agent_smith.events import AgentHooks, SubAgentEvent
 from agent_smith.llm.client import LlmClient
 from agent_smith.messages import AssistantMessage, ToolCall
 from agent_smith.runtime import Runtime

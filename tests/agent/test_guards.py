@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from agent_smith.agent.events import AgentHooks, SubAgentEvent, forwarding_hooks
+from agent_smith.agent.guards import STEERING_NOTE, FailureGuard, LoopGuard
+from agent_smith.agent.tree import AgentTree
 from agent_smith.errors import AgentStopped
-from agent_smith.events import AgentHooks, SubAgentEvent, forwarding_hooks
-from agent_smith.guards import STEERING_NOTE, FailureGuard, LoopGuard
 from agent_smith.messages import ToolCall, ToolMessage, UserMessage
-from agent_smith.tree import AgentTree
 
 
 def calls(*specs: tuple[str, dict[str, Any]]) -> list[ToolCall]:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from agent_smith.agent import Agent
-from agent_smith.config import AgentConfig
+from agent_smith import Agent
+from agent_smith.agent.config import AgentConfig
+from agent_smith.agent.events import AgentHooks
 from agent_smith.errors import SkillError
-from agent_smith.events import AgentHooks
 from agent_smith.llm.client import LlmClient
 from agent_smith.mcp.events import LifecycleEvent, LifecycleKind, McpHook, Notification
 from agent_smith.messages import ToolMessage

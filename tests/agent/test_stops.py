@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agent_smith.agent import Agent
-from agent_smith.config import AgentConfig
+from agent_smith import Agent
+from agent_smith.agent.config import AgentConfig
+from agent_smith.agent.guards import STEERING_NOTE
 from agent_smith.errors import AgentStopped, ConfigError
-from agent_smith.guards import STEERING_NOTE
 from agent_smith.llm.client import LlmClient
 from agent_smith.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from agent_smith.runtime import Runtime

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from agent_smith.agent import Agent, AgentRequest
+from agent_smith import Agent, AgentRequest
+from agent_smith.agent.events import AgentHooks, ToolCallRequested, ToolResultReady
 from agent_smith.errors import AgentBusyError
-from agent_smith.events import AgentHooks, ToolCallRequested, ToolResultReady
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import TokenDelta
 from agent_smith.messages import AssistantMessage, ToolMessage, UserMessage

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith.local import LocalLlamaServer, xllamacpp_available
+from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_MODEL = REPO.parent / "shared" / "models" / "tiny-scripted.gguf"

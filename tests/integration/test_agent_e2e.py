@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from agent_smith.agent import Agent, AgentRequest
-from agent_smith.events import AgentHooks, FinalAnswer, ToolResultReady
+from agent_smith import Agent, AgentRequest
+from agent_smith.agent.events import AgentHooks, FinalAnswer, ToolResultReady
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import TokenDelta
 from agent_smith.mcp.events import LifecycleEvent, LifecycleKind, Notification

@@ -16,17 +16,12 @@ from typing import Any
 import pytest
 
 from agent_smith import AgentConfig
-from agent_smith.cli import EXAMPLE_MCP_SERVER
 from tests.integration.conftest import require_local_llama
 from tests.support.llm_server import Calls, Chunks, Raw, Reply, ScriptedLlmServer, Text, sse_frames
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 TINY_SERVER = REPO / "tests" / "integration" / "servers" / "tiny_server.py"
-
-needs_example_server = pytest.mark.skipif(
-    not EXAMPLE_MCP_SERVER.is_file(), reason="examples/mcp_server_example.py not written yet"
-)
 
 
 def _env() -> dict[str, str]:
@@ -73,7 +68,6 @@ def sandbox(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@needs_example_server
 def test_cli_calls_the_calculator_and_the_mcp_echo_then_prints_the_answer(
     sandbox: Path,
 ) -> None:

@@ -43,7 +43,7 @@ from agent_smith import (
     UserMessage,
     tool,
 )
-from agent_smith.local import LocalLlamaServer
+from agent_smith.llm.local_server import LocalLlamaServer
 from tests.integration.conftest import LlamaEndpoint, require_local_llama
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
@@ -361,7 +361,7 @@ def test_local_server_stops_when_its_owner_dies_without_closing() -> None:
     model = require_local_llama()
     script = (
         "import os, sys\n"
-        "from agent_smith.local import LocalLlamaServer\n"
+        "from agent_smith.llm.local_server import LocalLlamaServer\n"
         f"s = LocalLlamaServer({str(model)!r}, ctx_size=256, threads=1).start()\n"
         "print(s.port, s._process.pid, flush=True)\n"
         "os._exit(3)\n"  # no close(), no atexit, no finally

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agent_smith import LlmClient, LlmRequest, Runtime, SamplingParams, TokenDelta, UserMessage
-from agent_smith.local import LocalLlamaServer, xllamacpp_available
-from agent_smith.models import DEFAULT_MODEL_FILE, ensure_default_model, find_default_model
+from agent_smith.cli.models import DEFAULT_MODEL_FILE, ensure_default_model, find_default_model
+from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama]
 

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from agent_smith import Skill, SkillError, compose_system_prompt, load_skill, tool
-from agent_smith.agent import Agent
-from agent_smith.config import AgentConfig
+from agent_smith import Agent, Skill, SkillError, compose_system_prompt, load_skill, tool
+from agent_smith.agent.config import AgentConfig
 from agent_smith.llm.client import LlmClient
 from agent_smith.messages import ToolMessage
 from agent_smith.runtime import Runtime

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agent_smith.agent import Agent
+from agent_smith import Agent
 from agent_smith.errors import CancelledError
 
 #: Generous bound for anything waited on here (a bug fails, never hangs).

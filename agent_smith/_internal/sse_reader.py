@@ -1,0 +1,141 @@
+"""The one Server-Sent Events reader: a body's byte chunks in, every event out.
+
+Both SSE users read through here: the LLM stream decoder
+(:mod:`agent_smith.llm.stream_decoder`) and MCP's Streamable HTTP
+(:mod:`agent_smith.mcp.sse_streams`).
+:class:`SseReader` is ``sseclient-py``'s client with two things changed:
+
+- every event is yielded, data-less ones included. ``SSEClient.events()``
+  drops events without data, but their ``id`` and ``retry`` still count, and
+  MCP servers send exactly such "priming" events so a client can resume a
+  stream (SEP-1699). Callers skip the events they have no use for.
+- the fields are parsed here, with a fast path for the common event of a
+  single ``data:`` line (the LLM path runs once per token).
+
+The framing, stitching chunks into events whatever the chunking and line
+ends (``\\r\\n``, ``\\n`` or a lone ``\\r``), is sseclient-py's own ``_read()``.
+
+Per the SSE rules an event that the body ends in the middle of (no blank line
+after it) is not dispatched; :attr:`SseReader.truncated` says whether that
+happened, so a caller that expects a clean end can tell a cut-off stream.
+
+:func:`read_chunks` reads a ``requests`` response's bytes as they arrive.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+from sseclient import SSEClient
+
+if TYPE_CHECKING:
+    import requests
+
+log = logging.getLogger(__name__)
+
+_READ1_SIZE = 65536
+_EVENT_ENDS = (b"\r\r", b"\n\n", b"\r\n\r\n")  # the blank line that ends an event
+
+
+class SseEvent(NamedTuple):
+    """One SSE event. ``data`` is ``""`` when the event had no data lines;
+    ``id`` and ``retry`` are ``None`` when the event did not set them."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+class SseReader(SSEClient):
+    """sseclient-py's client over byte chunks, yielding every event (see the module doc).
+
+    Iterate :meth:`all_events` once; afterwards :attr:`truncated` tells
+    whether the body ended inside an event.
+    """
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        # The attributes SSEClient's methods use, set here rather than by its
+        # __init__, which logs a debug line per stream (one per LLM turn).
+        self._event_source: Iterator[bytes] = iter(chunks)
+        self._char_enc = "utf-8"
+        self._logger = log
+        self.truncated = False
+
+    def all_events(self) -> Iterator[SseEvent]:
+        """Every event of the body in order, data-less ones included."""
+        new = tuple.__new__  # SseEvent(...) would add a Python-level call per event
+        # sseclient-py's _read() does the framing: it stitches chunks into
+        # events, each ending in its blank line, and yields a trailing
+        # unfinished event as it is.
+        for block in self._read():  # type: ignore[attr-defined]  # not in its stubs
+            if not block.endswith(_EVENT_ENDS):
+                self.truncated = any(
+                    line and not line.startswith(b":") for line in block.splitlines()
+                )
+                return
+            text = block.decode("utf-8", "replace")
+            # The common frame is one "data: ..." line: no line loop for it.
+            if text.startswith("data: ") and text.endswith("\n\n") and text.count("\n") == 2:
+                yield new(SseEvent, (text[6:-2], "message", None, None))
+            else:
+                event = _parse(text)
+                if event is not None:
+                    yield event
+
+
+def _parse(text: str) -> SseEvent | None:
+    """The fields of one event's lines (SSE rules: unknown fields and comments ignored).
+
+    ``None`` for a block of only blank lines: there is no event.
+    """
+    data: list[str] = []
+    event = ""
+    event_id: str | None = None
+    retry: int | None = None
+    fields = False
+    for line in text.splitlines():
+        if not line:
+            continue
+        fields = True
+        if line[0] == ":":
+            continue  # a comment
+        name, _, value = line.partition(":")
+        if value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value
+        elif name == "id" and "\0" not in value:
+            event_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            retry = int(value)
+    if not fields:
+        return None
+    return SseEvent("\n".join(data), event or "message", event_id, retry)
+
+
+def read_chunks(response: requests.Response) -> Iterator[bytes]:
+    """The body's bytes as they arrive (never waiting to fill a buffer).
+
+    A chunked body gives one item per HTTP chunk; a body delimited by its
+    length or by the connection closing gives whatever has arrived (where
+    ``iter_content(chunk_size=None)`` would wait for the whole body).
+    """
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if getattr(raw, "chunked", False) or read1 is None:
+        # Returned, not delegated to: one generator layer less per chunk.
+        return response.iter_content(chunk_size=None)
+    return _read1_chunks(read1)
+
+
+def _read1_chunks(read1: Callable[..., bytes]) -> Iterator[bytes]:
+    while True:
+        data = read1(_READ1_SIZE, decode_content=True)
+        if not data:
+            return
+        yield data

@@ -1,0 +1,374 @@
+"""The agent: a blocking LLM/tool loop with streaming events, hooks and stop conditions.
+
+:class:`Agent` is the public front: its tools, skills, MCP clients and
+settings, and ``send``/``stream``/``cancel``/``close``. The rounds of a turn
+run in :class:`~agent_smith.agent.loop.TurnLoop`; a turn's counters and stop
+conditions live in :class:`~agent_smith.agent.turn.Turn`.
+
+An agent is not thread-safe: it runs one turn at a time and a second
+concurrent ``send``/``stream`` raises :class:`AgentBusyError` at once.
+:meth:`cancel` is the exception: any thread may call it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._internal.closing import Closeable
+from ..cancellation import CancellationSource, CancellationToken
+from ..errors import AgentBusyError, AgentSmithError, CancelledError
+from ..llm.request import SamplingParams
+from ..logs import invoke_hook
+from ..memory import FullMemory, Memory
+from ..messages import AssistantMessage, Message, TokenUsage, UserMessage
+from ..runtime import Runtime, default_runtime
+from ..tools.base import Tool, ToolOptions
+from ..tools.function import make_tool
+from .config import AgentConfig
+from .events import (
+    NO_HOOKS,
+    AgentEvent,
+    AgentHooks,
+    FinalAnswer,
+    forwarding_hooks,
+    new_invocation_id,
+)
+from .loop import TurnLoop
+from .toolset import ToolSet
+from .tree import AgentTree
+from .turn import Turn
+
+if TYPE_CHECKING:
+    from ..llm.client import LlmClient
+    from ..mcp.client import McpClient
+    from ..mcp.config import ServerConfig
+    from ..skills import Skill
+    from .subagents import SubAgentSpec
+
+log = logging.getLogger(__name__)
+
+_NO_USAGE = TokenUsage()
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """One user turn with per-turn options (``None``: the agent's defaults)."""
+
+    message: str | UserMessage
+    sampling: SamplingParams | None = None
+    stream: bool | None = None
+
+    @property
+    def user_message(self) -> UserMessage:
+        m = self.message
+        return m if isinstance(m, UserMessage) else UserMessage(m)
+
+
+@dataclass(frozen=True)
+class _Lineage:
+    """Where a sub-agent sits: its tree, depth, cancel parents, id and parent's turn."""
+
+    tree: AgentTree
+    depth: int
+    cancel: tuple[CancellationToken, ...]
+    invocation: str
+    parent_turn: Turn | None
+
+
+class Agent(Closeable):
+    """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
+
+    ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
+    ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
+    to the client's runtime, else the process default. ``_lineage`` is for
+    framework use (sub-agents; see :meth:`spawn_child`).
+    """
+
+    def __init__(
+        self,
+        llm: LlmClient,
+        system_prompt: str = "",
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        memory: Memory | None = None,
+        config: AgentConfig = AgentConfig(),  # noqa: B008 - frozen, shared on purpose
+        hooks: AgentHooks | None = None,
+        runtime: Runtime | None = None,
+        name: str = "agent",
+        _lineage: _Lineage | None = None,
+    ) -> None:
+        self.name = name
+        self.system_prompt = system_prompt
+        self._llm = llm
+        self._memory: Memory = memory if memory is not None else FullMemory()
+        self._config = config
+        self._hooks = hooks if hooks is not None else NO_HOOKS
+        self._runtime = runtime if runtime is not None else _runtime_of(llm)
+        self._lineage = _lineage
+        self._depth = _lineage.depth if _lineage is not None else 0
+        self._invocation = _lineage.invocation if _lineage is not None else None
+        self._busy = threading.Lock()
+        self._turn: Turn | None = None
+        self._usage = _NO_USAGE
+        self._owned: list[McpClient] = []
+        self._tools = ToolSet(on_mcp_event=self._on_mcp_event)
+        for item in tools:
+            self.add_tool(item)
+
+    # -- configuration -------------------------------------------------------
+
+    @property
+    def config(self) -> AgentConfig:
+        return self._config
+
+    @property
+    def hooks(self) -> AgentHooks:
+        return self._hooks
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._runtime
+
+    @property
+    def depth(self) -> int:
+        """Nesting depth: 0 for a root agent, parent's depth + 1 for a sub-agent."""
+        return self._depth
+
+    @property
+    def memory(self) -> Memory:
+        return self._memory
+
+    @property
+    def history(self) -> list[Message]:
+        """The conversation so far (a copy), without the system prompt."""
+        return list(self._memory.messages())
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Token usage of the last (or current) send, its sub-agents' included."""
+        turn = self._turn
+        return turn.usage if turn is not None else self._usage
+
+    @property
+    def tools(self) -> list[str]:
+        """Names of the tools the model sees, in the order it sees them."""
+        return self._tools.registry().names()
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Active skills in activation order."""
+        return self._tools.skills()
+
+    def effective_system_prompt(self) -> str:
+        """The system prompt sent to the model: the base plus active skills' sections."""
+        return self._tools.system_prompt(self.system_prompt)
+
+    def add_tool(self, tool: Tool | Callable[..., Any], options: ToolOptions | None = None) -> Tool:
+        """Give the model a tool (a Tool or a plain function); ConfigError on a taken name."""
+        made = tool if isinstance(tool, Tool) else make_tool(tool)
+        self._tools.add_tool(made, options)
+        return made
+
+    def add_subagent(
+        self, spec: SubAgentSpec, *, llm: LlmClient | None = None, timeout: float | None = None
+    ) -> Tool:
+        """Give the model a sub-agent built from ``spec`` as a tool (see :mod:`.subagents`)."""
+        from .subagents import SubAgentTool
+
+        return self.add_tool(SubAgentTool(spec, llm, timeout=timeout))
+
+    def remove_tool(self, name: str) -> None:
+        """Take a tool added with :meth:`add_tool` away; ConfigError if there is none."""
+        self._tools.remove_tool(name)
+
+    def add_mcp_client(self, client: McpClient) -> None:
+        """Expose a connected MCP client's tools; its events go to ``on_mcp_event``.
+
+        The client's hook is replaced by the agent's, which forwards every
+        event to ``hooks.on_mcp_event`` and refreshes the tools on
+        ``tools/list_changed``. The caller still owns (and closes) the client.
+        """
+        self._tools.add_client(client)
+
+    def connect_mcp(self, config: ServerConfig) -> McpClient:
+        """Connect to an MCP server and expose its tools; the agent closes it in close()."""
+        from ..mcp.client import McpClient
+
+        # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
+        hook = self._tools.new_hook()
+        client = McpClient.connect(config, hook=hook, runtime=self._runtime)
+        hook.client = client
+        self._owned.append(client)
+        self.add_mcp_client(client)
+        return client
+
+    def activate(self, skill: Skill) -> None:
+        """Switch a skill on: its prompt, context, tools and MCP clients (seed §12.3).
+
+        Raises SkillError when the name cannot be normalised or the context is
+        over ``skill_context_max_bytes``. Activating a skill of the same name
+        again replaces it and moves it to the end of the activation order.
+        """
+        self._tools.activate(skill, context_max_bytes=self._config.skill_context_max_bytes)
+
+    def deactivate(self, name: str) -> None:
+        """Switch the skill called ``name`` off; SkillError if it is not active."""
+        self._tools.deactivate(name)
+
+    # -- running -------------------------------------------------------------
+
+    def send(self, request: str | UserMessage | AgentRequest) -> AssistantMessage:
+        """Run one turn to its end and return the final assistant message.
+
+        Its ``usage`` is the whole turn's usage. Raises AgentStopped,
+        CancelledError, AgentBusyError, or the LLM client's errors.
+        """
+        final: AssistantMessage | None = None
+        for event in self._run(_as_request(request)):
+            if type(event) is FinalAnswer:
+                final = event.message
+        assert final is not None  # the loop only returns after a FinalAnswer
+        return final
+
+    def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
+        """Run one turn, yielding LLM stream events and agent events as they happen.
+
+        The turn starts at the first ``next()``. Closing the iterator early (a
+        ``break``) cancels the turn and leaves the history consistent.
+        """
+        return self._run(_as_request(request))
+
+    def cancel(self) -> None:
+        """Stop the running turn (from any thread): it raises CancelledError soon."""
+        turn = self._turn
+        if turn is not None:
+            log.debug("agent %s: cancel requested", self.name)
+            turn.source.cancel()
+
+    def spawn_child(
+        self,
+        *,
+        name: str = "subagent",
+        system_prompt: str = "",
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        memory: Memory | None = None,
+        config: AgentConfig | None = None,
+        hooks: AgentHooks | None = None,
+        llm: LlmClient | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> Agent:
+        """For framework use (sub-agent tools): a child one level deeper in this tree.
+
+        Call it while this agent runs a turn (from one of its tool calls). The
+        child shares this turn's tree (iteration cap, cancellation), is
+        cancelled with this turn (and with ``cancel``, e.g. the tool call's
+        token), runs its tools on the next depth's pool, adds each send's
+        usage to this turn's, and by default reports its events to this
+        agent's ``on_subagent_event`` tagged with a new invocation id.
+        """
+        turn = self._turn
+        tree = turn.tree if turn is not None else AgentTree(self._config.tree_max_iterations)
+        parents = [t for t in (turn.source.token if turn else None, cancel) if t is not None]
+        depth = self._depth + 1
+        invocation = new_invocation_id(name)
+        return Agent(
+            llm if llm is not None else self._llm,
+            system_prompt,
+            tools,
+            memory=memory,
+            config=config if config is not None else self._config,
+            hooks=hooks
+            if hooks is not None
+            else forwarding_hooks(
+                self._hooks,
+                name=name,
+                depth=depth,
+                invocation=invocation,
+                parent_invocation=self._invocation,
+            ),
+            runtime=self._runtime,
+            name=name,
+            _lineage=_Lineage(tree, depth, tuple(parents), invocation, turn),
+        )
+
+    def close(self) -> None:
+        """Cancel a running turn, unhook MCP clients, close those this agent connected."""
+        self.cancel()
+        self._tools.unbind_all()
+        while self._owned:
+            client = self._owned.pop()
+            try:
+                client.close()
+            except AgentSmithError:
+                log.warning("agent %s: closing MCP client %s failed", self.name, client.alias)
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, depth={self._depth})"
+
+    # -- the loop ------------------------------------------------------------
+
+    def _run(self, request: AgentRequest) -> Iterator[AgentEvent]:
+        if not self._busy.acquire(blocking=False):
+            raise AgentBusyError(f"agent {self.name!r} is already running a turn")
+        try:
+            turn = self._begin()
+        except BaseException:
+            self._busy.release()
+            raise
+        loop = TurnLoop(self, turn)
+        try:
+            yield from loop.run(request)
+        except AgentSmithError as err:
+            stopped = turn.explain() if isinstance(err, CancelledError) else None
+            log.debug("agent %s: turn ended with %s", self.name, stopped or err)
+            invoke_hook(self._hooks.on_error, stopped or err, name="on_error")
+            if stopped is None:
+                raise
+            raise stopped from err
+        finally:
+            try:
+                loop.settle()  # stopped mid-round: every recorded call still gets a result
+            finally:
+                self._end(turn)
+
+    def _begin(self) -> Turn:
+        config = self._config
+        lineage = self._lineage
+        if lineage is None:
+            tree = AgentTree(config.tree_max_iterations)
+            source = tree.cancel
+        else:
+            tree = lineage.tree
+            source = CancellationSource(tree.cancel.token, *lineage.cancel)
+        turn = Turn(self.name, tree, source, config)
+        self._turn = turn
+        return turn
+
+    def _end(self, turn: Turn) -> None:
+        try:
+            turn.finish()
+        finally:
+            self._usage = turn.usage
+            if self._lineage is not None and self._lineage.parent_turn is not None:
+                # Stopped or not, the child's tokens were spent on its parent's behalf.
+                self._lineage.parent_turn.add_usage(turn.usage)
+            self._turn = None
+            self._busy.release()
+
+    def _on_mcp_event(self, event: object) -> None:
+        invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
+
+
+def _as_request(request: str | UserMessage | AgentRequest) -> AgentRequest:
+    if isinstance(request, AgentRequest):
+        return request
+    return AgentRequest(request)
+
+
+def _runtime_of(llm: object) -> Runtime:
+    runtime = getattr(llm, "runtime", None)
+    return runtime if isinstance(runtime, Runtime) else default_runtime()

@@ -1,0 +1,84 @@
+"""Settings of one agent: stop conditions, budgets, caps and loop guards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """How long an agent may run and what it does when things go wrong.
+
+    Stop conditions (each raises :class:`~agent_smith.errors.AgentStopped`
+    naming its ``condition``):
+
+    * ``max_iterations`` — LLM calls per :meth:`Agent.send` (``max_iterations``).
+    * ``tree_max_iterations`` — LLM calls by the whole sub-agent tree of one
+      root send (``tree_iterations``).
+    * ``max_total_tokens`` — server-reported ``usage.total`` summed over the
+      send; checked before each LLM call, not estimated when the server
+      reports no usage (``max_total_tokens``).
+    * ``deadline`` — seconds for a whole send, enforced while streaming and
+      while tools run too (``deadline``).
+
+    Guards (on by default):
+
+    * ``loop_guard`` — the model asking for the same set of tool calls (same
+      names and arguments, in order) ``loop_guard_repeats`` times in a row
+      stops the loop before the repeated calls run (``loop_detected``).
+    * ``failure_guard`` — a round whose tool calls all failed counts as a
+      failed round. After ``steer_after_failed_rounds`` consecutive failed
+      rounds one steering note (a user message) is added to the history; after
+      ``stop_after_failed_rounds`` the loop stops (``tool_failures``). A round
+      with any successful call resets the count.
+
+    Budgets: ``default_tool_timeout`` (seconds, per call, unless the tool's
+    options say otherwise), ``tool_result_max_bytes`` (larger results are cut),
+    ``skill_context_max_bytes`` (a larger skill context is refused).
+    ``stream`` is the default for requests that do not choose.
+    ``max_subagent_depth`` limits nesting (0 disables sub-agents).
+    """
+
+    max_iterations: int = 16
+    deadline: float | None = None
+    max_total_tokens: int | None = None
+    default_tool_timeout: float = 30.0
+    tool_result_max_bytes: int = 64 * 1024
+    skill_context_max_bytes: int = 16 * 1024
+    stream: bool = True
+    max_subagent_depth: int = 3
+    tree_max_iterations: int = 50
+    loop_guard: bool = True
+    loop_guard_repeats: int = 3
+    failure_guard: bool = True
+    steer_after_failed_rounds: int = 3
+    stop_after_failed_rounds: int = 6
+
+    def __post_init__(self) -> None:
+        positive = {
+            "max_iterations": self.max_iterations,
+            "default_tool_timeout": self.default_tool_timeout,
+            "tool_result_max_bytes": self.tool_result_max_bytes,
+            "skill_context_max_bytes": self.skill_context_max_bytes,
+            "tree_max_iterations": self.tree_max_iterations,
+            "loop_guard_repeats": self.loop_guard_repeats,
+            "steer_after_failed_rounds": self.steer_after_failed_rounds,
+            "stop_after_failed_rounds": self.stop_after_failed_rounds,
+        }
+        if self.deadline is not None:
+            positive["deadline"] = self.deadline
+        if self.max_total_tokens is not None:
+            positive["max_total_tokens"] = self.max_total_tokens
+        for key, value in positive.items():
+            if isinstance(value, bool) or not value > 0:
+                raise ConfigError(f"AgentConfig.{key} must be positive, got {value!r}")
+        if self.max_subagent_depth < 0:
+            raise ConfigError("AgentConfig.max_subagent_depth must not be negative")
+        if self.loop_guard_repeats < 2:
+            raise ConfigError("AgentConfig.loop_guard_repeats must be at least 2")
+        if self.stop_after_failed_rounds < self.steer_after_failed_rounds:
+            raise ConfigError(
+                "AgentConfig.stop_after_failed_rounds must not be below steer_after_failed_rounds"
+            )

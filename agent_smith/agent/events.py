@@ -1,0 +1,127 @@
+"""What an agent tells its caller while it works: events and hooks.
+
+:meth:`Agent.stream` yields the LLM's stream events (``TokenDelta``, ...)
+interleaved with the agent events defined here. :class:`AgentHooks` receives
+the same information as callbacks; every hook is invoked through
+:func:`agent_smith.logs.invoke_hook`, so a hook that raises is logged and
+ignored. Hooks run synchronously in the thread that runs the loop (MCP events:
+in the MCP client's reader thread; sub-agent events: in the child's thread)
+and should be quick.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import AgentSmithError
+from ..llm.events import StreamEvent
+from ..logs import invoke_hook
+from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
+
+
+@dataclass(frozen=True)
+class ToolCallRequested:
+    """The model asked for this tool call; it is about to run."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolResultReady:
+    """A tool call finished (or failed); ``message`` is now in the history."""
+
+    message: ToolMessage
+
+
+@dataclass(frozen=True)
+class AssistantTurn:
+    """A complete assistant message (text and/or tool calls) entered the history."""
+
+    message: AssistantMessage
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """The turn is over; ``message.usage`` is the usage of the whole send."""
+
+    message: AssistantMessage
+
+
+@dataclass(frozen=True)
+class SubAgentEvent:
+    """Something that happened in a descendant agent, tagged for a tree view.
+
+    ``event`` is what the child's own hook would have received (a message, a
+    tool call, a stream event, an MCP event or an error). ``name`` and
+    ``depth`` say which kind of agent it happened in (depth 1 = a direct
+    child). ``invocation`` identifies that one agent (``"<name>#<n>"``,
+    unique in the process, so parallel invocations of one spec differ) and
+    ``parent`` the agent that started it (``None``: the root). Events of
+    grandchildren arrive already tagged with their own fields, so the
+    ``parent`` links draw the tree.
+    """
+
+    name: str
+    depth: int
+    event: Any
+    invocation: str = ""
+    parent: str | None = None
+
+
+AgentEvent = StreamEvent | ToolCallRequested | ToolResultReady | AssistantTurn | FinalAnswer
+
+
+@dataclass
+class AgentHooks:
+    """Optional observer callbacks; any may be ``None``."""
+
+    on_message: Callable[[Message], object] | None = None
+    on_tool_call: Callable[[ToolCall], object] | None = None
+    on_tool_result: Callable[[ToolMessage], object] | None = None
+    on_stream_event: Callable[[StreamEvent], object] | None = None
+    on_mcp_event: Callable[[Any], object] | None = None
+    on_error: Callable[[AgentSmithError], object] | None = None
+    on_subagent_event: Callable[[SubAgentEvent], object] | None = None
+
+
+NO_HOOKS = AgentHooks()
+
+
+_invocation_numbers = itertools.count(1)
+
+
+def new_invocation_id(name: str) -> str:
+    """A process-unique id for one sub-agent invocation: ``"<name>#<n>"``."""
+    return f"{name}#{next(_invocation_numbers)}"  # next() on a count is atomic
+
+
+def forwarding_hooks(
+    parent: AgentHooks,
+    *,
+    name: str,
+    depth: int,
+    invocation: str = "",
+    parent_invocation: str | None = None,
+) -> AgentHooks:
+    """Hooks for a child agent that report everything to ``parent.on_subagent_event``.
+
+    For framework use by sub-agent tools: the child's messages, tool calls,
+    results, stream events, MCP events and errors arrive at the parent as
+    ``SubAgentEvent(name, depth, event, invocation, parent_invocation)``; the
+    child's own sub-agent events (grandchildren) are passed up unchanged.
+    """
+    sink = parent.on_subagent_event
+    if sink is None:
+        return NO_HOOKS
+
+    def tag(event: object) -> None:
+        tagged = SubAgentEvent(name, depth, event, invocation, parent_invocation)
+        invoke_hook(sink, tagged, name="on_subagent_event")
+
+    def pass_up(event: SubAgentEvent) -> None:
+        invoke_hook(sink, event, name="on_subagent_event")
+
+    return AgentHooks(tag, tag, tag, tag, tag, tag, pass_up)

@@ -1,0 +1,153 @@
+"""The rounds of one turn: ask the model, record its answer, run its tool calls, repeat.
+
+One loop implementation, a generator (seed §15.2): :meth:`Agent.stream`
+returns it and :meth:`Agent.send` drains it. Each round snapshots the memory
+under the composed system prompt, asks the LLM (streamed or not), records the
+assistant message, runs its tool calls in parallel on the runtime's pool for
+the agent's depth, records the results in ``tool_calls`` order, and goes
+round again until the model answers without tool calls, a tool signals done,
+or a stop condition fires (:class:`~agent_smith.agent.config.AgentConfig`,
+checked by :class:`~agent_smith.agent.turn.Turn`).
+
+The history stays consistent whatever ends a turn (cancellation, a stop
+condition, an error, a caller that stops iterating): :meth:`TurnLoop.settle`
+gives every call recorded without its result a cancelled error result, so an
+assistant turn with tool calls is always followed by one tool message per call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..cancellation import CancellationToken
+from ..errors import ParseError
+from ..llm.events import Finished
+from ..llm.request import LlmRequest, LlmResponse, SamplingParams
+from ..logs import invoke_hook
+from ..messages import AssistantMessage, Message, SystemMessage
+from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
+from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from .turn import Turn, done_message
+
+if TYPE_CHECKING:
+    from .agent import Agent, AgentRequest
+
+log = logging.getLogger(__name__)
+
+_NO_SAMPLING = SamplingParams()
+
+
+class TurnLoop:
+    """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
+
+    __slots__ = ("_agent", "_turn")
+
+    def __init__(self, agent: Agent, turn: Turn) -> None:
+        self._agent = agent
+        self._turn = turn
+
+    def run(self, request: AgentRequest) -> Iterator[AgentEvent]:
+        """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it."""
+        agent, turn = self._agent, self._turn
+        token = turn.source.token
+        sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
+        streaming = agent.config.stream if request.stream is None else request.stream
+        self.record(request.user_message)
+        while True:
+            turn.begin_round()
+            registry = agent._tools.registry()
+            prompt = agent.effective_system_prompt()
+            llm_request = LlmRequest(
+                tuple(agent.memory.snapshot(SystemMessage(prompt) if prompt else None)),
+                registry.schemas(),
+                sampling,
+            )
+            log.debug("agent %s: round %d", agent.name, turn.iterations)
+            if streaming:
+                response = yield from self._stream_reply(llm_request, token)
+            else:
+                response = agent._llm.complete(llm_request, cancel=token)
+            token.raise_if_cancelled("agent turn")
+            message = response.message
+            turn.add_usage(message.usage)
+            calls = message.tool_calls
+            if calls and turn.loops is not None:
+                turn.loops.check(calls)  # before the repeated calls run or enter history
+            turn.pending = calls
+            self.record(message)
+            yield AssistantTurn(message)
+            if not calls:
+                yield self._final(message)
+                return
+            hooks = agent.hooks
+            for call in calls:
+                invoke_hook(hooks.on_tool_call, call, name="on_tool_call")
+                yield ToolCallRequested(call)
+            outcomes = dispatch_tool_calls(
+                calls,
+                registry,
+                runtime=agent.runtime,
+                depth=agent.depth,
+                cancel=token,
+                default_timeout=agent.config.default_tool_timeout,
+                max_result_bytes=agent.config.tool_result_max_bytes,
+                agent=agent,
+            )
+            results = [outcome.message for outcome in outcomes]
+            for result in results:
+                self.record(result)
+                invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
+            turn.pending = ()
+            for result in results:
+                yield ToolResultReady(result)
+            done = done_message(outcomes)
+            if done is not None:
+                answer = AssistantMessage(done)
+                self.record(answer)
+                yield AssistantTurn(answer)
+                yield self._final(answer)
+                return
+            if turn.failures is not None:
+                note = turn.failures.check(results)
+                if note is not None:
+                    log.info("agent %s: tool calls keep failing; steering the model", agent.name)
+                    self.record(note)
+
+    def settle(self) -> None:
+        """Give every call recorded without its result a cancelled error result."""
+        turn = self._turn
+        if turn.pending:
+            for outcome in cancelled_outcomes(turn.pending):
+                self.record(outcome.message)
+            turn.pending = ()
+
+    def record(self, message: Message) -> None:
+        """Append ``message`` to the agent's memory and tell ``on_message``."""
+        self._agent.memory.append(message)
+        invoke_hook(self._agent.hooks.on_message, message, name="on_message")
+
+    def _stream_reply(
+        self, request: LlmRequest, token: CancellationToken
+    ) -> Generator[AgentEvent, None, LlmResponse]:
+        on_stream_event = self._agent.hooks.on_stream_event
+        response: LlmResponse | None = None
+        events = self._agent._llm.stream(request, cancel=token)
+        try:
+            for event in events:
+                invoke_hook(on_stream_event, event, name="on_stream_event")
+                yield event
+                if type(event) is Finished:
+                    response = event.response
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # closes the HTTP response if we stopped early
+        if response is None:
+            raise ParseError("the LLM stream ended without a Finished event")
+        return response
+
+    def _final(self, message: AssistantMessage) -> FinalAnswer:
+        return FinalAnswer(replace(message, usage=self._turn.usage))

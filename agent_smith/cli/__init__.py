@@ -1,0 +1,1 @@
+"""The demo application: the ``agent-smith`` command, its REPL, demo tools and default models."""

@@ -1,0 +1,315 @@
+"""``agent-smith``: a demo REPL that chats with an agent over an OpenAI-compatible server.
+
+This module reads the command line and wires the agent up: the endpoint (or a
+local llama.cpp server for ``--serve-model``/``--local``), the two demo tools
+(``calculator``, ``read_local_file``), the bundled example MCP server
+(``echo``, ``now``) unless ``--no-default-mcp``, any ``--mcp`` stdio servers
+and ``--skill`` folders. Every resource it starts is owned by one ExitStack,
+so each is closed on the way out, also after a failed setup step. The loop
+that chats is :class:`~agent_smith.cli.repl.Repl`.
+
+Fatal problems (server unreachable, credentials refused, a server that will
+not take tools, a bad ``--mcp``/``--skill``) print one ``agent-smith: error:``
+line and exit with status 1; usage errors exit with 2. This is the only place
+in the package that installs a logging handler (``-v``: INFO, ``-vv``: DEBUG,
+``-vvv``: wire-level TRACE, all to stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import logging
+import os
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..agent.agent import Agent
+from ..agent.config import AgentConfig
+from ..errors import (
+    AgentTimeoutError,
+    ConfigError,
+    McpError,
+    McpProtocolError,
+    SkillError,
+    TransportError,
+)
+from ..llm.client import LlmClient
+from ..llm.local_server import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
+from ..logs import TRACE
+from ..mcp.config import ServerConfig
+from ..runtime import Runtime
+from ..skills import Skill, load_skill
+from .demo_tools import demo_tools
+from .models import DEFAULT_MODEL_NAME, ensure_default_model
+from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
+SYSTEM_PROMPT = (
+    "You are a helpful assistant running in a terminal. Use the calculator tool for "
+    "arithmetic and read_local_file to read files the user mentions. Answer briefly."
+)
+#: Where the bundled example MCP server lives in a source checkout.
+EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
+_ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``agent-smith`` (defaults read from the environment)."""
+    parser = argparse.ArgumentParser(
+        prog="agent-smith",
+        description=(
+            "Chat with an LLM agent that has a calculator, a sandboxed file reader and "
+            "MCP tools. Needs an OpenAI-compatible server with tool calling, e.g. "
+            "llama-server --jinja -m MODEL.gguf (or use --local)."
+        ),
+        epilog=(
+            "In the REPL: /exit or Ctrl-D quits; Ctrl-C cancels the reply being written, "
+            "or discards the line at the prompt."
+        ),
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "-e",
+        "--endpoint",
+        help=f"server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT})",
+    )
+    where.add_argument(
+        "--serve-model",
+        metavar="PATH.gguf",
+        help="serve this GGUF model with a local llama.cpp server (needs agent-smith[local])",
+    )
+    where.add_argument(
+        "--local",
+        action="store_true",
+        help="like --serve-model with a small default model fetched once (SmolLM2-135M)",
+    )
+    parser.add_argument(
+        "-k", "--api-key", help="bearer token for the server (default: $LLAMA_API_KEY)"
+    )
+    parser.add_argument("-m", "--model", default="", help="model name sent to the server")
+    parser.add_argument(
+        "--no-stream", action="store_true", help="print each reply whole instead of streaming"
+    )
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar='"CMD ARGS"',
+        help="add a stdio MCP server started with this command line (repeatable)",
+    )
+    parser.add_argument(
+        "--no-default-mcp",
+        action="store_true",
+        help="do not start the bundled example MCP server (echo, now)",
+    )
+    parser.add_argument(
+        "--skill",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="activate the skill in this folder (skill.json or SKILL.md; repeatable)",
+    )
+    parser.add_argument(
+        "--sandbox",
+        default=".",
+        metavar="DIR",
+        help="directory read_local_file may read below (default: the current directory)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log to stderr: -v INFO, -vv DEBUG, -vvv wire-level TRACE",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"agent-smith {__version__}")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line and fill the environment defaults."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not (args.serve_model or args.local):
+        args.endpoint = args.endpoint or os.environ.get("LLAMA_SERVER_URL") or DEFAULT_ENDPOINT
+    if args.api_key is None:
+        args.api_key = os.environ.get("LLAMA_API_KEY") or None
+    commands = []
+    for line in args.mcp:
+        try:
+            argv_ = shlex.split(line)
+        except ValueError as err:
+            parser.error(f"--mcp {line!r}: {err}")
+        if not argv_:
+            parser.error("--mcp needs a command line")
+        commands.append(tuple(argv_))
+    args.mcp = commands
+    return args
+
+
+def mcp_alias(command: Sequence[str], taken: set[str]) -> str:
+    """A short, unique alias for a stdio server, from its script or program name.
+
+    ``python my_server.py`` -> ``my_server``; ``npx -y @scope/server-x`` -> ``server_x``.
+    """
+    operands = [part for part in command if not part.startswith("-")] or list(command)
+    stem = Path(operands[-1].rstrip("/")).name.split(".")[0]
+    base = _ALIAS_CHARS.sub("_", stem).strip("_").lower()[:24] or "mcp"
+    alias, n = base, 2
+    while alias in taken:
+        alias, n = f"{base}{n}", n + 1
+    taken.add(alias)
+    return alias
+
+
+def _configure_logging(verbosity: int) -> None:
+    if verbosity <= 0:
+        return
+    level = {1: logging.INFO, 2: logging.DEBUG}.get(verbosity, TRACE)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("agent_smith")
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
+def _start_local_server(args: argparse.Namespace, stack: contextlib.ExitStack) -> str:
+    """Start llama.cpp for --serve-model / --local; return its endpoint."""
+    if not xllamacpp_available():  # before --local fetches a model it could not serve
+        raise Fatal(f"--local and --serve-model need llama.cpp's server: {INSTALL_HINT}")
+    try:
+        if args.local:
+            _note(
+                f"using {DEFAULT_MODEL_NAME}: it chats, but rarely calls tools "
+                "(use --serve-model with a bigger model for that)"
+            )
+            model = ensure_default_model(progress=_note)
+        else:
+            model = Path(args.serve_model)
+        _note(f"starting llama.cpp on {model.name} ...")
+        server = stack.enter_context(LocalLlamaServer(model))
+    except (ConfigError, TransportError, AgentTimeoutError) as err:
+        raise Fatal(str(err)) from err
+    return server.endpoint
+
+
+def _connect_mcp(agent: Agent, args: argparse.Namespace) -> list[str]:
+    """Start the default example server and every --mcp server; return their aliases."""
+    aliases: list[str] = []
+    taken: set[str] = set()
+    if not args.no_default_mcp:
+        if not EXAMPLE_MCP_SERVER.is_file():
+            _note("the bundled MCP example server is not in this install; use --mcp to add one")
+        elif importlib.util.find_spec("mcp") is None:
+            _note("the bundled MCP example server needs the 'mcp' package (pip install mcp)")
+        else:
+            config = ServerConfig(alias="demo", command=(sys.executable, str(EXAMPLE_MCP_SERVER)))
+            taken.add("demo")
+            try:
+                agent.connect_mcp(config)
+                aliases.append("demo")
+            except (TransportError, McpError, McpProtocolError) as err:
+                _note(f"the bundled MCP example server did not start ({err}); going on without")
+    for command in args.mcp:
+        alias = mcp_alias(command, taken)
+        try:
+            agent.connect_mcp(ServerConfig(alias=alias, command=command))
+        except (TransportError, McpError, McpProtocolError, ConfigError) as err:
+            raise Fatal(f"--mcp {shlex.join(command)!r}: {err}") from err
+        aliases.append(alias)
+    return aliases
+
+
+def _load_skills(
+    folders: Sequence[str], *, runtime: Runtime, stack: contextlib.ExitStack
+) -> list[tuple[str, Skill]]:
+    """Load every --skill folder, each owned by ``stack`` (which stops its MCP servers)."""
+    skills = []
+    for folder in folders:
+        try:
+            skill = stack.enter_context(load_skill(folder, runtime=runtime))
+        except (SkillError, ConfigError, TransportError, McpError, McpProtocolError) as err:
+            raise Fatal(f"--skill {folder}: {err}") from err
+        skills.append((folder, skill))
+    return skills
+
+
+def _activate_skills(agent: Agent, skills: Sequence[tuple[str, Skill]]) -> None:
+    for folder, skill in skills:
+        try:
+            agent.activate(skill)
+        except SkillError as err:  # e.g. a context over skill_context_max_bytes
+            raise Fatal(f"--skill {folder}: {err}") from err
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"agent-smith: note: {text}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``agent-smith`` and ``python -m agent_smith``; returns the exit status."""
+    args = parse_args(argv)
+    _configure_logging(args.verbose)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):  # a model's odd character must not crash us
+            stream.reconfigure(errors="replace")
+    try:
+        with contextlib.ExitStack() as stack:
+            return _run(args, stack)
+    except Fatal as err:
+        sys.stderr.write(f"agent-smith: error: {err}\n")
+        return EXIT_FATAL
+    except (KeyboardInterrupt, Quit):
+        sys.stderr.write("\n")
+        return EXIT_INTERRUPTED
+
+
+def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
+    endpoint = args.endpoint or _start_local_server(args, stack)
+    try:
+        tools = demo_tools(args.sandbox)
+        runtime = stack.enter_context(Runtime())
+        llm = LlmClient(endpoint, args.model, api_key=args.api_key, runtime=runtime)
+    except (ConfigError, ValueError) as err:  # ValueError: an endpoint that is no URL
+        raise Fatal(str(err)) from err
+    # Loaded before the agent so that the stack closes the agent first, then
+    # the skills' MCP servers it was using; also on any failure below.
+    skills = _load_skills(args.skill, runtime=runtime, stack=stack)
+    agent = stack.enter_context(
+        Agent(
+            llm,
+            SYSTEM_PROMPT,
+            tools,
+            config=AgentConfig(stream=not args.no_stream),
+            runtime=runtime,
+        )
+    )
+    aliases = _connect_mcp(agent, args)
+    _activate_skills(agent, skills)
+    interactive = sys.stdin.isatty()
+    if interactive:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history for input())
+    mcp = f"; MCP: {', '.join(aliases)}" if aliases else ""
+    sandbox = Path(args.sandbox).resolve()
+    banner = (
+        f"agent-smith {__version__} at {endpoint}; tools: calculator, read_local_file "
+        f"(sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
+    )
+    repl = Repl(
+        agent,
+        endpoint=endpoint,
+        stdin=sys.stdin,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+        interactive=interactive,
+        retry_notes=not args.verbose,  # -v already logs each retry
+    )
+    return repl.run(banner)

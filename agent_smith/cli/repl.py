@@ -1,0 +1,309 @@
+"""The read-eval-print loop of ``agent-smith``: lines in, agent turns out.
+
+Each line is one agent turn, run on its own thread so that Ctrl-C reaches the
+main thread while it waits, never in the middle of the agent's own locking.
+The main thread alone writes: reply tokens to stdout, tool calls, tool
+results and LLM retries as one-line status messages on stderr (so stdout
+holds only the answers).
+
+Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
+(``agent.cancel()``) and returns to the prompt, a second one quits (:class:`Quit`);
+Ctrl-C at the prompt discards the line. A turn error that makes chatting
+pointless (server unreachable, credentials refused, no tool support) ends the
+loop with :class:`Fatal`; any other is reported in one line and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from ..agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
+from ..errors import AgentSmithError, CancelledError, LlmApiError, TransportError
+from ..llm.events import TokenDelta
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+
+#: How long the REPL waits for a turn's next event before checking the turn is alive.
+PUMP_SECONDS = 1.0
+#: Longest tool status line written to stderr.
+STATUS_WIDTH = 160
+#: Longest error or LLM notice line (these carry a URL and a cause worth keeping whole).
+NOTICE_WIDTH = 400
+#: Exit statuses of ``agent-smith`` (2 is argparse's for bad options).
+EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: The logger whose warnings (the LLM client's retries) are shown during a turn.
+LLM_LOGGER = "agent_smith.llm"
+
+
+class Fatal(Exception):
+    """A problem that ends the program with one error line (status 1)."""
+
+
+class Quit(Exception):
+    """The user pressed Ctrl-C again while a reply was being cancelled (status 130)."""
+
+
+def describe_fatal(err: AgentSmithError, endpoint: str) -> str | None:
+    """One line for an error that makes chatting pointless, else None (report and go on)."""
+    if isinstance(err, TransportError):
+        return f"{err}; start llama-server there, pass --endpoint URL, or try --local"
+    if isinstance(err, LlmApiError):
+        if err.http_status in (401, 403):
+            return (
+                f"the server at {endpoint} refused the credentials (HTTP {err.http_status}); "
+                "pass --api-key KEY or set LLAMA_API_KEY"
+            )
+        if _refuses_tools(f"{err} {err.body_excerpt}"):
+            return (
+                f"the server at {endpoint} does not accept tool calls (HTTP {err.http_status}: "
+                f"{_one_line(err.body_excerpt or str(err), 120)}); llama-server needs --jinja "
+                "and a model whose chat template supports tools"
+            )
+        if err.http_status == 404:
+            return (
+                f"no chat-completions API at {endpoint} (HTTP 404); "
+                "check --endpoint (a base URL such as http://127.0.0.1:8080)"
+            )
+    return None
+
+
+def _refuses_tools(text: str) -> bool:
+    """Does an error body say the server or model cannot take the ``tools`` field?
+
+    llama-server without --jinja: "tools param requires --jinja flag"; Ollama:
+    "... does not support tools"; vLLM: "auto tool choice requires
+    --enable-auto-tool-choice". A bare 400 is not enough.
+    """
+    lowered = text.lower()
+    return "tool" in lowered and any(
+        word in lowered for word in ("jinja", "support", "requires", "not allowed", "unsupported")
+    )
+
+
+def _error_text(content: str) -> str:
+    """The message of an error tool result (``{"error": true, "message": ...}``), else as is."""
+    try:
+        payload = json.loads(content)
+    except ValueError:
+        return content
+    message = payload.get("message") if isinstance(payload, dict) else None
+    return message if isinstance(message, str) else content
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@dataclass
+class _Done:
+    """The turn thread finished; ``error`` is what ended it, if anything."""
+
+    error: BaseException | None = None
+
+
+@dataclass
+class _Notice:
+    """A warning the LLM client logged during the turn (a retry), shown as a status line."""
+
+    text: str
+
+
+class _NoticeHandler(logging.Handler):
+    """Hands the LLM client's warnings to the REPL's event queue (the main thread writes)."""
+
+    def __init__(self, events: queue.Queue[object]) -> None:
+        super().__init__(logging.WARNING)
+        self._events = events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._events.put(_Notice(record.getMessage()))
+        except Exception:  # logging's contract: a handler never raises into the caller
+            self.handleError(record)
+
+
+class Repl:
+    """Reads lines, runs each as an agent turn, prints tokens and tool status lines.
+
+    ``retry_notes`` shows the LLM client's retries (an unreachable server is
+    retried for seconds before it is reported) as ``[llm] ...`` lines; turn it
+    off when a logging handler already shows them.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        endpoint: str,
+        stdin: TextIO,
+        stdout: TextIO,
+        stderr: TextIO,
+        interactive: bool,
+        retry_notes: bool = True,
+    ) -> None:
+        self.agent = agent
+        self.endpoint = endpoint
+        self._in, self._out, self._err = stdin, stdout, stderr
+        self._interactive = interactive
+        self._retry_notes = retry_notes
+        self._turns = 0
+        self._line_open = False  # stdout has text not yet ended by a newline
+        self._streamed = False  # tokens of the current LLM reply were printed
+
+    def run(self, banner: str = "") -> int:
+        """Loop until /exit or end of input; return the exit status."""
+        while True:
+            try:
+                if banner:
+                    shown, banner = banner, ""  # once, even if Ctrl-C lands mid-write
+                    self._err.write(shown + "\n")
+                    self._err.flush()
+                line = self._read_line()
+                if line is None:
+                    return EXIT_OK
+                text = line.strip()
+                if text in ("/exit", "/quit"):
+                    return EXIT_OK
+                if text == "/help":
+                    self._err.write("/exit or Ctrl-D quits; Ctrl-C cancels the current reply.\n")
+                elif text:
+                    self.turn(text)
+            except KeyboardInterrupt:
+                # Outside a reply (at the prompt): discard the line, like any shell.
+                self._end_line()
+                self._err.write("\n")
+                self._err.flush()
+
+    def _read_line(self) -> str | None:
+        if self._interactive:
+            try:
+                return input("> ")
+            except EOFError:
+                self._err.write("\n")
+                return None
+        line = self._in.readline()
+        return line if line else None
+
+    def turn(self, text: str) -> None:
+        """Run one turn; ``Fatal`` when the server is unusable."""
+        events: queue.Queue[object] = queue.Queue()
+        self._turns += 1
+        worker = threading.Thread(
+            target=self._produce,
+            args=(text, events),
+            name=f"agent_smith-cli-turn-{self._turns}",
+            daemon=True,  # only abandoned if the user insists on quitting mid-cancel
+        )
+        notices = _NoticeHandler(events) if self._retry_notes else None
+        llm_log = logging.getLogger(LLM_LOGGER)
+        if notices is not None:
+            llm_log.addHandler(notices)
+        try:
+            worker.start()
+            self._streamed = False
+            done = self._await(events, worker)
+            worker.join()
+        finally:
+            if notices is not None:
+                llm_log.removeHandler(notices)
+        self._end_line()
+        if done.error is not None:
+            self._report(done.error)
+
+    def _await(self, events: queue.Queue[object], worker: threading.Thread) -> _Done:
+        """Show the turn's events until it is over; the first Ctrl-C cancels it."""
+        cancelling = False
+        while True:
+            try:
+                done = self._pump(events, worker)
+                if done is not None:
+                    return done
+            except KeyboardInterrupt:
+                if cancelling:
+                    raise Quit from None  # a second Ctrl-C while cancelling
+                cancelling = True
+                self._status("cancelling the reply (Ctrl-C again to quit)")
+                self.agent.cancel()
+
+    def _pump(self, events: queue.Queue[object], worker: threading.Thread) -> _Done | None:
+        """Show the next event; the turn's outcome once it is over, else None."""
+        try:
+            # The bound only matters if a Ctrl-C swallowed the final _Done:
+            # then the worker is gone and nothing more will come.
+            event = events.get(timeout=PUMP_SECONDS)
+        except queue.Empty:
+            return None if worker.is_alive() or not events.empty() else _Done()
+        if isinstance(event, _Done):
+            return event
+        self._show(event)
+        return None
+
+    def _produce(self, text: str, events: queue.Queue[object]) -> None:
+        error: BaseException | None = None
+        try:
+            for event in self.agent.stream(text):
+                events.put(event)
+        except BaseException as err:  # handed to the main thread, which reports it
+            error = err
+        events.put(_Done(error))
+
+    def _show(self, event: object) -> None:
+        if isinstance(event, TokenDelta):
+            self._streamed = self._streamed or bool(event.text)
+            self._write(event.text)
+        elif isinstance(event, ToolCallRequested):
+            self._streamed = False
+            args = event.call.invalid_arguments or json.dumps(
+                event.call.arguments, ensure_ascii=False
+            )
+            self._status(f"[tool] {event.call.name} {args}")
+        elif isinstance(event, ToolResultReady):
+            message = event.message
+            if message.is_error:
+                text = _error_text(message.content)
+                text = text.removeprefix(f"tool {message.name!r} failed: ")  # said already
+                self._status(f"[tool] {message.name} failed: {text}")
+            else:
+                self._status(f"[tool] {message.name} -> {message.content}")
+        elif isinstance(event, _Notice):
+            self._status(f"[llm] {event.text}", width=NOTICE_WIDTH)
+        elif isinstance(event, FinalAnswer) and not self._streamed:
+            # Nothing streamed (--no-stream, or a server that sent it whole).
+            self._write(event.message.content or "")
+
+    def _report(self, error: BaseException) -> None:
+        if isinstance(error, CancelledError):
+            self._status("(reply cancelled)")
+            return
+        if not isinstance(error, AgentSmithError):
+            raise error
+        fatal = describe_fatal(error, self.endpoint)
+        if fatal is not None:
+            raise Fatal(fatal) from error
+        self._err.write(f"agent-smith: error: {_one_line(str(error), NOTICE_WIDTH)}\n")
+        self._err.flush()
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        self._out.write(text)
+        self._out.flush()
+        self._line_open = not text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if self._line_open:
+            self._out.write("\n")
+            self._out.flush()
+            self._line_open = False
+
+    def _status(self, text: str, *, width: int = STATUS_WIDTH) -> None:
+        self._end_line()  # keep a status line off the end of a half-written reply
+        self._err.write(_one_line(text, width) + "\n")
+        self._err.flush()

@@ -1,0 +1,234 @@
+"""Streamed chat completions: SSE frames in, stream events out.
+
+Two layers (seed §9.3). The shared SSE reader (:mod:`agent_smith._internal.sse_reader`,
+built on ``sseclient-py``) splits the byte chunks into SSE events (any
+chunking, LF, CRLF or CR, comments, multi-line ``data:``); the delta parser
+here turns each JSON frame into :mod:`~agent_smith.llm.events`.
+Tool-call fragments are accumulated per ``index`` and parsed once, after the
+stream ended, so callers never see partial JSON. Usage comes from whichever
+frame carries it (llama.cpp sends it in a last frame with ``choices: []``);
+the non-standard ``timings`` object is ignored.
+
+The decoder reads its input to the very end, past ``data: [DONE]``: a body
+read to its end lets ``urllib3`` put the connection back in the pool.
+"""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._internal.sse_reader import SseReader
+from ..errors import ParseError, TransportError
+from ..logs import TRACE, redact
+from ..messages import AssistantMessage, TokenUsage, ToolCall
+from .api_error import error_from_json
+from .events import (
+    Finished,
+    ReasoningDelta,
+    StreamEvent,
+    TokenDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .request import LlmResponse
+
+log = logging.getLogger(__name__)
+
+_DONE = "[DONE]"
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+@dataclass
+class _PartialCall:
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+class StreamDecoder:
+    """Decodes the SSE body of one streamed chat completion into events.
+
+    ``endpoint`` names the server in errors. Iterate :meth:`events` over the
+    body's byte chunks; the last event is :class:`Finished` carrying the
+    assembled :class:`LlmResponse`.
+    """
+
+    def __init__(self, *, endpoint: str) -> None:
+        self._endpoint = endpoint
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[int, _PartialCall] = {}
+        self._finish: str | None = None
+        self._usage: TokenUsage | None = None
+        self._done = False
+        self._frames = 0
+
+    def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        """Events as the frames arrive, then completed tool calls and Finished."""
+        tracing = log.isEnabledFor(TRACE)
+        text = self._text
+        scan = _scan
+        reader = SseReader(chunks)
+        # This loop runs once per token: the common path (a delta holding only
+        # content) is kept inline, without per-frame calls or generators.
+        for sse in reader.all_events():
+            data = sse.data
+            if not data:
+                continue  # comments, keep-alives, id/retry-only events
+            if tracing:
+                log.log(TRACE, "sse frame %d: %s", self._frames, redact(data))
+            self._frames += 1
+            if self._done:
+                log.debug("ignoring an SSE frame after [DONE]")
+                continue
+            if data == _DONE:
+                self._done = True
+                continue
+            try:
+                # The C scanner directly: json.loads adds two regex matches and
+                # several calls per frame, a measurable share of a token's cost.
+                obj, end = scan(data, 0)
+            except (StopIteration, ValueError):
+                obj, end = self._parse(data), len(data)
+            if end != len(data) or type(obj) is not dict:
+                obj = self._parse(data)
+            if "error" in obj or sse.event == "error":
+                raise error_from_json(obj, endpoint=self._endpoint, status=None, excerpt=data)
+            choices = obj.get("choices")
+            if choices:
+                if type(choices) is not list or type(choices[0]) is not dict:
+                    raise self._bad("choices must be an array of objects")
+                choice = choices[0]
+                delta = choice.get("delta")
+                if delta:
+                    if type(delta) is not dict:
+                        raise self._bad("delta must be an object")
+                    content = delta.get("content")
+                    if content:
+                        if type(content) is not str:
+                            raise self._bad("delta.content must be a string")
+                        text.append(content)
+                        yield TokenDelta(content)
+                    if len(delta) > 1 or content is None:
+                        yield from self._other_deltas(delta)
+                finish = choice.get("finish_reason")
+                if finish is not None:
+                    if type(finish) is not str:
+                        raise self._bad("finish_reason must be a string")
+                    self._finish = finish
+            elif choices is not None and type(choices) is not list:
+                raise self._bad("choices must be an array")
+            usage = obj.get("usage")
+            if usage is not None:
+                self._usage = TokenUsage.from_openai(usage)
+        if reader.truncated:
+            raise TransportError(
+                f"stream from {self._endpoint} ended in the middle of an SSE frame",
+                operation="stream",
+                endpoint_or_server=self._endpoint,
+            )
+        yield from self._finish_events()
+
+    def _other_deltas(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            if type(reasoning) is not str:
+                raise self._bad("reasoning_content must be a string")
+            self._reasoning.append(reasoning)
+            yield ReasoningDelta(reasoning)
+        fragments = delta.get("tool_calls")
+        if fragments is not None:
+            yield from self._tool_fragments(fragments)
+
+    def _parse(self, data: str) -> dict[str, Any]:
+        """The slow path: leading whitespace, trailing data, or an error to explain."""
+        try:
+            obj = json.loads(data)
+        except ValueError as err:
+            raise ParseError(
+                f"stream frame {self._frames} from {self._endpoint} is not valid JSON"
+                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
+                offset=getattr(err, "pos", 0),
+            ) from err
+        if type(obj) is not dict:
+            raise self._bad("must be a JSON object")
+        return obj
+
+    def _bad(self, what: str) -> ParseError:
+        return ParseError(f"stream frame {self._frames} from {self._endpoint}: {what}")
+
+    def _tool_fragments(self, fragments: object) -> Iterator[StreamEvent]:
+        if type(fragments) is not list:
+            raise self._bad("delta.tool_calls must be an array")
+        for position, fragment in enumerate(fragments):
+            if type(fragment) is not dict:
+                raise self._bad("a tool call must be an object")
+            index = fragment.get("index", position)
+            if type(index) is not int:
+                raise self._bad("tool call index must be an integer")
+            call = self._calls.get(index)
+            if call is None:
+                call = self._calls[index] = _PartialCall(index)
+            call_id = fragment.get("id")
+            if call_id:
+                if type(call_id) is not str:
+                    raise self._bad("tool call id must be a string")
+                if not call.id:
+                    call.id = call_id
+            function = fragment.get("function") or {}
+            if type(function) is not dict:
+                raise self._bad("tool call function must be an object")
+            name = function.get("name")
+            if name:
+                if type(name) is not str:
+                    raise self._bad("tool call name must be a string")
+                call.name += name if call.name != name else ""
+            arguments = function.get("arguments")
+            if arguments:
+                if type(arguments) is not str:
+                    raise self._bad("tool call arguments must be a string")
+                call.arguments.append(arguments)
+            if call.name and not call.started:
+                call.started = True
+                if not call.id:
+                    call.id = f"call_{index}"
+                yield ToolCallStarted(call.id, call.name, index)
+
+    def _finish_events(self) -> Iterator[StreamEvent]:
+        if not self._done and self._finish is None:
+            raise TransportError(
+                f"stream from {self._endpoint} ended before [DONE] or a finish reason",
+                operation="stream",
+                endpoint_or_server=self._endpoint,
+            )
+        calls: list[ToolCall] = []
+        for index in sorted(self._calls):
+            partial = self._calls[index]
+            if not partial.name:
+                raise ParseError(f"streamed tool call at index {index} has no name")
+            calls.append(
+                ToolCall.from_wire(
+                    partial.id,  # set when the call started, as its name arrived
+                    partial.name,
+                    "".join(partial.arguments),
+                    lenient=True,
+                )
+            )
+        finish = self._finish or ("tool_calls" if calls else "stop")
+        message = AssistantMessage(
+            "".join(self._text),
+            tuple(calls),
+            self._usage,
+            "".join(self._reasoning) or None,
+        )
+        response = LlmResponse.checked(message, finish)
+        for index, call in zip(sorted(self._calls), calls, strict=True):
+            yield ToolCallCompleted(index, call.arguments)
+        yield Finished(finish, self._usage, response)

@@ -1,0 +1,248 @@
+"""The demo REPL: which errors end it, and what it writes for each event of a turn."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent_smith import (
+    AgentStopped,
+    AssistantMessage,
+    CancelledError,
+    LlmApiError,
+    TokenDelta,
+    ToolCall,
+    ToolMessage,
+    TransportError,
+)
+from agent_smith.agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
+from agent_smith.cli.repl import EXIT_OK, LLM_LOGGER, Fatal, Repl, describe_fatal
+
+ENDPOINT = "http://127.0.0.1:8080"
+
+pytestmark = pytest.mark.usefixtures("no_thread_leak")
+
+
+# --- error lines -------------------------------------------------------------
+
+
+def test_unreachable_server_is_fatal_and_says_what_to_do() -> None:
+    err = TransportError(
+        "cannot reach LLM server http://127.0.0.1:1/v1/chat/completions: connection refused",
+        operation="LLM request",
+        endpoint_or_server="http://127.0.0.1:1/v1/chat/completions",
+    )
+    line = describe_fatal(err, "http://127.0.0.1:1")
+    assert line is not None
+    assert "cannot reach" in line and "--endpoint" in line
+    assert "\n" not in line
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_refused_credentials_are_fatal_and_name_the_key_options(status: int) -> None:
+    err = LlmApiError("denied", http_status=status, body_excerpt='{"error": "bad key"}')
+    line = describe_fatal(err, ENDPOINT)
+    assert line is not None
+    assert f"HTTP {status}" in line and "--api-key" in line and "LLAMA_API_KEY" in line
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (500, '{"error":{"code":500,"message":"tools param requires --jinja flag"}}'),
+        (400, '{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}'),
+        (400, '{"message":"\\"auto\\" tool choice requires --enable-auto-tool-choice"}'),
+    ],
+)
+def test_a_server_without_tool_support_is_fatal_and_mentions_jinja(status: int, body: str) -> None:
+    err = LlmApiError("LLM server answered", http_status=status, body_excerpt=body)
+    line = describe_fatal(err, ENDPOINT)
+    assert line is not None
+    assert "does not accept tool calls" in line and "--jinja" in line
+    assert "\n" not in line
+
+
+def test_other_errors_are_reported_and_the_repl_goes_on() -> None:
+    assert describe_fatal(LlmApiError("busy", http_status=503), ENDPOINT) is None
+    assert describe_fatal(LlmApiError("too long", http_status=400), ENDPOINT) is None
+    assert describe_fatal(AgentStopped("stop", condition="max_iterations"), ENDPOINT) is None
+
+
+def test_a_404_says_to_check_the_endpoint() -> None:
+    line = describe_fatal(LlmApiError("not found", http_status=404), ENDPOINT)
+    assert line is not None and "--endpoint" in line
+
+
+# --- the REPL, with a stand-in agent -----------------------------------------
+
+
+class _FakeAgent:
+    """Plays back a list of events (or raises) per turn; records cancel()."""
+
+    def __init__(self, *turns: list[Any] | BaseException) -> None:
+        self.turns = list(turns)
+        self.prompts: list[str] = []
+        self.cancelled = 0
+
+    def stream(self, text: str) -> Iterator[Any]:
+        self.prompts.append(text)
+        turn = self.turns.pop(0)
+        if isinstance(turn, BaseException):
+            raise turn
+        for event in turn:
+            if callable(event):  # something the turn does in its own thread, e.g. log
+                event()
+            else:
+                yield event
+
+    def cancel(self) -> None:
+        self.cancelled += 1
+
+
+def _repl(
+    agent: _FakeAgent, lines: str, *, retry_notes: bool = True
+) -> tuple[Repl, io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    repl = Repl(
+        agent,  # type: ignore[arg-type]
+        endpoint=ENDPOINT,
+        stdin=io.StringIO(lines),
+        stdout=out,
+        stderr=err,
+        interactive=False,
+        retry_notes=retry_notes,
+    )
+    return repl, out, err
+
+
+def _tool_turn() -> list[Any]:
+    call = ToolCall("call_0", "calculator", {"expression": "2+3"})
+    answer = AssistantMessage("It is 5.")
+    return [
+        ToolCallRequested(call),
+        ToolResultReady(ToolMessage("call_0", "calculator", "5")),
+        TokenDelta("It is"),
+        TokenDelta(" 5."),
+        FinalAnswer(answer),
+    ]
+
+
+def test_repl_streams_tokens_to_stdout_and_tool_lines_to_stderr() -> None:
+    agent = _FakeAgent(_tool_turn())
+    repl, out, err = _repl(agent, "what is 2+3?\n/exit\nnot read\n")
+    assert repl.run() == EXIT_OK
+    assert agent.prompts == ["what is 2+3?"]
+    assert out.getvalue() == "It is 5.\n"
+    assert err.getvalue().splitlines() == [
+        '[tool] calculator {"expression": "2+3"}',
+        "[tool] calculator -> 5",
+    ]
+
+
+def test_repl_prints_the_final_answer_when_nothing_streamed() -> None:
+    agent = _FakeAgent([FinalAnswer(AssistantMessage("Whole answer."))])
+    repl, out, _ = _repl(agent, "hi\n")
+    assert repl.run() == EXIT_OK  # end of input quits like Ctrl-D
+    assert out.getvalue() == "Whole answer.\n"
+
+
+@pytest.mark.parametrize(
+    ("tool", "content", "shown"),
+    [
+        ("read_local_file", "refused\nsecond line", "refused second line"),
+        (
+            "calculator",
+            '{"error": true, "message": "tool \'calculator\' failed: division by zero"}',
+            "division by zero",
+        ),
+    ],
+    ids=["kept-on-one-line", "only-the-message-of-an-error-payload"],
+)
+def test_repl_shows_a_failed_tool_in_one_line_with_only_its_message(
+    tool: str, content: str, shown: str
+) -> None:
+    failed = ToolMessage("c", tool, content, is_error=True)
+    agent = _FakeAgent([ToolCallRequested(ToolCall("c", tool, {})), ToolResultReady(failed)])
+    repl, _, err = _repl(agent, "go\n")
+    repl.run()
+    assert err.getvalue().splitlines()[-1] == f"[tool] {tool} failed: {shown}"
+
+
+def test_repl_ends_a_half_written_reply_before_a_status_line() -> None:
+    call = ToolCall("c", "calculator", {"expression": "1"})
+    agent = _FakeAgent([TokenDelta("Let me check."), ToolCallRequested(call)])
+    repl, out, _ = _repl(agent, "go\n")
+    repl.run()
+    assert out.getvalue() == "Let me check.\n"
+
+
+def test_repl_reports_a_turn_error_in_one_line_and_continues() -> None:
+    stopped = AgentStopped("agent 'agent' stopped after 16 iterations", condition="max_iterations")
+    agent = _FakeAgent(stopped, [TokenDelta("ok"), FinalAnswer(AssistantMessage("ok"))])
+    repl, out, err = _repl(agent, "first\nsecond\n")
+    assert repl.run() == EXIT_OK
+    assert err.getvalue() == "agent-smith: error: agent 'agent' stopped after 16 iterations\n"
+    assert out.getvalue() == "ok\n"
+
+
+def test_repl_says_when_a_reply_was_cancelled() -> None:
+    agent = _FakeAgent(CancelledError("agent turn was cancelled", operation="agent turn"), [])
+    repl, _, err = _repl(agent, "one\ntwo\n")
+    assert repl.run() == EXIT_OK
+    assert err.getvalue() == "(reply cancelled)\n"
+    assert agent.prompts == ["one", "two"]
+
+
+def test_repl_raises_fatal_for_an_unusable_server() -> None:
+    agent = _FakeAgent(LlmApiError("nope", http_status=401))
+    repl, _, _ = _repl(agent, "hi\nnever read\n")
+    with pytest.raises(Fatal, match="HTTP 401"):
+        repl.run()
+
+
+def test_repl_skips_blank_lines_and_knows_quit_and_help() -> None:
+    agent = _FakeAgent()
+    repl, out, err = _repl(agent, "\n   \n/help\n/quit\n")
+    assert repl.run() == EXIT_OK
+    assert agent.prompts == []
+    assert out.getvalue() == ""
+    assert "/exit" in err.getvalue()
+
+
+_RETRY = "cannot reach LLM server %s: Connection refused; retry %d/%d in %.2f s"
+_URL = "http://127.0.0.1:1/v1/chat/completions"
+
+
+def _retrying_turn() -> list[Any]:
+    """A turn whose LLM client logs a retry (as LlmClient does) before the reply streams."""
+    client_log = logging.getLogger("agent_smith.llm.client")
+    return [
+        lambda: client_log.warning(_RETRY, _URL, 1, 3, 0.5),
+        lambda: client_log.info("not a warning: not shown"),
+        TokenDelta("Hi."),
+    ]
+
+
+def test_repl_shows_the_llm_clients_retries_while_the_turn_waits() -> None:
+    llm_log = logging.getLogger(LLM_LOGGER)
+    handlers = list(llm_log.handlers)
+    agent = _FakeAgent(_retrying_turn())
+    repl, out, err = _repl(agent, "hi\n")
+    assert repl.run() == EXIT_OK
+    assert err.getvalue().splitlines() == [
+        f"[llm] cannot reach LLM server {_URL}: Connection refused; retry 1/3 in 0.50 s"
+    ]
+    assert out.getvalue() == "Hi.\n"
+    assert llm_log.handlers == handlers  # the turn's handler is gone with the turn
+
+
+def test_repl_leaves_retries_to_the_log_when_asked() -> None:
+    agent = _FakeAgent(_retrying_turn())
+    repl, out, err = _repl(agent, "hi\n", retry_notes=False)
+    assert repl.run() == EXIT_OK
+    assert err.getvalue() == ""
+    assert out.getvalue() == "Hi.\n"
