@@ -9,6 +9,7 @@ import pytest
 from agent_smith import (
     AssistantMessage,
     LlmResponse,
+    Message,
     ParseError,
     SystemMessage,
     TokenUsage,
@@ -19,6 +20,7 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
+from agent_smith.messages import message_from_dict, message_to_dict
 
 
 def reply(message: Any, **extra: Any) -> dict[str, Any]:
@@ -168,6 +170,31 @@ def test_whole_history_round_trips_through_json() -> None:
     assert messages_to_json(messages_from_json(text)) == text
 
 
+def test_json_form_is_the_dataclass_fields_after_the_role() -> None:
+    history: list[Message] = [
+        SystemMessage("be brief"),
+        UserMessage("hi"),
+        AssistantMessage(
+            "", (ToolCall("c1", "add", {"a": [1, {"b": 2}]}),), TokenUsage(1, 2, 3), "r"
+        ),
+        AssistantMessage("plain"),
+        ToolMessage("c1", "add", "3", is_error=True),
+    ]
+    for message in history:
+        assert message_to_dict(message) == {"role": message.role, **message.to_dict()}
+        assert message_from_dict(message_to_dict(message)) == message
+
+
+def test_missing_optional_fields_take_their_defaults() -> None:
+    assert messages_from_json(
+        '[{"role": "assistant"}, {"role": "tool", "tool_call_id": "c",'
+        ' "name": "f", "content": "x"}]'
+    ) == [
+        AssistantMessage(),
+        ToolMessage("c", "f", "x"),
+    ]
+
+
 def test_wire_form_round_trips_and_keeps_internal_fields_off_the_wire() -> None:
     history = [
         UserMessage("hi"),
@@ -191,6 +218,17 @@ def test_wire_form_round_trips_and_keeps_internal_fields_off_the_wire() -> None:
         ('{"role": "user"}', "history must be a JSON array"),
         ('[{"role": "alien", "content": "x"}]', "unknown role"),
         ('[{"role": "user"}]', r"history\[0\] is not a valid user message"),
+        ('[{"role": "user", "content": 5}]', "'content' must be str, got int"),
+        (
+            '[{"role": "tool", "tool_call_id": "c1", "name": "f", "content": "x", "is_error": 1}]',
+            "'is_error' must be bool",
+        ),
+        ('[{"role": "assistant", "tool_calls": {}}]', "'tool_calls' must be list"),
+        (
+            '[{"role": "assistant", "tool_calls": [{"id": "a", "name": "f", "arguments": "x"}]}]',
+            r"history\[0\]\.tool_calls\[0\] is not a valid tool call: 'arguments' must be dict",
+        ),
+        ('[{"role": "assistant", "usage": {"total": true}}]', "'total' must be int, got bool"),
     ],
 )
 def test_corrupt_history_raises_parse_error(text: str, message: str) -> None:
