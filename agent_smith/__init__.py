@@ -21,6 +21,7 @@ from .errors import (
     McpError,
     McpProtocolError,
     ParseError,
+    SessionError,
     SkillError,
     ToolError,
     TransportError,
@@ -91,6 +92,8 @@ if TYPE_CHECKING:
         messages_to_json,
     )
     from .runtime import Runtime, default_runtime
+    from .sessions.session import Session, SessionState
+    from .sessions.sqlite import SqliteSession
     from .skills import (
         Skill,
         compose_system_prompt,
@@ -166,6 +169,9 @@ _LAZY: dict[str, str] = {
     "ensure_default_model": "cli.models",
     "Runtime": "runtime",
     "default_runtime": "runtime",
+    "Session": "sessions.session",
+    "SessionState": "sessions.session",
+    "SqliteSession": "sessions.sqlite",
     "Skill": "skills",
     "compose_system_prompt": "skills",
     "load_skill": "skills",
@@ -240,8 +246,12 @@ __all__ = [
     "Runtime",
     "SamplingParams",
     "ServerConfig",
+    "Session",
+    "SessionError",
+    "SessionState",
     "Skill",
     "SkillError",
+    "SqliteSession",
     "StreamEvent",
     "SubAgentEvent",
     "SubAgentSpec",

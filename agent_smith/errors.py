@@ -124,3 +124,14 @@ class AgentStopped(AgentSmithError):
 
 class AgentBusyError(AgentSmithError):
     """A second turn was started on an agent that is already running one."""
+
+
+class SessionError(AgentSmithError):
+    """A session store failed: not a session database, corrupt, unwritable or closed.
+
+    ``store`` names the store (the database path for :class:`SqliteSession`).
+    """
+
+    def __init__(self, message: str, *, store: str) -> None:
+        super().__init__(message)
+        self.store = store

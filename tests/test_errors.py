@@ -19,6 +19,7 @@ import agent_smith as a
         (a.SkillError("s", skill_name="web"), {"skill_name": "web"}),
         (a.AgentStopped("s", condition="deadline"), {"condition": "deadline"}),
         (a.TruncatedReplyError("cut"), {"finish_reason": "length"}),
+        (a.SessionError("bad", store="chats.db"), {"store": "chats.db"}),
     ],
 )
 def test_every_error_is_an_agent_smith_error_with_its_fields(

@@ -1,0 +1,164 @@
+"""One SQLite file shared by threads and processes: a connection per thread, typed errors.
+
+SQLite connections must not be shared between threads without care, and a
+connection inherited across ``fork()`` must never be used by the child, so
+each thread of each process opens its own (``check_same_thread=False`` only so
+that :meth:`Database.close` can close them all from the owner's thread). The
+connections run in autocommit mode and every operation brackets itself in an
+explicit, short transaction:
+
+* writes use ``BEGIN IMMEDIATE``, which takes the write lock up front and
+  waits for it under ``busy_timeout``. A deferred transaction that reads
+  first and then writes can fail with SQLITE_BUSY at once, whatever the
+  timeout, when another writer committed in between (SQLite's documented WAL
+  behaviour), so no write here starts deferred;
+* reads use a deferred ``BEGIN`` so a multi-statement read sees one snapshot;
+  in WAL mode readers never wait for the writer.
+
+Every ``sqlite3`` exception is translated here, once: a lock held past the
+busy timeout is :class:`AgentTimeoutError`; anything else (not a database,
+corrupt, unwritable, closed) is :class:`SessionError` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..errors import AgentSmithError, AgentTimeoutError, SessionError
+
+_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+class Database:
+    """One SQLite file: a connection per thread, short transactions, typed errors."""
+
+    __slots__ = (
+        "_closed",
+        "_connections",
+        "_local",
+        "_lock",
+        "busy_timeout",
+        "path",
+        "synchronous",
+    )
+
+    def __init__(self, path: str, *, busy_timeout: float, synchronous: str) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self.synchronous = synchronous
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        # Keyed by process and thread: after a fork() the parent's connections are
+        # neither used nor closed by the child (SQLite forbids carrying them over).
+        self._connections: dict[tuple[int, threading.Thread], sqlite3.Connection] = {}
+        self._closed = False
+
+    @contextmanager
+    def read(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """A read transaction on this thread's connection: one snapshot of the file."""
+        with self._transaction(operation, "BEGIN") as conn:
+            yield conn
+
+    @contextmanager
+    def write(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the file's write lock; rolled back if the block raises."""
+        with self._transaction(operation, "BEGIN IMMEDIATE") as conn:
+            yield conn
+
+    @contextmanager
+    def errors(self, operation: str) -> Iterator[None]:
+        """Translate any ``sqlite3`` error raised in the block (see the module doc)."""
+        try:
+            yield
+        except sqlite3.Error as err:
+            raise self._translate(err, operation) from err
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use (call inside :meth:`errors`)."""
+        state = getattr(self._local, "state", None)
+        if state is not None and state[0] == os.getpid() and not self._closed:
+            conn: sqlite3.Connection = state[1]
+            return conn
+        return self._open()
+
+    def close_thread(self) -> None:
+        """Close the calling thread's connection (a worker thread that is about to end)."""
+        state = getattr(self._local, "state", None)
+        self._local.state = None
+        if state is None or state[0] != os.getpid():
+            return
+        with self._lock:
+            self._connections.pop((state[0], threading.current_thread()), None)
+        state[1].close()
+
+    def close(self) -> None:
+        """Close every connection this process opened; later use raises SessionError."""
+        pid = os.getpid()
+        with self._lock:
+            self._closed = True
+            ours = [key for key in self._connections if key[0] == pid]
+            connections = [self._connections.pop(key) for key in ours]
+        for conn in connections:
+            conn.close()
+
+    @contextmanager
+    def _transaction(self, operation: str, begin: str) -> Iterator[sqlite3.Connection]:
+        with self.errors(operation):
+            conn = self.connection()
+            conn.execute(begin)
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _open(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise SessionError(f"session store {self.path} is closed", store=self.path)
+            pid = os.getpid()
+            ended = [k for k in self._connections if k[0] == pid and not k[1].is_alive()]
+            for key in ended:
+                self._connections.pop(key).close()  # its thread ended without close_thread
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+            except BaseException:
+                conn.close()
+                raise
+            self._connections[(pid, threading.current_thread())] = conn
+            self._local.state = (pid, conn)
+            return conn
+
+    def _translate(self, err: sqlite3.Error, operation: str) -> AgentSmithError:
+        name = getattr(err, "sqlite_errorname", "")
+        text = str(err)
+        store = self.path
+        if self._closed:
+            return SessionError(f"session store {store} is closed", store=store)
+        if name in _BUSY or (not name and "is locked" in text):
+            return AgentTimeoutError(
+                f"session store {store}: {operation} waited over {self.busy_timeout} s "
+                "for the database lock",
+                operation=operation,
+                budget=self.busy_timeout,
+            )
+        if name == "SQLITE_NOTADB" or "not a database" in text:
+            return SessionError(f"{store} is not a SQLite database", store=store)
+        if name == "SQLITE_CORRUPT" or "malformed" in text:
+            return SessionError(
+                f"session store {store} is corrupt ({text}); restore it from a backup",
+                store=store,
+            )
+        return SessionError(f"session store {store}: {operation} failed: {text}", store=store)

@@ -1,0 +1,150 @@
+"""The turn lease: one turn at a time per session id, across threads and processes.
+
+A lease is a row of the ``leases`` table: the session id, the holder (host,
+process id and a random tag, so a busy error says who holds it) and when it
+expires. A turn takes it in a write transaction (``BEGIN IMMEDIATE``
+serialises the check and the take across processes), so of two turns started
+at once exactly one gets it and the other fails at once with
+:class:`AgentBusyError`. While the turn runs, a :class:`LeaseKeeper` thread
+renews it every third of its duration; the turn deletes it when it ends.
+
+A holder that dies (``kill -9``, a crashed worker, a power cut) cannot
+release its lease: the row stays until it expires, and the next turn takes it
+over. The duration bounds how long a dead worker keeps a conversation locked;
+it must be longer than the worst stall of a live one (a renewal that cannot
+run), or a live turn loses its lease.
+
+Every write to a session checks the lease in the same transaction (a fence):
+a writer that is not the holder of a live lease is refused, and a holder whose
+lease was taken over after a stall finds out at its next write instead of
+interleaving late messages with the new turn's.
+
+Expiry uses the wall clock (``time.time()``), not ``monotonic()``, which
+restarts at boot: every process sharing a WAL database runs on one host, so
+they share that clock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import secrets
+import socket
+import sqlite3
+import threading
+from collections.abc import Callable
+
+from ..errors import AgentBusyError, AgentSmithError
+
+log = logging.getLogger(__name__)
+
+_keeper_ids = itertools.count()
+
+
+def new_holder() -> str:
+    """A holder id unique to one turn: ``host:pid:random``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def check(conn: sqlite3.Connection, session_id: str, holder: str | None, *, now: float) -> None:
+    """Raise AgentBusyError unless ``holder`` may write ``session_id`` now.
+
+    With a holder (a turn in progress) the lease must still be its own, live
+    or lapsed (nobody took a lapsed lease over, so nothing can interleave);
+    without one (a write outside any turn) no live lease may exist.
+    """
+    row = conn.execute(
+        "SELECT holder, expires_at FROM leases WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if holder is not None:
+        if row is None or row[0] != holder:
+            raise AgentBusyError(
+                f"session {session_id!r}: this turn lost its lease (it stalled past the "
+                "lease duration and another turn took the session over)"
+            )
+        return
+    if row is not None and row[1] > now:
+        raise AgentBusyError(
+            f"session {session_id!r} is running a turn held by {row[0]} "
+            f"(lease expires in {row[1] - now:.1f} s); try again when it ends"
+        )
+
+
+def take(
+    conn: sqlite3.Connection, session_id: str, holder: str, *, now: float, duration: float
+) -> None:
+    """Give ``holder`` the lease on ``session_id``, unless another live lease holds it."""
+    check(conn, session_id, None, now=now)
+    conn.execute(
+        "INSERT OR REPLACE INTO leases (session_id, holder, expires_at) VALUES (?, ?, ?)",
+        (session_id, holder, now + duration),
+    )
+
+
+def renew(
+    conn: sqlite3.Connection, session_id: str, holder: str, *, now: float, duration: float
+) -> bool:
+    """Push the lease's expiry out; False if ``holder`` no longer holds it."""
+    cursor = conn.execute(
+        "UPDATE leases SET expires_at = ? WHERE session_id = ? AND holder = ?",
+        (now + duration, session_id, holder),
+    )
+    return cursor.rowcount == 1
+
+
+def release(conn: sqlite3.Connection, session_id: str, holder: str) -> None:
+    """Drop ``holder``'s lease on ``session_id`` (nothing if it was taken over)."""
+    conn.execute("DELETE FROM leases WHERE session_id = ? AND holder = ?", (session_id, holder))
+
+
+class LeaseKeeper:
+    """Calls ``renew`` every ``interval`` seconds on its own thread until :meth:`stop`.
+
+    ``renew`` returns False once the lease is lost, which ends the thread;
+    a failed renewal (the database busy, say) is logged and retried at the
+    next interval. ``on_exit`` runs on the thread as it ends (it closes the
+    thread's database connection).
+    """
+
+    __slots__ = ("_on_exit", "_renew", "_stop", "_thread", "interval")
+
+    def __init__(
+        self,
+        renew: Callable[[], bool],
+        *,
+        interval: float,
+        on_exit: Callable[[], None],
+        name: str,
+    ) -> None:
+        self.interval = interval
+        self._renew = renew
+        self._on_exit = on_exit
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"agent_smith-lease-{name}-{next(_keeper_ids)}"
+        )
+        # Joined by stop(); daemon only so that a turn abandoned without closing
+        # (a stream never finished) cannot hold the interpreter open at exit.
+        self._thread.daemon = True
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop renewing and join the thread."""
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    if not self._renew():
+                        log.warning("%s: the lease was lost; stopped renewing", self._thread.name)
+                        return
+                except AgentSmithError as err:
+                    log.warning(
+                        "%s: renewing the lease failed (%s); retrying", self._thread.name, err
+                    )
+        finally:
+            self._on_exit()

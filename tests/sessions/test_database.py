@@ -1,0 +1,82 @@
+"""The database layer: a connection per thread, all closed on close(), lock waits typed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent_smith import AgentTimeoutError, UserMessage
+from tests.sessions.conftest import WAIT, OpenSession
+
+
+def _open_fds(path: Path) -> int:
+    """How many of this process's file descriptors point at ``path`` (Linux /proc)."""
+    fd_dir = Path("/proc/self/fd")
+    if not fd_dir.is_dir():
+        pytest.skip("needs /proc/self/fd")
+    count = 0
+    for fd in fd_dir.iterdir():
+        try:
+            if os.readlink(fd) == str(path):
+                count += 1
+        except OSError:
+            continue
+    return count
+
+
+def test_each_thread_has_its_own_connection_and_close_closes_them_all(
+    open_session: OpenSession, db: Path
+) -> None:
+    session = open_session()
+    session.append(UserMessage("hi"))
+    used = threading.Barrier(5)
+    finish = threading.Event()
+
+    def read() -> None:
+        session.messages()
+        used.wait(WAIT)  # all four connections are open at once
+        finish.wait(WAIT)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    used.wait(WAIT)
+    assert _open_fds(db) == 5  # the opening thread's and one per reader
+    finish.set()
+    for thread in threads:
+        thread.join(WAIT)
+    session.close()
+    assert _open_fds(db) == 0
+
+
+def test_connections_of_ended_threads_do_not_pile_up(open_session: OpenSession, db: Path) -> None:
+    session = open_session()
+    for _ in range(20):  # a web server's short-lived request threads
+        thread = threading.Thread(target=session.messages)
+        thread.start()
+        thread.join(WAIT)
+    session.messages()
+    assert _open_fds(db) <= 2
+
+
+def test_a_write_lock_held_past_busy_timeout_is_an_agent_timeout_error(
+    open_session: OpenSession, db: Path
+) -> None:
+    session = open_session(busy_timeout=0.2)
+    session.append(UserMessage("before"))
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
+        with pytest.raises(AgentTimeoutError, match=r"append waited over 0\.2 s") as caught:
+            session.append(UserMessage("blocked"))
+        assert caught.value.budget == 0.2 and caught.value.operation == "append"
+        assert session.messages() == [UserMessage("before")]  # WAL: readers never wait
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    session.append(UserMessage("after"))
+    assert session.messages() == [UserMessage("before"), UserMessage("after")]

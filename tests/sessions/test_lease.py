@@ -1,0 +1,216 @@
+"""The turn lease: one turn per session id at a time, renewed while it runs, taken over."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_smith import AgentBusyError, SessionError, UserMessage
+from agent_smith.sessions.lease import LeaseKeeper
+from tests.sessions.conftest import WAIT, OpenSession
+
+
+def _lease(db: Path, session_id: str = "s") -> tuple[str, float] | None:
+    conn = sqlite3.connect(db)
+    try:
+        row = conn.execute(
+            "SELECT holder, expires_at FROM leases WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else (row[0], row[1])
+
+
+def _lapse(db: Path, session_id: str = "s") -> None:
+    """Make the lease look as if its holder stopped renewing long ago."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute(
+            "UPDATE leases SET expires_at = ? WHERE session_id = ?", (time.time() - 1, session_id)
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_a_second_turn_on_the_same_id_fails_at_once(open_session: OpenSession) -> None:
+    first, second = open_session(), open_session()
+    first.begin_turn()
+    started = time.monotonic()
+    with pytest.raises(AgentBusyError, match=r"session 's' is running a turn held by .*:\d+:"):
+        second.begin_turn()
+    assert time.monotonic() - started < 1.0  # fails fast, never waits for the turn
+    first.end_turn()
+    second.begin_turn()  # free again
+    second.end_turn()
+
+
+def test_one_object_runs_one_turn_at_a_time(open_session: OpenSession) -> None:
+    session = open_session()
+    session.begin_turn()
+    with pytest.raises(AgentBusyError, match="already running a turn through this"):
+        session.begin_turn()
+    session.end_turn()
+    session.end_turn()  # nothing held: does nothing
+
+
+def test_turns_on_different_ids_run_at_once(open_session: OpenSession) -> None:
+    a, b = open_session("a"), open_session("b")
+    a.begin_turn()
+    b.begin_turn()
+    a.end_turn()
+    b.end_turn()
+
+
+def test_of_many_threads_starting_a_turn_at_once_exactly_one_wins(
+    open_session: OpenSession,
+) -> None:
+    sessions = [open_session() for _ in range(8)]
+    start = threading.Barrier(8)
+    won: list[int] = []
+    busy: list[int] = []
+
+    def race(i: int) -> None:
+        start.wait(WAIT)
+        try:
+            sessions[i].begin_turn()
+            won.append(i)
+        except AgentBusyError:
+            busy.append(i)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert len(won) == 1 and len(busy) == 7
+    sessions[won[0]].end_turn()
+
+
+def test_while_a_turn_runs_nobody_else_may_write(open_session: OpenSession) -> None:
+    turn, other = open_session(), open_session()
+    turn.begin_turn()
+    turn.append(UserMessage("in the turn"))
+    for write in (
+        lambda: other.append(UserMessage("sneaked in")),
+        lambda: other.replace([]),
+        other.clear,
+        lambda: other.save_paused_turn("{}"),
+        lambda: other.delete("s"),
+    ):
+        with pytest.raises(AgentBusyError, match="is running a turn"):
+            write()
+    turn.end_turn()
+    assert other.messages() == [UserMessage("in the turn")]
+    other.append(UserMessage("after the turn"))
+
+
+def test_the_lease_is_renewed_while_the_turn_runs(open_session: OpenSession, db: Path) -> None:
+    session = open_session(lease_seconds=0.3)
+    session.begin_turn()
+    lease = _lease(db)
+    assert lease is not None
+    holder, first_expiry = lease
+    renewed = threading.Event()
+    deadline = time.monotonic() + WAIT
+    while not renewed.is_set() and time.monotonic() < deadline:
+        current = _lease(db)
+        if current is not None and current[1] > first_expiry:
+            renewed.set()
+        else:
+            renewed.wait(0.02)  # the keeper renews every 0.1 s
+    assert renewed.is_set()
+    assert (_lease(db) or ("", 0))[0] == holder
+    with pytest.raises(AgentBusyError):
+        open_session().begin_turn()
+    session.end_turn()
+    assert _lease(db) is None
+
+
+def test_an_expired_lease_is_taken_over(open_session: OpenSession, db: Path) -> None:
+    dead, successor = open_session(), open_session()
+    dead.begin_turn()
+    dead.append(UserMessage("the dead turn's question"))
+    _lapse(db)  # its worker stopped renewing (killed: see the integration tests)
+    successor.begin_turn()
+    successor.append(UserMessage("the next turn"))
+    successor.end_turn()
+    assert successor.messages() == [
+        UserMessage("the dead turn's question"),
+        UserMessage("the next turn"),
+    ]
+    dead.end_turn()  # releasing a lease someone else holds leaves theirs alone
+
+
+def test_a_holder_whose_lease_was_taken_over_cannot_write(
+    open_session: OpenSession, db: Path
+) -> None:
+    stalled, successor = open_session(), open_session()
+    stalled.begin_turn()
+    _lapse(db)
+    successor.begin_turn()
+    with pytest.raises(AgentBusyError, match="this turn lost its lease"):
+        stalled.append(UserMessage("too late"))
+    successor.append(UserMessage("mine"))
+    stalled.end_turn()
+    assert _lease(db) is not None  # the successor's lease survives the late release
+    successor.end_turn()
+    assert successor.messages() == [UserMessage("mine")]
+
+
+def test_a_lapsed_lease_nobody_took_still_lets_its_holder_write(
+    open_session: OpenSession, db: Path
+) -> None:
+    session = open_session()
+    session.begin_turn()
+    _lapse(db)
+    session.append(UserMessage("nothing interleaved"))
+    session.end_turn()
+    assert session.messages() == [UserMessage("nothing interleaved")]
+
+
+def test_close_releases_a_held_lease(open_session: OpenSession, db: Path) -> None:
+    session = open_session()
+    session.begin_turn()
+    session.close()
+    assert _lease(db) is None
+    open_session().begin_turn()
+
+
+def test_the_keeper_renews_every_interval_until_stopped() -> None:
+    calls = threading.Semaphore(0)
+    exited = threading.Event()
+
+    def renew() -> bool:
+        calls.release()
+        return True
+
+    keeper = LeaseKeeper(renew, interval=0.01, on_exit=exited.set, name="test")
+    for _ in range(3):
+        assert calls.acquire(timeout=WAIT)
+    keeper.stop()
+    assert exited.is_set()
+
+
+def test_the_keeper_stops_when_the_lease_is_lost_and_retries_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    answers: list[bool | Exception] = [SessionError("disk full", store="x"), True, False]
+    exited = threading.Event()
+
+    def renew() -> bool:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    keeper = LeaseKeeper(renew, interval=0.01, on_exit=exited.set, name="test")
+    assert exited.wait(WAIT)
+    keeper.stop()
+    assert answers == []
+    assert "renewing the lease failed (disk full); retrying" in caplog.text
+    assert "the lease was lost" in caplog.text

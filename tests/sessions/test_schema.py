@@ -1,0 +1,123 @@
+"""The store's format and version: new files set up, newer versions and strangers refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_smith import ConfigError, SessionError, SqliteSession, UserMessage
+from agent_smith.sessions.schema import FORMAT, SCHEMA_VERSION
+from tests.sessions.conftest import OpenSession
+
+
+def _sql(db: Path, *statements: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        rows: list[tuple[object, ...]] = []
+        for statement in statements:
+            rows = conn.execute(statement).fetchall()
+        conn.commit()
+        return rows
+    finally:
+        conn.close()
+
+
+def test_a_new_file_gets_wal_mode_and_a_versioned_meta_table(
+    open_session: OpenSession, db: Path
+) -> None:
+    open_session()
+    assert _sql(db, "PRAGMA journal_mode") == [("wal",)]
+    assert dict(_sql(db, "SELECT key, value FROM meta")) == {  # type: ignore[arg-type]
+        "format": FORMAT,
+        "schema_version": str(SCHEMA_VERSION),
+    }
+
+
+def test_an_existing_empty_file_becomes_a_store(open_session: OpenSession, db: Path) -> None:
+    db.write_bytes(b"")
+    open_session().append(UserMessage("hi"))
+    assert open_session().messages() == [UserMessage("hi")]
+
+
+def test_a_newer_schema_version_is_a_config_error(open_session: OpenSession, db: Path) -> None:
+    open_session().append(UserMessage("written by a newer agent_smith"))
+    _sql(db, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
+    with pytest.raises(ConfigError, match=r"schema version 2, newer than the 1 .* upgrade"):
+        SqliteSession(db, "s")
+
+
+def _untouched(path: Path) -> None:
+    assert not path.with_name(path.name + "-wal").exists()
+    assert not path.with_name(path.name + "-journal").exists()
+
+
+def test_a_file_that_is_not_sqlite_is_a_session_error_and_stays_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    content = b"my shopping list\n" * 300
+    path.write_bytes(content)
+    with pytest.raises(SessionError, match=r"notes\.txt is not a SQLite database") as caught:
+        SqliteSession(path, "s")
+    assert caught.value.store == str(path)
+    assert path.read_bytes() == content
+    _untouched(path)
+
+
+def test_another_applications_database_is_refused_and_stays_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    _sql(path, "CREATE TABLE users (id INTEGER, name TEXT)", "INSERT INTO users VALUES (1, 'ann')")
+    content = path.read_bytes()
+    with pytest.raises(SessionError, match=r"not an agent_smith session store \(tables: users\)"):
+        SqliteSession(path, "s")
+    assert path.read_bytes() == content
+    assert _sql(path, "PRAGMA journal_mode") == [("delete",)]
+    _untouched(path)
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ("CREATE TABLE meta (name TEXT)",),  # a 'meta' table of another shape
+        ("CREATE TABLE meta (key TEXT, value TEXT)", "INSERT INTO meta VALUES ('format', 'x')"),
+    ],
+)
+def test_a_foreign_meta_table_is_refused(tmp_path: Path, statements: tuple[str, ...]) -> None:
+    path = tmp_path / "other.db"
+    _sql(path, *statements)
+    with pytest.raises(SessionError, match="not an agent_smith session store"):
+        SqliteSession(path, "s")
+
+
+def test_a_store_without_a_valid_version_is_refused(open_session: OpenSession, db: Path) -> None:
+    open_session()
+    _sql(db, "UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
+    with pytest.raises(SessionError, match="no valid schema_version"):
+        SqliteSession(db, "s")
+
+
+def test_a_store_missing_a_table_is_damaged(open_session: OpenSession, db: Path) -> None:
+    open_session()
+    _sql(db, "DROP TABLE leases")
+    with pytest.raises(SessionError, match=r"is damaged .* missing tables: leases"):
+        SqliteSession(db, "s")
+
+
+def test_a_corrupt_file_is_a_session_error(open_session: OpenSession, db: Path) -> None:
+    session = open_session()
+    session.replace([UserMessage("x" * 2000) for _ in range(50)])
+    session.close()
+    _sql(db, "PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(db.read_bytes())
+    page = 4096
+    data[page : len(data)] = b"\xa5" * (len(data) - page)  # every page after the first
+    db.write_bytes(bytes(data))
+    with pytest.raises(SessionError, match="is corrupt"):
+        SqliteSession(db, "s").messages()
+
+
+def test_a_directory_or_missing_folder_is_a_session_error(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match="failed"):
+        SqliteSession(tmp_path, "s")
+    with pytest.raises(SessionError, match="failed"):
+        SqliteSession(tmp_path / "no" / "such" / "dir.db", "s")
