@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from ..llm.client import LlmClient
     from ..mcp.client import McpClient
     from ..mcp.config import ServerConfig
+    from ..sessions.binding import SessionBinding
+    from ..sessions.session import Session
     from ..skills import Skill
     from .subagents import SubAgentSpec
 
@@ -84,8 +86,11 @@ class Agent(Closeable):
 
     ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
     ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
-    to the client's runtime, else the process default. ``_lineage`` is for
-    framework use (sub-agents; see :meth:`spawn_child`).
+    to the client's runtime, else the process default. ``session`` (see
+    :mod:`agent_smith.sessions`) loads the stored conversation now, stores
+    each message as it is recorded and lets one turn at a time run on it;
+    the caller closes it. ``_lineage`` is for framework use (sub-agents; see
+    :meth:`spawn_child`).
     """
 
     def __init__(
@@ -99,6 +104,7 @@ class Agent(Closeable):
         hooks: AgentHooks | None = None,
         runtime: Runtime | None = None,
         name: str = "agent",
+        session: Session | None = None,
         _lineage: _Lineage | None = None,
     ) -> None:
         self.name = name
@@ -118,6 +124,11 @@ class Agent(Closeable):
         self._tools = ToolSet(on_mcp_event=self._on_mcp_event)
         for item in tools:
             self.add_tool(item)
+        self._session: SessionBinding | None = None
+        if session is not None:
+            from ..sessions.binding import SessionBinding  # loaded only by agents with a session
+
+            self._session = SessionBinding(session, self._memory)
 
     # -- configuration -------------------------------------------------------
 
@@ -336,6 +347,8 @@ class Agent(Closeable):
                 self._end(turn)
 
     def _begin(self) -> Turn:
+        if self._session is not None:
+            self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
         config = self._config
         lineage = self._lineage
         if lineage is None:
@@ -357,6 +370,8 @@ class Agent(Closeable):
                 # Stopped or not, the child's tokens were spent on its parent's behalf.
                 self._lineage.parent_turn.add_usage(turn.usage)
             self._turn = None
+            if self._session is not None:
+                self._session.end_turn()
             self._busy.release()
 
     def _on_mcp_event(self, event: object) -> None:

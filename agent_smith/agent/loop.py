@@ -125,8 +125,10 @@ class TurnLoop:
             turn.pending = ()
 
     def record(self, message: Message) -> None:
-        """Append ``message`` to the agent's memory and tell ``on_message``."""
+        """Append ``message`` to the agent's memory and its session; tell ``on_message``."""
         self._agent.memory.append(message)
+        if self._agent._session is not None:
+            self._agent._session.record(message)
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")
 
     def _stream_reply(

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent_smith import SqliteSession
+from agent_smith import LlmClient, Runtime, SqliteSession
+from tests.support.llm_server import ScriptedLlmServer
 
 #: Generous bound for anything the tests wait on (a bug fails, never hangs).
 WAIT = 10.0
@@ -40,3 +41,9 @@ def open_session(db: Path) -> Iterator[OpenSession]:
     yield open_
     for session in opened:
         session.close()
+
+
+@pytest.fixture
+def llm(llm_server: ScriptedLlmServer, runtime: Runtime) -> LlmClient:
+    """A client of the scripted server (tests/support/llm_server.py), no retries."""
+    return LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)

@@ -1,0 +1,76 @@
+"""An agent's link to its session: load the history, record each message, claim each turn.
+
+:class:`SessionBinding` is all :class:`~agent_smith.agent.agent.Agent` knows of
+sessions. Built with the agent, it loads the stored conversation into the
+agent's memory through :func:`~agent_smith.memory.strip_orphans` (a worker
+killed between an assistant's tool calls and their results left calls
+without results: they are not sent again). Each turn claims the session
+(``begin_turn``), reloads the memory first if someone else wrote to the
+session since (another worker's agent on the same conversation), and writes
+every message the turn records as it is recorded.
+
+The session is the source of truth: when a write fails mid-turn (the store
+broke, or the turn lost its lease) the turn ends with that error, later
+messages of the same turn stay in memory only, and the next turn reloads
+the memory from the session.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import ConfigError
+from ..memory import Memory, strip_orphans
+from ..messages import Message
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+
+class SessionBinding:
+    """Keeps one agent's memory and its session in step (see the module doc)."""
+
+    __slots__ = ("_memory", "_revision", "session")
+
+    def __init__(self, session: Session, memory: Memory) -> None:
+        if memory.size():
+            raise ConfigError(
+                f"the memory already holds {memory.size()} messages; with a session the "
+                "history comes from the session (append to it instead)"
+            )
+        self.session = session
+        self._memory = memory
+        self._revision: int | None = None  # None: unknown, reload before the next turn
+        self._load()
+
+    def begin_turn(self) -> None:
+        """Claim the session (AgentBusyError if another turn has it); catch up if it moved."""
+        revision = self.session.begin_turn()
+        if revision != self._revision:
+            try:
+                self._load()
+            except BaseException:
+                self.session.end_turn()
+                raise
+
+    def record(self, message: Message) -> None:
+        """Write ``message`` to the session, unless a write of this turn already failed."""
+        if self._revision is None:
+            return
+        try:
+            self._revision = self.session.append(message)
+        except BaseException:
+            self._revision = None
+            raise
+
+    def end_turn(self) -> None:
+        """Release the session's claim."""
+        self.session.end_turn()
+
+    def _load(self) -> None:
+        state = self.session.load()
+        self._memory.clear()
+        for message in strip_orphans(state.messages):
+            self._memory.append(message)
+        self._revision = state.revision
+        log.debug("session %s: loaded %d messages", self.session.session_id, len(state.messages))
