@@ -277,3 +277,30 @@ def test_tool_results_are_stored_one_by_one(
     stored = open_session().messages()
     assert [m.content for m in stored if isinstance(m, ToolMessage)] == ["a", "b"]
     assert_consistent(stored)
+
+
+def test_agents_on_many_threads_keep_their_own_conversations_in_one_file(
+    llm: LlmClient, llm_server: ScriptedLlmServer, open_session: OpenSession
+) -> None:
+    llm_server.responder = lambda body: Text(f"re: {body['messages'][-1]['content']}")
+    start = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def chat(i: int) -> None:
+        try:
+            agent = Agent(llm, session=open_session(f"user-{i}"))
+            start.wait(WAIT)
+            for j in range(5):
+                agent.send(f"{i}.{j}")
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=chat, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT * 3)
+    assert errors == []
+    for i in range(8):
+        expected = [text for j in range(5) for text in (f"{i}.{j}", f"re: {i}.{j}")]
+        assert [m.content for m in open_session(f"user-{i}").messages()] == expected

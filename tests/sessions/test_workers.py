@@ -1,0 +1,148 @@
+"""Sessions across real worker processes: turns that collide, and a worker killed mid-turn."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_smith import (
+    Agent,
+    AgentBusyError,
+    AssistantMessage,
+    LlmClient,
+    SqliteSession,
+    ToolMessage,
+    UserMessage,
+    strip_orphans,
+    tool,
+)
+from tests.agent.test_stops import assert_consistent
+from tests.sessions.conftest import WAIT
+from tests.support.background import Background
+from tests.support.llm_server import Calls, ScriptedLlmServer, Text
+from tests.support.session_child import Child
+
+QUESTION = "weather in Paris?"
+
+
+@pytest.fixture
+def children() -> Iterator[list[Child]]:
+    started: list[Child] = []
+    yield started
+    for child in started:
+        child.close()
+
+
+def _lease_expiry(db: Path, session_id: str) -> float:
+    conn = sqlite3.connect(db)
+    try:
+        (expires_at,) = conn.execute(
+            "SELECT expires_at FROM leases WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return float(expires_at)
+
+
+def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_continues(
+    llm: LlmClient,
+    llm_server: ScriptedLlmServer,
+    db: Path,
+    children: list[Child],
+) -> None:
+    llm_server.script(Calls(("lookup", {"city": "Paris"})))
+    child = Child("turn", llm_server.url, db, "conv", 2.0, QUESTION)
+    children.append(child)
+    child.expect("TOOL_STARTED")
+    # Between the assistant's tool-call message (stored) and its result (not yet).
+    with SqliteSession(db, "conv") as peek:
+        stored = peek.messages()
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert isinstance(stored[1], AssistantMessage) and stored[1].tool_calls
+    assert child.kill() == -signal.SIGKILL
+
+    with SqliteSession(db, "conv", lease_seconds=2.0) as session:
+        agent = Agent(llm, session=session)
+        assert agent.history == [UserMessage(QUESTION)]  # the call without a result is dropped
+        with pytest.raises(AgentBusyError, match="is running a turn held by"):
+            agent.send("are you there?")  # the dead worker's lease has not expired yet
+        # Its holder is dead, so it can only expire: wait for the stored expiry (≤ 2 s).
+        threading.Event().wait(max(0.0, _lease_expiry(db, "conv") - time.time()) + 0.05)
+        llm_server.script(Text("Yes. It is sunny in Paris."))
+        assert agent.send("are you there?").content == "Yes. It is sunny in Paris."
+        stored = session.messages()
+    assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
+    assert strip_orphans(stored) == agent.history
+    assert [m["role"] for m in llm_server.requests[-1]["messages"]] == ["user", "user"]
+    with SqliteSession(db, "conv") as reopened:  # and a third worker loads it consistent too
+        assert Agent(llm, session=reopened).history == agent.history
+
+
+def test_a_turn_in_another_process_fails_fast_while_one_runs_here(
+    llm: LlmClient,
+    llm_server: ScriptedLlmServer,
+    db: Path,
+    children: list[Child],
+) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up (blocks until the test lets go)."""
+        started.set()
+        release.wait(WAIT)
+        return f"{city}: sunny"
+
+    with SqliteSession(db, "conv") as session:
+        agent = Agent(llm, tools=[lookup], session=session)
+        llm_server.script(Calls(("lookup", {"city": "Paris"})), Text("Sunny in Paris."))
+        running = Background(lambda: agent.send(QUESTION))
+        try:
+            assert started.wait(WAIT)
+            child = Child("turn", llm_server.url, db, "conv", 30.0, "me too")
+            children.append(child)
+            child.expect("BUSY")
+            assert child.wait() == 3
+        finally:
+            release.set()
+            assert running.join(WAIT)
+        assert running.error is None
+        stored = session.messages()
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert "me too" not in [m.content for m in stored]
+    assert len(llm_server.requests) == 2  # the refused child never asked the model
+
+
+def test_a_turn_here_fails_fast_while_another_process_runs_one(
+    llm: LlmClient,
+    llm_server: ScriptedLlmServer,
+    db: Path,
+    children: list[Child],
+) -> None:
+    llm_server.script(Calls(("lookup", {"city": "Paris"})), Text("Sunny in Paris."))
+    child = Child("turn", llm_server.url, db, "conv", 30.0, QUESTION)
+    children.append(child)
+    child.expect("TOOL_STARTED")
+    with SqliteSession(db, "conv") as session:
+        agent = Agent(llm, session=session)
+        begun = time.monotonic()
+        with pytest.raises(AgentBusyError):
+            agent.send("me too")
+        assert time.monotonic() - begun < 2.0  # refused at once, not after the other turn
+        child.send("go")
+        assert child.expect("DONE") == "DONE Sunny in Paris."
+        assert child.wait() == 0
+        stored = session.messages()
+        assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+        assert_consistent(stored)
+        assert isinstance(stored[2], ToolMessage) and stored[2].content == "Paris: sunny"
+        llm_server.script(Text("You asked about Paris."))
+        agent.send("what did I ask?")  # free now, and it catches up with the child's turn
+    assert [m.content for m in agent.history][:1] == [QUESTION]
+    assert len(agent.history) == 6
