@@ -10,11 +10,19 @@ one LlmClient and the process's Runtime, so requests on Flask's threads run in
 parallel. The reply is a streaming Response driven by ``agent.stream()``: each
 token is sent as the model writes it. If the browser goes away, Flask closes
 the generator, which cancels the agent's turn.
+
+Each browser has one conversation, kept in a SQLite file
+($AGENT_SMITH_SESSIONS, default conversations.db) under a random id in a
+cookie, so it survives restarts and follows the browser from one worker
+process to the next. Two replies at once in one conversation (two tabs) are
+refused, not mixed.
 """
 
 from __future__ import annotations
 
+import html
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import closing
 
@@ -22,8 +30,10 @@ from flask import Flask, Response, request
 
 from agent_smith import (
     Agent,
+    AgentBusyError,
     AgentSmithError,
     LlmClient,
+    SqliteSession,
     TokenDelta,
     ToolCallRequested,
     tool,
@@ -31,6 +41,8 @@ from agent_smith import (
 
 ENDPOINT = os.environ.get("LLAMA_SERVER_URL", "http://127.0.0.1:8080")
 SYSTEM_PROMPT = "You are a helpful assistant. Use your tools when they help."
+SESSIONS = os.environ.get("AGENT_SMITH_SESSIONS", "conversations.db")
+COOKIE = "conversation"
 
 llm = LlmClient(ENDPOINT)
 app = Flask(__name__)
@@ -51,6 +63,7 @@ PAGE = """<!doctype html>
   #reply { white-space: pre-wrap; border-left: 3px solid #ccc; padding-left: 1rem; }
 </style>
 <h1>Ask the agent</h1>
+<div id="history"><!--history--></div>
 <form id="ask">
   <input name="q" size="50" value="What's the weather like in Paris?" autofocus>
   <button>Ask</button>
@@ -77,7 +90,13 @@ document.getElementById("ask").addEventListener("submit", async (event) => {
 
 @app.get("/")
 def index() -> str:
-    return PAGE
+    conversation = request.cookies.get(COOKIE)
+    if not conversation:
+        return PAGE
+    with SqliteSession(SESSIONS, conversation) as session:
+        said = [m for m in session.messages() if m.role in ("user", "assistant") and m.content]
+    lines = "".join(f"<p><b>{m.role}:</b> {html.escape(m.content)}</p>" for m in said)
+    return PAGE.replace("<!--history-->", lines)
 
 
 @app.post("/chat")
@@ -86,24 +105,33 @@ def chat() -> Response:
     if not question:
         return Response("Ask something.\n", status=400, mimetype="text/plain")
 
-    def reply() -> Iterator[str]:
-        with Agent(llm, SYSTEM_PROMPT, tools=[get_weather]) as agent:
-            try:
-                with closing(agent.stream(question)) as events:
-                    for event in events:
-                        if isinstance(event, TokenDelta):
-                            yield event.text
-                        elif isinstance(event, ToolCallRequested):
-                            yield f"[calling {event.call.name}]\n"
-            except AgentSmithError as err:  # headers are already sent: report in the body
-                yield f"\n[error: {err}]\n"
+    conversation = request.cookies.get(COOKIE) or secrets.token_urlsafe(16)
 
-    return Response(
+    def reply() -> Iterator[str]:
+        try:
+            with (
+                SqliteSession(SESSIONS, conversation) as session,
+                Agent(llm, SYSTEM_PROMPT, tools=[get_weather], session=session) as agent,
+                closing(agent.stream(question)) as events,
+            ):
+                for event in events:
+                    if isinstance(event, TokenDelta):
+                        yield event.text
+                    elif isinstance(event, ToolCallRequested):
+                        yield f"[calling {event.call.name}]\n"
+        except AgentBusyError:  # this browser's other tab is mid-reply
+            yield "\n[busy: this conversation is still answering elsewhere; try again soon]\n"
+        except AgentSmithError as err:  # headers are already sent: report in the body
+            yield f"\n[error: {err}]\n"
+
+    response = Response(
         reply(),
         mimetype="text/plain",
         # Proxies (nginx) would otherwise buffer the whole reply.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+    response.set_cookie(COOKIE, conversation, max_age=30 * 86400, httponly=True, samesite="Lax")
+    return response
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 
+from agent_smith import SqliteSession
 from tests.support.llm_server import Calls, Chunks, Raw, ScriptedLlmServer, Text, sse_frames
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -137,23 +139,38 @@ def _load_flask_app() -> ModuleType:
     return module
 
 
-@pytest.fixture
-def flask_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, ScriptedLlmServer]]:
-    pytest.importorskip("flask")
+@contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """Serve a WSGI ``app`` on a free loopback port (one Flask "worker"); yield its URL."""
     from werkzeug.serving import make_server
 
+    web = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=web.serve_forever, name="test-flask", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{web.server_port}"
+    finally:
+        web.shutdown()
+        web.server_close()
+        thread.join(TIMEOUT)
+
+
+@pytest.fixture
+def sessions_db(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    path = tmp_path / "conversations.db"
+    monkeypatch.setenv("AGENT_SMITH_SESSIONS", str(path))
+    return path
+
+
+@pytest.fixture
+def flask_url(
+    monkeypatch: pytest.MonkeyPatch, sessions_db: Path
+) -> Iterator[tuple[str, ScriptedLlmServer]]:
+    pytest.importorskip("flask")
     with ScriptedLlmServer() as llm_server:
         monkeypatch.setenv("LLAMA_SERVER_URL", llm_server.url)
-        app = _load_flask_app().app
-        web = make_server("127.0.0.1", 0, app, threaded=True)
-        thread = threading.Thread(target=web.serve_forever, name="test-flask", daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{web.server_port}", llm_server
-        finally:
-            web.shutdown()
-            web.server_close()
-            thread.join(TIMEOUT)
+        with _serving(_load_flask_app().app) as url:
+            yield url, llm_server
 
 
 def test_flask_page_has_the_form(flask_url: tuple[str, ScriptedLlmServer]) -> None:
@@ -202,3 +219,52 @@ def test_flask_app_reports_a_server_error_in_the_body(
     response = requests.post(f"{url}/chat", data={"q": QUESTION}, timeout=TIMEOUT)
     assert response.status_code == 200  # headers went out before the model answered
     assert response.text.startswith("\n[error: ") and "401" in response.text
+
+
+def test_flask_app_keeps_one_conversation_per_browser_across_workers(
+    flask_url: tuple[str, ScriptedLlmServer], sessions_db: Path
+) -> None:
+    worker_a, llm_server = flask_url
+    with _serving(_load_flask_app().app) as worker_b:  # a second worker on the same file
+        ann, bob = requests.Session(), requests.Session()  # two browsers
+        llm_server.script(Text("Hello Ann."), Text("You are Ann."), Text("Hello, stranger."))
+        assert ann.post(f"{worker_a}/chat", data={"q": "I am Ann"}, timeout=TIMEOUT).ok
+        second = ann.post(f"{worker_b}/chat", data={"q": "Who am I?"}, timeout=TIMEOUT)
+        assert second.text == "You are Ann."
+        assert bob.post(f"{worker_b}/chat", data={"q": "Who am I?"}, timeout=TIMEOUT).ok
+        page = ann.get(worker_b, timeout=TIMEOUT).text
+    sent = [[m["content"] for m in r["messages"][1:]] for r in llm_server.requests]
+    assert sent == [
+        ["I am Ann"],
+        ["I am Ann", "Hello Ann.", "Who am I?"],  # worker B continued Ann's conversation
+        ["Who am I?"],  # Bob has his own
+    ]
+    assert (
+        "<p><b>user:</b> I am Ann</p>" in page and "<p><b>assistant:</b> You are Ann.</p>" in page
+    )
+    with SqliteSession(sessions_db, ann.cookies["conversation"]) as stored:
+        assert [m.content for m in stored.messages()] == [
+            "I am Ann",
+            "Hello Ann.",
+            "Who am I?",
+            "You are Ann.",
+        ]
+        assert len(stored.session_ids()) == 2
+
+
+def test_flask_app_refuses_a_second_reply_in_the_same_conversation(
+    flask_url: tuple[str, ScriptedLlmServer],
+) -> None:
+    url, llm_server = flask_url
+    gate = Gate()
+    llm_server.script(gated_reply("It is sunny in Paris today.", gate), Text("unused"))
+    browser = requests.Session()
+    browser.get(url, timeout=TIMEOUT)  # no cookie yet: the first reply sets it
+    with browser.post(f"{url}/chat", data={"q": QUESTION}, stream=True, timeout=TIMEOUT) as first:
+        chunks = first.iter_content(chunk_size=None, decode_unicode=True)
+        assert next(chunks) == "It"  # the first turn is running
+        second = browser.post(f"{url}/chat", data={"q": "and now?"}, timeout=TIMEOUT)
+        assert second.text.startswith("\n[busy: this conversation is still answering")
+        gate.set()
+        assert "It" + "".join(chunks) == "It is sunny in Paris today."
+    assert len(llm_server.requests) == 1  # the refused turn never reached the model
