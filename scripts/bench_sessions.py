@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Benchmark: SqliteSession appends, loads, and many worker processes at once.
+
+One run measures:
+
+* ``append``: one message per call (a user message, then a 1 KiB tool
+  result), each its own write transaction, in ``synchronous="normal"`` (the
+  default) and ``"full"``; median and p99 wall time per call;
+* ``open``: a SqliteSession opened on an existing store, a 20-message
+  conversation read, the session closed (what a web request per turn pays);
+* ``load``: a 10,000-message session (user / assistant tool call / tool
+  result / assistant answer, repeated) read with ``session.messages()``, and
+  an ``Agent(..., session=...)`` built on it (load + ``strip_orphans`` +
+  filling the memory); median of 7;
+* ``workers``: 8 processes at once, each running 200 agent turns (a tool
+  call and an answer: 4 messages a turn) on its own session of one shared
+  file, against the scripted server of tests/support/llm_server.py in this
+  process; then every session is read back and checked message by message.
+
+    .venv/bin/python scripts/bench_sessions.py [--appends 2000] [--workers 8] [--turns 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Literal
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent_smith import (  # noqa: E402
+    Agent,
+    AssistantMessage,
+    LlmClient,
+    Message,
+    SqliteSession,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    tool,
+)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def bench_append(
+    folder: Path, count: int, synchronous: Literal["normal", "full"]
+) -> tuple[float, float]:
+    """Median and p99 (ms) of one append, alternating a short and a 1 KiB message."""
+    messages: list[Message] = [
+        UserMessage("What is the weather like in Paris today, and should I take an umbrella?"),
+        ToolMessage("call_1", "get_weather", "x" * 1024),
+    ]
+    times: list[float] = []
+    path = folder / f"append-{synchronous}.db"
+    with SqliteSession(path, "s", synchronous=synchronous) as session:
+        for i in range(count + 50):
+            started = time.perf_counter()
+            session.append(messages[i % 2])
+            if i >= 50:  # warm-up: the first appends grow the file
+                times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times), percentile(times, 0.99)
+
+
+def bench_open(folder: Path, count: int = 200) -> float:
+    """Median ms to open a SqliteSession on an existing store, read it and close it."""
+    path = folder / "open.db"
+    with SqliteSession(path, "s") as session:
+        session.replace(conversation(5))
+    times: list[float] = []
+    for _ in range(count):
+        started = time.perf_counter()
+        with SqliteSession(path, "s") as session:
+            session.messages()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def conversation(turns: int) -> list[Message]:
+    history: list[Message] = []
+    for i in range(turns):
+        call = ToolCall(f"call_{i}", "get_weather", {"city": f"City {i}"})
+        history += [
+            UserMessage(f"Question {i}: what is the weather like in City {i}?"),
+            AssistantMessage("", (call,)),
+            ToolMessage(call.id, call.name, f"Sunny and {i % 30} °C in City {i}."),
+            AssistantMessage(f"It is sunny and {i % 30} °C in City {i}."),
+        ]
+    return history
+
+
+def bench_load(folder: Path, size: int) -> dict[str, float]:
+    """Milliseconds to read a ``size``-message session and to build an Agent on it.
+
+    Medians of 7 (wall and CPU time of this process), and the fastest wall
+    time: the machine is shared, and the garbage collector runs a full
+    collection now and then while tens of thousands of objects are made.
+    """
+    path = folder / "load.db"
+    history = conversation(size // 4)
+    with SqliteSession(path, "big") as session:
+        session.replace(history)
+    llm = LlmClient("http://127.0.0.1:9", "unused")  # never called
+    figures: dict[str, list[float]] = {"load": [], "load_cpu": [], "build": [], "build_cpu": []}
+    with SqliteSession(path, "big") as session:
+        for _ in range(7):
+            wall, cpu = time.perf_counter(), time.process_time()
+            loaded = session.messages()
+            figures["load"].append((time.perf_counter() - wall) * 1000)
+            figures["load_cpu"].append((time.process_time() - cpu) * 1000)
+            assert loaded == history
+            del loaded
+            wall, cpu = time.perf_counter(), time.process_time()
+            agent = Agent(llm, session=session)
+            figures["build"].append((time.perf_counter() - wall) * 1000)
+            figures["build_cpu"].append((time.process_time() - cpu) * 1000)
+            assert len(agent.history) == size
+            del agent
+    result = {name: statistics.median(values) for name, values in figures.items()}
+    result["load_min"] = min(figures["load"])
+    return result
+
+
+# -- many worker processes ------------------------------------------------------
+
+
+def worker(url: str, db: str, index: int, turns: int) -> None:
+    """A worker process: wait for the go line, run ``turns`` turns on session ``w<index>``."""
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Today's weather in a city."""
+        return f"Sunny in {city}."
+
+    with SqliteSession(db, f"w{index}") as session:
+        agent = Agent(LlmClient(url, "bench", max_retries=0), tools=[get_weather], session=session)
+        print("ready", flush=True)
+        sys.stdin.readline()
+        for turn in range(turns):
+            agent.send(f"worker {index} turn {turn}")
+    print("done", flush=True)
+
+
+def bench_workers(folder: Path, workers: int, turns: int) -> tuple[float, int, list[str]]:
+    """Seconds for all workers' turns, messages stored, and any problems found."""
+    from tests.support import llm_server
+    from tests.support.llm_server import ScriptedLlmServer
+
+    llm_server._Handler.disable_nagle_algorithm = True  # see bench_agent.py
+    db = folder / "workers.db"
+    SqliteSession(db, "setup").close()
+    with ScriptedLlmServer() as server:  # echo_tools_responder: one call, then its result
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--worker", server.url, str(db), str(i), str(turns)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
+            for i in range(workers)
+        ]
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        started = time.perf_counter()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+        elapsed = time.perf_counter() - started
+        for proc in procs:
+            proc.communicate()
+    problems: list[str] = []
+    stored = 0
+    for i in range(workers):
+        with SqliteSession(db, f"w{i}") as session:
+            messages = session.messages()
+        stored += len(messages)
+        expected: list[str] = []
+        for turn in range(turns):
+            expected += [
+                f"worker {i} turn {turn}",
+                "",
+                "Sunny in Paris.",
+                "Result: Sunny in Paris.",
+            ]
+        if [m.content for m in messages] != expected:
+            problems.append(f"session w{i}: {len(messages)} messages, not the {len(expected)} sent")
+    with sqlite3.connect(db) as conn:
+        (total,) = conn.execute("SELECT COUNT(*) FROM messages").fetchone()
+    conn.close()
+    if total != stored:
+        problems.append(f"{total} rows in the file, {stored} in the sessions")
+    return elapsed, stored, problems
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--load-size", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        url, db, index, turns = args.worker
+        worker(url, db, int(index), int(turns))
+        return
+    print(
+        f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {platform.machine()}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        modes: tuple[Literal["normal", "full"], ...] = ("normal", "full")
+        for synchronous in modes:
+            median, p99 = bench_append(folder, args.appends, synchronous)
+            print(f"append ({synchronous}): median {median:.3f} ms, p99 {p99:.3f} ms")
+        print(f"open + read 20 messages + close: median {bench_open(folder):.3f} ms")
+        load = bench_load(folder, args.load_size)
+        print(
+            f"load {args.load_size} messages: messages() median {load['load']:.1f} ms "
+            f"(CPU {load['load_cpu']:.1f} ms, fastest {load['load_min']:.1f} ms); "
+            f"Agent(..., session=...) median {load['build']:.1f} ms "
+            f"(CPU {load['build_cpu']:.1f} ms)"
+        )
+        elapsed, stored, problems = bench_workers(folder, args.workers, args.turns)
+        turns = args.workers * args.turns
+        print(
+            f"{args.workers} workers x {args.turns} turns: {elapsed:.2f} s "
+            f"({turns / elapsed:.0f} turns/s), {stored} messages stored, "
+            + ("every message present" if not problems else "PROBLEMS: " + "; ".join(problems))
+        )
+
+
+if __name__ == "__main__":
+    main()
