@@ -4,7 +4,8 @@
 sessions. Built with the agent, it loads the stored conversation into the
 agent's memory through :func:`~agent_smith.memory.strip_orphans` (a worker
 killed between an assistant's tool calls and their results left calls
-without results: they are not sent again). Each turn claims the session
+without results: they are not sent again), except the tool calls a stored
+paused turn waits on. Each turn claims the session
 (``begin_turn``), reloads the memory first if someone else wrote to the
 session since (another worker's agent on the same conversation), and writes
 every message the turn records as it is recorded.
@@ -21,8 +22,8 @@ import logging
 
 from ..errors import ConfigError
 from ..memory import Memory, strip_orphans
-from ..messages import Message
-from .session import Session
+from ..messages import AssistantMessage, Message
+from .session import Session, SessionState
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,21 @@ class SessionBinding:
     def _load(self) -> None:
         state = self.session.load()
         self._memory.clear()
-        for message in strip_orphans(state.messages):
+        for message in _consistent(state):
             self._memory.append(message)
         self._revision = state.revision
         log.debug("session %s: loaded %d messages", self.session.session_id, len(state.messages))
+
+
+def _consistent(state: SessionState) -> list[Message]:
+    """The stored messages without orphaned tool calls or results.
+
+    A paused turn (waiting for approvals) legitimately ends the history with
+    its tool-call message, whose results the resume will add: that one stays.
+    Snapshots strip it before anything is sent, so a plain next turn is safe.
+    """
+    messages = state.messages
+    last = messages[-1] if messages else None
+    if state.paused_turn is not None and isinstance(last, AssistantMessage) and last.tool_calls:
+        return [*strip_orphans(messages[:-1]), last]
+    return strip_orphans(messages)

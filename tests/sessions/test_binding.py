@@ -138,6 +138,21 @@ def test_calls_stored_without_results_are_not_loaded(
     assert open_session().messages() == [*crashed, *agent.history[1:]]  # what was said
 
 
+def test_the_calls_a_stored_paused_turn_waits_on_are_loaded(
+    llm: LlmClient, llm_server: ScriptedLlmServer, open_session: OpenSession
+) -> None:
+    waiting = AssistantMessage("", (ToolCall("c1", "delete_files", {"path": "/tmp"}),))
+    orphan = AssistantMessage("", (ToolCall("c0", "lookup", {"city": "Paris"}),))
+    session = open_session()
+    session.replace([UserMessage("weather?"), orphan, UserMessage("clean up"), waiting])
+    session.save_paused_turn('{"call_ids": ["c1"]}')  # approvals keep their PausedTurn here
+    agent = Agent(llm, session=open_session())
+    assert agent.history == [UserMessage("weather?"), UserMessage("clean up"), waiting]
+    llm_server.script(Text("Never mind then."))
+    agent.send("never mind")  # a plain turn instead: what is sent is still consistent
+    assert [m["role"] for m in llm_server.requests[0]["messages"]] == ["user", "user", "user"]
+
+
 def test_a_second_turn_on_the_same_conversation_from_another_thread_is_refused(
     llm: LlmClient, llm_server: ScriptedLlmServer, open_session: OpenSession, blocker: Blocker
 ) -> None:
