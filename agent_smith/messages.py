@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from dataclasses_json import DataClassJsonMixin
 
-from .errors import ParseError
+from .errors import ConfigError, ParseError
 
 JsonObject = dict[str, Any]
 
@@ -268,7 +268,9 @@ def message_to_dict(message: Message) -> JsonObject:
             "content": message.content,
             "is_error": message.is_error,
         }
-    return {"role": message.role, "content": message.content}
+    if isinstance(message, (SystemMessage, UserMessage)):
+        return {"role": message.role, "content": message.content}
+    raise ConfigError(f"not a message: {type(message).__name__}")
 
 
 def message_from_dict(data: object, where: str = "message") -> Message:

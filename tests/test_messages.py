@@ -8,6 +8,7 @@ import pytest
 
 from agent_smith import (
     AssistantMessage,
+    ConfigError,
     LlmResponse,
     Message,
     ParseError,
@@ -183,6 +184,11 @@ def test_json_form_is_the_dataclass_fields_after_the_role() -> None:
     for message in history:
         assert message_to_dict(message) == {"role": message.role, **message.to_dict()}
         assert message_from_dict(message_to_dict(message)) == message
+
+
+def test_only_messages_have_a_json_form() -> None:
+    with pytest.raises(ConfigError, match="not a message: dict"):
+        messages_to_json([{"role": "user", "content": "hi"}])  # type: ignore[list-item]
 
 
 def test_missing_optional_fields_take_their_defaults() -> None:

@@ -210,3 +210,12 @@ def test_a_damaged_message_row_is_a_session_error(open_session: OpenSession, db:
     conn.close()
     with pytest.raises(SessionError, match=r"session 's' in .* holds a damaged message: message 1"):
         session.messages()
+
+
+def test_appending_something_that_is_not_a_message_is_a_config_error(
+    open_session: OpenSession,
+) -> None:
+    session = open_session()
+    with pytest.raises(ConfigError, match="not a message: str"):
+        session.append("hello")  # type: ignore[arg-type]
+    assert session.messages() == []
