@@ -12,7 +12,7 @@ def test_processes_appending_at_once_to_shared_and_own_sessions_lose_nothing(
     db: Path,
 ) -> None:
     SqliteSession(db, "setup").close()  # create the file before the race
-    plan = [("shared", f"p{i}") for i in range(3)] + [(f"own{i}", f"q{i}") for i in range(3)]
+    plan = [("shared", f"p{i}") for i in range(2)] + [(f"own{i}", f"q{i}") for i in range(2)]
     children = [Child("append", db, sid, tag, 100) for sid, tag in plan]
     try:
         for child in children:
@@ -27,10 +27,10 @@ def test_processes_appending_at_once_to_shared_and_own_sessions_lose_nothing(
             child.close()
     with SqliteSession(db, "shared") as shared:
         texts = [m.content for m in shared.messages()]
-        assert sorted(shared.session_ids()) == ["own0", "own1", "own2", "shared"]
-    assert len(texts) == 300
-    for i in range(3):  # interleaved across processes, each process's own in order
+        assert sorted(shared.session_ids()) == ["own0", "own1", "shared"]
+    assert len(texts) == 200
+    for i in range(2):  # interleaved across processes, each process's own in order
         assert [t for t in texts if t.startswith(f"p{i}-")] == [f"p{i}-{j}" for j in range(100)]
-    for i in range(3):
+    for i in range(2):
         with SqliteSession(db, f"own{i}") as own:
             assert [m.content for m in own.messages()] == [f"q{i}-{j}" for j in range(100)]
