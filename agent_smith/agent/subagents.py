@@ -65,6 +65,7 @@ from ..errors import AgentSmithError, AgentStopped, CancelledError, ConfigError
 from ..mcp.adapter import adapt_client_tools
 from ..memory import FullMemory, Memory
 from ..tools.base import (
+    ApprovalMarker,
     JsonObject,
     Tool,
     ToolContext,
@@ -102,7 +103,9 @@ class SubAgentSpec:
     model when to use it. ``tool_factories`` are called once per invocation,
     each returning a new tool (a :class:`Tool` or a plain function).
     ``memory_factory`` makes the child's memory (default ``FullMemory``).
-    ``config`` ``None``: the calling agent's config.
+    ``config`` ``None``: the calling agent's config. ``requires_approval``
+    (``True`` or a predicate of the call's arguments) makes each invocation
+    wait for approval, like a tool's.
     """
 
     name: str
@@ -112,9 +115,11 @@ class SubAgentSpec:
     mcp_clients: Sequence[McpClient] = ()
     memory_factory: Callable[[], Memory] | None = None
     config: AgentConfig | None = None
+    requires_approval: ApprovalMarker = False
 
     def __post_init__(self) -> None:
         check_tool_name(self.name, kind="sub-agent")
+        ToolOptions(requires_approval=self.requires_approval)  # ConfigError if it is no marker
         object.__setattr__(self, "tool_factories", tuple(self.tool_factories))
         object.__setattr__(self, "mcp_clients", tuple(self.mcp_clients))
 
@@ -139,7 +144,7 @@ class SubAgentTool(Tool):
             raise ConfigError(f"sub-agent {spec.name!r}: timeout must be positive")
         self.spec = spec
         self._llm = llm
-        self._options = ToolOptions(timeout=timeout)
+        self._options = ToolOptions(timeout=timeout, requires_approval=spec.requires_approval)
         self._schema = ToolSchema(spec.name, spec.description, _TASK_SCHEMA)
 
     @property

@@ -22,7 +22,7 @@ import logging
 import re
 from typing import Any
 
-from ..tools.base import Tool, ToolContext, ToolResult, ToolSchema
+from ..tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .client import McpClient
 
 log = logging.getLogger(__name__)
@@ -99,10 +99,15 @@ class McpTool(Tool):
             description=remote.description,
             parameters=remote.parameters,
         )
+        self._options = ToolOptions(requires_approval=client.config.needs_approval(remote.name))
 
     @property
     def schema(self) -> ToolSchema:
         return self._schema
+
+    @property
+    def options(self) -> ToolOptions:
+        return self._options
 
     def invoke(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return self._client.call_tool(
@@ -131,10 +136,15 @@ class ReadResourceTool(Tool):
                 "required": ["uri"],
             },
         )
+        self._options = ToolOptions(requires_approval=client.config.require_approval is True)
 
     @property
     def schema(self) -> ToolSchema:
         return self._schema
+
+    @property
+    def options(self) -> ToolOptions:
+        return self._options
 
     def invoke(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         timeout = max(ctx.budget, MIN_CALL_TIMEOUT)

@@ -22,7 +22,9 @@ class ServerConfig:
     ``env`` added to this process's environment and ``cwd``) or ``url`` (a
     Streamable HTTP endpoint, with optional ``bearer_token`` and ``headers``).
     ``deny_tools`` wins over ``allow_tools``; an empty ``allow_tools`` allows
-    every tool not denied.
+    every tool not denied. ``require_approval`` makes calls wait for a
+    person's approval: ``True`` for every tool of the server (its
+    ``read_resource`` too), or a tuple of the server's tool names.
     """
 
     alias: str
@@ -38,12 +40,13 @@ class ServerConfig:
     tools_required: bool = True
     reconnect: bool = True
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
+    require_approval: bool | tuple[str, ...] = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.alias, str) or not self.alias:
             raise ConfigError("MCP server config: 'alias' must be a non-empty string")
         # Lists are accepted for convenience and stored as tuples (the value is frozen).
-        for name in ("command", "allow_tools", "deny_tools"):
+        for name in ("command", "allow_tools", "deny_tools", "require_approval"):
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
@@ -55,6 +58,14 @@ class ServerConfig:
             raise ConfigError(f"MCP server {self.alias!r}: 'url' must be an http(s) URL")
         if not self.request_timeout > 0:
             raise ConfigError(f"MCP server {self.alias!r}: 'request_timeout' must be positive")
+        approval = self.require_approval
+        if not isinstance(approval, bool) and not (
+            isinstance(approval, tuple) and all(isinstance(n, str) for n in approval)
+        ):
+            raise ConfigError(
+                f"MCP server {self.alias!r}: 'require_approval' must be true, false "
+                "or a list of tool names"
+            )
         if self.protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ConfigError(
                 f"MCP server {self.alias!r}: 'protocol_version' must be one of "
@@ -71,6 +82,11 @@ class ServerConfig:
         if tool_name in self.deny_tools:
             return False
         return not self.allow_tools or tool_name in self.allow_tools
+
+    def needs_approval(self, tool_name: str) -> bool:
+        """Whether calls of the server's tool ``tool_name`` wait for approval."""
+        approval = self.require_approval
+        return approval if isinstance(approval, bool) else tool_name in approval
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ServerConfig:
@@ -111,6 +127,12 @@ def _check(alias: str, key: str, value: Any) -> Any:
         ):
             raise wrong("an object of string values")
         return dict(value)
+    if key == "require_approval":
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise wrong("true, false or a list of tool names")
+        return tuple(value)
     if key in ("tools_required", "reconnect"):
         if not isinstance(value, bool):
             raise wrong("true or false")

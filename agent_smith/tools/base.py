@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,11 +56,29 @@ class ToolResult:
     structured: Any = None
 
 
+#: Whether a call needs a person's approval: always, never, or by its arguments.
+ApprovalMarker = bool | Callable[[JsonObject], bool]
+
+
 @dataclass(frozen=True)
 class ToolOptions:
-    """Per-tool settings; ``timeout`` in seconds overrides the agent default."""
+    """Per-tool settings.
+
+    ``timeout`` in seconds overrides the agent default. ``requires_approval``
+    (``True``, or a predicate of the call's arguments) makes each call wait
+    for an approval before it runs (see :mod:`agent_smith.agent.approvals`).
+    """
 
     timeout: float | None = None
+    requires_approval: ApprovalMarker = False
+
+    def __post_init__(self) -> None:
+        marker = self.requires_approval
+        if not isinstance(marker, bool) and not callable(marker):
+            raise ConfigError(
+                "requires_approval must be True, False or a function of the arguments, "
+                f"got {type(marker).__name__}"
+            )
 
 
 @dataclass(frozen=True)

@@ -57,20 +57,20 @@ class ToolOutcome:
     message: ToolMessage
 
 
-def error_content(message: str) -> str:
-    """The compact JSON error body sent to the model."""
+def error_content(message: str, **flags: bool) -> str:
+    """The compact JSON error body sent to the model (``flags`` such as ``denied=True``)."""
     return json.dumps(
-        {"error": True, "message": message}, ensure_ascii=False, separators=(",", ":")
+        {"error": True, **flags, "message": message}, ensure_ascii=False, separators=(",", ":")
     )
 
 
 def error_outcome(
-    call: ToolCall, message: str, *, max_result_bytes: int | None = None
+    call: ToolCall, message: str, *, max_result_bytes: int | None = None, **flags: bool
 ) -> ToolOutcome:
-    """An error outcome for ``call`` whose tool message carries ``message``."""
+    """An error outcome for ``call`` whose tool message carries ``message`` (and ``flags``)."""
     if max_result_bytes is not None:
         message = truncate_utf8(message, max_result_bytes)
-    content = error_content(message)
+    content = error_content(message, **flags)
     return ToolOutcome(
         call,
         ToolResult(message, is_error=True),
@@ -111,7 +111,7 @@ def dispatch_tool_calls(
     pool = runtime.pool(depth) if calls else None
     log.debug("dispatching %d tool call(s) at depth %d", len(calls), depth)
     for index, call in enumerate(calls):
-        tool, problem = _check(call, registry)
+        tool, problem = check_call(call, registry)
         if tool is None:
             log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
             outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
@@ -149,7 +149,8 @@ class _Running:
         self.future: Future[ToolResult] | None = None
 
 
-def _check(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str]:
+def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str]:
+    """The tool ``call`` may run, or None and why not (unknown tool, bad arguments)."""
     tool = registry.find(call.name)
     if tool is None:
         known = ", ".join(registry.names()) or "none"

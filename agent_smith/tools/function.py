@@ -34,6 +34,7 @@ from typing import Any, Literal, Union, overload
 
 from ..errors import CancelledError, ConfigError, ToolError
 from .base import (
+    ApprovalMarker,
     JsonObject,
     Tool,
     ToolContext,
@@ -125,6 +126,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    requires_approval: ApprovalMarker = False,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 
 
@@ -135,13 +137,20 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    requires_approval: ApprovalMarker = False,
 ) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
     """Turn a function into a tool: ``@tool`` or ``@tool(name=..., timeout=...)``."""
     if fn is not None:
         return make_tool(fn)
 
     def decorate(f: ToolFunction) -> FunctionTool:
-        return make_tool(f, name=name, description=description, timeout=timeout)
+        return make_tool(
+            f,
+            name=name,
+            description=description,
+            timeout=timeout,
+            requires_approval=requires_approval,
+        )
 
     return decorate
 
@@ -153,18 +162,20 @@ def make_tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    requires_approval: ApprovalMarker = False,
 ) -> FunctionTool:
     """Build a tool from ``fn``.
 
     ``schema`` may be a full :class:`ToolSchema` (used as is), or a dict: the
     JSON-Schema ``parameters`` object, or an OpenAI-style function object
     with ``name``/``description``/``parameters``. Without it the schema is
-    generated from the type hints and docstring. ``timeout`` (seconds)
-    becomes the tool's default :class:`ToolOptions`.
+    generated from the type hints and docstring. ``timeout`` (seconds) and
+    ``requires_approval`` (``True`` or a predicate of the arguments: calls
+    wait for a person's approval) become the tool's default :class:`ToolOptions`.
     """
     if timeout is not None and not timeout > 0:
         raise ConfigError(f"tool timeout must be positive, got {timeout!r}")
-    options = ToolOptions(timeout=timeout)
+    options = ToolOptions(timeout=timeout, requires_approval=requires_approval)
     fn_name = callable_name(fn)
     if schema is None:
         sig = function_schema(fn)

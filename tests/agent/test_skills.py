@@ -12,6 +12,7 @@ from agent_smith.agent.config import AgentConfig
 from agent_smith.agent.events import AgentHooks
 from agent_smith.errors import SkillError
 from agent_smith.llm.client import LlmClient
+from agent_smith.mcp.config import ServerConfig
 from agent_smith.mcp.events import LifecycleEvent, LifecycleKind, McpHook, Notification
 from agent_smith.messages import ToolMessage
 from agent_smith.runtime import Runtime
@@ -22,10 +23,11 @@ from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 
 class FakeMcpClient:
-    """Just enough of McpClient for binding: alias, tools, resources, hook, call_tool."""
+    """Just enough of McpClient for binding: alias, config, tools, resources, hook, call_tool."""
 
     def __init__(self, alias: str, names: list[str]) -> None:
         self.alias = alias
+        self.config = ServerConfig(alias=alias, url="http://127.0.0.1:9/mcp")
         self.tools = [ToolSchema(n, f"remote {n}") for n in names]
         self.resources: list[Any] = []
         self.hook: McpHook | None = None

@@ -83,3 +83,24 @@ def test_deny_wins_over_allow_and_empty_allow_allows_all() -> None:
     assert not config.allows("b")
     assert not config.allows("c")
     assert ServerConfig(alias="a", command=("x",), deny_tools=("b",)).allows("c")
+
+
+def test_require_approval_marks_every_tool_or_the_named_ones() -> None:
+    every = ServerConfig(alias="a", url="http://127.0.0.1:1/mcp", require_approval=True)
+    named = ServerConfig.from_dict(
+        {"alias": "b", "url": "http://127.0.0.1:1/mcp", "require_approval": ["write"]}
+    )
+    assert every.needs_approval("anything")
+    assert named.require_approval == ("write",)
+    assert named.needs_approval("write") and not named.needs_approval("read")
+    assert not ServerConfig(alias="c", url="http://127.0.0.1:1/mcp").needs_approval("write")
+
+
+@pytest.mark.parametrize("value", ["yes", [1], {"write": True}])
+def test_require_approval_must_be_a_flag_or_tool_names(value: object) -> None:
+    with pytest.raises(ConfigError, match="require_approval"):
+        ServerConfig.from_dict(
+            {"alias": "a", "url": "http://127.0.0.1:1/mcp", "require_approval": value}
+        )
+    with pytest.raises(ConfigError, match="require_approval"):
+        ServerConfig(alias="a", url="http://127.0.0.1:1/mcp", require_approval=value)  # type: ignore[arg-type]
