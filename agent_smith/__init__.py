@@ -15,6 +15,7 @@ from .errors import (
     AgentSmithError,
     AgentStopped,
     AgentTimeoutError,
+    ApprovalRequired,
     CancelledError,
     ConfigError,
     LlmApiError,
@@ -35,6 +36,7 @@ from .logs import (
 
 if TYPE_CHECKING:
     from .agent.agent import Agent, AgentRequest
+    from .agent.approvals import ApprovalRequest, ApprovalRequested, Approver, Decision
     from .agent.config import AgentConfig
     from .agent.events import (
         AgentEvent,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
         ToolCallRequested,
         ToolResultReady,
     )
+    from .agent.paused import PausedTurn
     from .agent.subagents import SubAgentSpec, SubAgentTool
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
@@ -123,6 +126,10 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 _LAZY: dict[str, str] = {
     "Agent": "agent.agent",
     "AgentRequest": "agent.agent",
+    "ApprovalRequest": "agent.approvals",
+    "ApprovalRequested": "agent.approvals",
+    "Approver": "agent.approvals",
+    "Decision": "agent.approvals",
     "CancellationSource": "cancellation",
     "CancellationToken": "cancellation",
     "AgentConfig": "agent.config",
@@ -177,6 +184,7 @@ _LAZY: dict[str, str] = {
     "load_skill": "skills",
     "normalize_skill_name": "skills",
     "skill_context_bytes": "skills",
+    "PausedTurn": "agent.paused",
     "SubAgentSpec": "agent.subagents",
     "SubAgentTool": "agent.subagents",
     "Tool": "tools.base",
@@ -215,12 +223,17 @@ __all__ = [
     "AgentSmithError",
     "AgentStopped",
     "AgentTimeoutError",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "ApprovalRequired",
+    "Approver",
     "AssistantMessage",
     "AssistantTurn",
     "CancellationSource",
     "CancellationToken",
     "CancelledError",
     "ConfigError",
+    "Decision",
     "FinalAnswer",
     "Finished",
     "FullMemory",
@@ -240,6 +253,7 @@ __all__ = [
     "Message",
     "Notification",
     "ParseError",
+    "PausedTurn",
     "ReasoningDelta",
     "RetryPolicy",
     "RollingWindowMemory",

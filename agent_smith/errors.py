@@ -8,6 +8,12 @@ one line, say what failed and where, and never contain secrets.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .agent.approvals import ApprovalRequest
+    from .agent.paused import PausedTurn
+
 
 class AgentSmithError(Exception):
     """Base class of every error raised by agent_smith."""
@@ -135,3 +141,22 @@ class SessionError(AgentSmithError):
     def __init__(self, message: str, *, store: str) -> None:
         super().__init__(message)
         self.store = store
+
+
+class ApprovalRequired(AgentSmithError):
+    """A turn paused because tool calls wait for a person's decision.
+
+    Not a failure: keep ``state`` (a :class:`~agent_smith.agent.paused.PausedTurn`;
+    ``state.to_json()`` to store it) and the agent's history, ask about
+    ``requests`` (the waiting calls with their arguments), then call
+    ``agent.resume(state, {call_id: True | False | "reason"})``.
+    """
+
+    def __init__(self, message: str, *, state: PausedTurn) -> None:
+        super().__init__(message)
+        self.state = state
+
+    @property
+    def requests(self) -> tuple[ApprovalRequest, ...]:
+        """The calls waiting for a decision, in the order the model made them."""
+        return self.state.requests

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationSource, CancellationToken
-from ..errors import AgentBusyError, AgentSmithError, CancelledError
+from ..errors import AgentBusyError, AgentSmithError, ApprovalRequired, CancelledError
 from ..llm.request import SamplingParams
 from ..logs import invoke_hook
 from ..memory import FullMemory, Memory
@@ -28,16 +28,18 @@ from ..messages import AssistantMessage, Message, TokenUsage, UserMessage
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
+from .approval_gate import drain
+from .approvals import Approver, DecisionLike
 from .config import AgentConfig
 from .events import (
     NO_HOOKS,
     AgentEvent,
     AgentHooks,
-    FinalAnswer,
     forwarding_hooks,
     new_invocation_id,
 )
 from .loop import TurnLoop
+from .paused import PausedTurn, Resumption
 from .toolset import ToolSet
 from .tree import AgentTree
 from .turn import Turn
@@ -89,8 +91,9 @@ class Agent(Closeable):
     to the client's runtime, else the process default. ``session`` (see
     :mod:`agent_smith.sessions`) loads the stored conversation now, stores
     each message as it is recorded and lets one turn at a time run on it;
-    the caller closes it. ``_lineage`` is for framework use (sub-agents; see
-    :meth:`spawn_child`).
+    the caller closes it. ``approver`` decides about calls that need approval
+    (see :mod:`.approvals`; sub-agents use their parent's). ``_lineage`` is
+    for framework use (sub-agents; see :meth:`spawn_child`).
     """
 
     def __init__(
@@ -105,9 +108,11 @@ class Agent(Closeable):
         runtime: Runtime | None = None,
         name: str = "agent",
         session: Session | None = None,
+        approver: Approver | None = None,
         _lineage: _Lineage | None = None,
     ) -> None:
         self.name = name
+        self.approver = approver
         self.system_prompt = system_prompt
         self._llm = llm
         self._memory: Memory = memory if memory is not None else FullMemory()
@@ -236,14 +241,26 @@ class Agent(Closeable):
         """Run one turn to its end and return the final assistant message.
 
         Its ``usage`` is the whole turn's usage. Raises AgentStopped,
-        CancelledError, AgentBusyError, or the LLM client's errors.
+        CancelledError, AgentBusyError, or the LLM client's errors; without an
+        approver, ApprovalRequired pauses the turn when a call needs approval.
         """
-        final: AssistantMessage | None = None
-        for event in self._run(_as_request(request)):
-            if type(event) is FinalAnswer:
-                final = event.message
-        assert final is not None  # the loop only returns after a FinalAnswer
-        return final
+        return drain(self._run(_as_request(request)))
+
+    def resume(self, state: PausedTurn, decisions: Mapping[str, DecisionLike]) -> AssistantMessage:
+        """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
+
+        ``decisions`` maps waiting call ids to True (run it), False or a reason
+        (deny it); calls left out stay waiting. Works on a new agent (also in
+        another process) whose memory holds the history saved at the pause;
+        ConfigError, with the history untouched, if ``state`` does not match it.
+        """
+        return drain(self._run(Resumption.of(state, decisions)))
+
+    def resume_stream(
+        self, state: PausedTurn, decisions: Mapping[str, DecisionLike]
+    ) -> Iterator[AgentEvent]:
+        """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
+        return self._run(Resumption.of(state, decisions))
 
     def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.
@@ -303,6 +320,7 @@ class Agent(Closeable):
             ),
             runtime=self._runtime,
             name=name,
+            approver=self.approver,
             _lineage=_Lineage(tree, depth, tuple(parents), invocation, turn),
         )
 
@@ -322,7 +340,7 @@ class Agent(Closeable):
 
     # -- the loop ------------------------------------------------------------
 
-    def _run(self, request: AgentRequest) -> Iterator[AgentEvent]:
+    def _run(self, request: AgentRequest | Resumption) -> Iterator[AgentEvent]:
         if not self._busy.acquire(blocking=False):
             raise AgentBusyError(f"agent {self.name!r} is already running a turn")
         try:
@@ -333,6 +351,8 @@ class Agent(Closeable):
         loop = TurnLoop(self, turn)
         try:
             yield from loop.run(request)
+        except ApprovalRequired:
+            raise  # a pause, not an error
         except AgentSmithError as err:
             stopped = turn.explain() if isinstance(err, CancelledError) else None
             log.debug("agent %s: turn ended with %s", self.name, stopped or err)

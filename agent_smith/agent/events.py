@@ -20,11 +20,12 @@ from ..errors import AgentSmithError
 from ..llm.events import StreamEvent
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
+from .approvals import ApprovalRequested
 
 
 @dataclass(frozen=True)
 class ToolCallRequested:
-    """The model asked for this tool call; it is about to run."""
+    """The model asked for this tool call; it runs next (unless it waits for approval)."""
 
     call: ToolCall
 
@@ -71,7 +72,14 @@ class SubAgentEvent:
     parent: str | None = None
 
 
-AgentEvent = StreamEvent | ToolCallRequested | ToolResultReady | AssistantTurn | FinalAnswer
+AgentEvent = (
+    StreamEvent
+    | ToolCallRequested
+    | ApprovalRequested
+    | ToolResultReady
+    | AssistantTurn
+    | FinalAnswer
+)
 
 
 @dataclass

@@ -32,10 +32,18 @@ class LoopGuard:
         self._last: tuple[tuple[str, str], ...] | None = None
         self._count = 0
 
+    @property
+    def repeats(self) -> int:
+        """How many times in a row the last call set was requested."""
+        return self._count
+
+    def restore(self, calls: Sequence[ToolCall], repeats: int) -> None:
+        """Continue a paused turn: ``calls`` were the last set, requested ``repeats`` times."""
+        self._last, self._count = _key(calls), repeats
+
     def check(self, calls: Sequence[ToolCall]) -> None:
         """Record one round's tool calls; raise before the repeated round runs."""
-        # Ids differ between rounds even when the model repeats itself.
-        key = tuple((c.name, _canonical(c)) for c in calls)
+        key = _key(calls)
         if key == self._last:
             self._count += 1
         else:
@@ -60,6 +68,20 @@ class FailureGuard:
         self._failed = 0
         self._steered = False
 
+    @property
+    def failed_rounds(self) -> int:
+        """Consecutive rounds in which every call failed, so far."""
+        return self._failed
+
+    @property
+    def steered(self) -> bool:
+        """Whether the steering note of this run of failures was given."""
+        return self._steered
+
+    def restore(self, failed_rounds: int, steered: bool) -> None:
+        """Continue a paused turn with its failure count."""
+        self._failed, self._steered = failed_rounds, steered
+
     def check(self, results: Sequence[ToolMessage]) -> UserMessage | None:
         """Record one round's results; return a steering note to add, or raise."""
         if not results or not all(r.is_error for r in results):
@@ -76,6 +98,11 @@ class FailureGuard:
             self._steered = True
             return UserMessage(STEERING_NOTE.format(rounds=self._failed))
         return None
+
+
+def _key(calls: Sequence[ToolCall]) -> tuple[tuple[str, str], ...]:
+    # Ids differ between rounds even when the model repeats itself.
+    return tuple((c.name, _canonical(c)) for c in calls)
 
 
 def _canonical(call: ToolCall) -> str:

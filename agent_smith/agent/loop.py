@@ -3,8 +3,10 @@
 One loop implementation, a generator (seed §15.2): :meth:`Agent.stream`
 returns it and :meth:`Agent.send` drains it. Each round snapshots the memory
 under the composed system prompt, asks the LLM (streamed or not), records the
-assistant message, runs its tool calls in parallel on the runtime's pool for
-the agent's depth, records the results in ``tool_calls`` order, and goes
+assistant message, asks about the calls that need approval
+(:mod:`~agent_smith.agent.approval_gate`), runs its tool calls in parallel on
+the runtime's pool for the agent's depth, records the results in
+``tool_calls`` order, and goes
 round again until the model answers without tool calls, a tool signals done,
 or a stop condition fires (:class:`~agent_smith.agent.config.AgentConfig`,
 checked by :class:`~agent_smith.agent.turn.Turn`).
@@ -13,12 +15,14 @@ The history stays consistent whatever ends a turn (cancellation, a stop
 condition, an error, a caller that stops iterating): :meth:`TurnLoop.settle`
 gives every call recorded without its result a cancelled error result, so an
 assistant turn with tool calls is always followed by one tool message per call.
+The one exception is a turn paused for approval, whose last round waits for
+its results until it resumes (the rule is in :mod:`~agent_smith.agent.paused`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -27,9 +31,12 @@ from ..errors import ParseError
 from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, SystemMessage
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
+from ..tools.registry import ToolRegistry
+from .approval_gate import decide_round
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from .paused import ResumedRound, Resumption, resume_round, settle_abandoned
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -49,13 +56,25 @@ class TurnLoop:
         self._agent = agent
         self._turn = turn
 
-    def run(self, request: AgentRequest) -> Iterator[AgentEvent]:
-        """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it."""
+    def run(self, request: AgentRequest | Resumption) -> Iterator[AgentEvent]:
+        """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
+
+        A :class:`Resumption` continues a paused turn: its round's calls run
+        (as decided) before the loop goes on with the next LLM call.
+        """
         agent, turn = self._agent, self._turn
         token = turn.source.token
         sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
         streaming = agent.config.stream if request.stream is None else request.stream
-        self.record(request.user_message)
+        if isinstance(request, Resumption):
+            resumed = resume_round(agent, turn, request)
+            answer = yield from self._act(resumed.calls, agent._tools.registry(), resumed)
+            if answer is not None:
+                yield self._final(answer)
+                return
+        else:
+            settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
+            self.record(request.user_message)
         while True:
             turn.begin_round()
             registry = agent._tools.registry()
@@ -86,35 +105,47 @@ class TurnLoop:
             for call in calls:
                 invoke_hook(hooks.on_tool_call, call, name="on_tool_call")
                 yield ToolCallRequested(call)
-            outcomes = dispatch_tool_calls(
-                calls,
-                registry,
-                runtime=agent.runtime,
-                depth=agent.depth,
-                cancel=token,
-                default_timeout=agent.config.default_tool_timeout,
-                max_result_bytes=agent.config.tool_result_max_bytes,
-                agent=agent,
-            )
-            results = [outcome.message for outcome in outcomes]
-            for result in results:
-                self.record(result)
-                invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
-            turn.pending = ()
-            for result in results:
-                yield ToolResultReady(result)
-            done = done_message(outcomes)
-            if done is not None:
-                answer = AssistantMessage(done)
-                self.record(answer)
-                yield AssistantTurn(answer)
+            answer = yield from self._act(calls, registry)
+            if answer is not None:
                 yield self._final(answer)
                 return
-            if turn.failures is not None:
-                note = turn.failures.check(results)
-                if note is not None:
-                    log.info("agent %s: tool calls keep failing; steering the model", agent.name)
-                    self.record(note)
+
+    def _act(
+        self, calls: Sequence[ToolCall], registry: ToolRegistry, resumed: ResumedRound | None = None
+    ) -> Generator[AgentEvent, None, AssistantMessage | None]:
+        """Approve and run a round's calls and record their results; a done answer ends the turn."""
+        agent, turn, hooks = self._agent, self._turn, self._agent.hooks
+        verdict = yield from decide_round(agent, turn, calls, registry, resumed)
+        ran = dispatch_tool_calls(
+            verdict.runnable,
+            registry,
+            runtime=agent.runtime,
+            depth=agent.depth,
+            cancel=turn.source.token,
+            default_timeout=agent.config.default_tool_timeout,
+            max_result_bytes=agent.config.tool_result_max_bytes,
+            agent=agent,
+        )
+        outcomes = verdict.outcomes(calls, ran, max_result_bytes=agent.config.tool_result_max_bytes)
+        results = [outcome.message for outcome in outcomes]
+        for result in results:
+            self.record(result)
+            invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
+        turn.pending = ()
+        for result in results:
+            yield ToolResultReady(result)
+        done = done_message(outcomes)
+        if done is not None:
+            answer = AssistantMessage(done)
+            self.record(answer)
+            yield AssistantTurn(answer)
+            return answer
+        if turn.failures is not None:
+            note = turn.failures.check(results)
+            if note is not None:
+                log.info("agent %s: tool calls keep failing; steering the model", agent.name)
+                self.record(note)
+        return None
 
     def settle(self) -> None:
         """Give every call recorded without its result a cancelled error result."""

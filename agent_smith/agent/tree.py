@@ -33,6 +33,11 @@ class AgentTree:
             self._count += 1
             return True
 
+    def charge(self, count: int) -> None:
+        """Count ``count`` LLM calls made earlier (by a paused turn that now resumes)."""
+        with self._lock:
+            self._count += count
+
     @property
     def iterations(self) -> int:
         """LLM calls claimed so far by every agent of the tree."""

@@ -149,8 +149,11 @@ def test_the_calls_a_stored_paused_turn_waits_on_are_loaded(
     agent = Agent(llm, session=open_session())
     assert agent.history == [UserMessage("weather?"), UserMessage("clean up"), waiting]
     llm_server.script(Text("Never mind then."))
-    agent.send("never mind")  # a plain turn instead: what is sent is still consistent
-    assert [m["role"] for m in llm_server.requests[0]["messages"]] == ["user", "user", "user"]
+    agent.send("never mind")  # a plain turn instead: the waiting call is denied first
+    sent = llm_server.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["user", "user", "assistant", "tool", "user"]
+    assert '"denied":true' in sent[3]["content"]
+    assert open_session().messages()[-4:] == agent.history[-4:]  # the denial is stored too
 
 
 def test_a_second_turn_on_the_same_conversation_from_another_thread_is_refused(

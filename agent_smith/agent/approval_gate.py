@@ -1,0 +1,196 @@
+"""The approval step of a round: decide about the marked calls before any call runs.
+
+:class:`~agent_smith.agent.loop.TurnLoop` calls :func:`decide_round` between
+recording the assistant turn and dispatching its calls. It finds the calls
+whose tool is marked ``requires_approval`` (a predicate is called with the
+arguments; one that raises counts as "ask"), skipping calls the dispatcher
+will refuse anyway (unknown tool, bad arguments: the model gets that error
+instead). Then it asks, per :mod:`agent_smith.agent.approvals`:
+
+* the agent's approver, once per call in ``tool_calls`` order, on this
+  thread (a sub-agent uses its root's approver, so its requests carry their
+  own agent name and depth); an approver that raises or returns something
+  that is no answer denies the call (logged);
+* else, for a sub-agent, nobody: a child runs inside a tool call and cannot
+  wait for a later request, so its marked calls are denied;
+* else it yields an :class:`ApprovalRequested` per call and reads the
+  answers when the consumer asks for the next event (``send()`` defers them
+  all; unanswered means denied).
+
+If any call is deferred, the turn pauses (:func:`~agent_smith.agent.paused.pause`):
+the round's calls stay recorded without results and nothing runs. Otherwise
+the returned :class:`Verdict` lists the calls to dispatch (approved and
+unmarked, together, in parallel) and the denied ones, which get error
+results instead. A turn cancelled while it waited raises CancelledError and
+runs nothing; the loop then gives every call a cancelled result.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..messages import AssistantMessage, ToolCall
+from ..tools.base import Tool
+from ..tools.dispatch import ToolOutcome, check_call
+from ..tools.registry import ToolRegistry
+from .approvals import (
+    ApprovalRequest,
+    ApprovalRequested,
+    Approver,
+    Decision,
+    as_decision,
+    denied_outcome,
+)
+from .events import AgentEvent, FinalAnswer
+from .paused import ResumedRound, pause
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .turn import Turn
+
+log = logging.getLogger("agent_smith.agent")
+
+#: Why a sub-agent's marked calls are denied when there is no approver to ask.
+NO_APPROVER_BELOW_ROOT = (
+    "a sub-agent cannot wait for a person; give the root agent an approver to allow this call"
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A round after approval: the calls to dispatch, and the denied ones (by index)."""
+
+    runnable: Sequence[ToolCall]
+    denied: Mapping[int, str]
+
+    def outcomes(
+        self, calls: Sequence[ToolCall], ran: Sequence[ToolOutcome], *, max_result_bytes: int
+    ) -> list[ToolOutcome]:
+        """Each call's outcome in ``calls`` order: ``ran`` for the runnable, else its denial."""
+        if not self.denied:
+            return list(ran)
+        results = iter(ran)
+        return [
+            denied_outcome(call, self.denied[i], max_result_bytes=max_result_bytes)
+            if i in self.denied
+            else next(results)
+            for i, call in enumerate(calls)
+        ]
+
+
+def decide_round(
+    agent: Agent,
+    turn: Turn,
+    calls: Sequence[ToolCall],
+    registry: ToolRegistry,
+    resumed: ResumedRound | None = None,
+) -> Generator[ApprovalRequested, None, Verdict]:
+    """Ask about the round's marked calls (see the module doc); the verdict, or a pause.
+
+    ``resumed``: the paused round being resumed, whose decided calls are not
+    asked again and whose waiting calls are asked even if no longer marked.
+    """
+    decided = resumed.decisions if resumed is not None else {}
+    waiting = resumed.waiting if resumed is not None else frozenset()
+    decisions: dict[int, Decision] = {}
+    asking: list[tuple[int, ApprovalRequest]] = []
+    token = turn.source.token
+    for index, call in enumerate(calls):
+        tool = _marked(call, registry)
+        if tool is None and call.id not in waiting:
+            continue
+        decision = decided.get(call.id)
+        if decision is not None:
+            decisions[index] = decision
+            continue
+        description = tool.schema.description if tool is not None else ""
+        asking.append((index, ApprovalRequest(call, description, agent.name, agent.depth, token)))
+    if not asking and not decisions:
+        return Verdict(calls, {})
+    if asking:
+        answers = yield from _ask(agent, [request for _, request in asking])
+        token.raise_if_cancelled("tool approval")
+        deferred = []
+        for (index, request), answer in zip(asking, answers, strict=True):
+            if answer is None:
+                deferred.append(request)
+                continue
+            decisions[index] = answer
+            log.info(
+                "agent %s: call %s (%s) %s",
+                agent.name,
+                request.call_id,
+                request.tool_name,
+                "approved" if answer.approved else f"denied: {answer.reason}",
+            )
+        if deferred:
+            known = {calls[i].id: d for i, d in decisions.items()}
+            turn.pending = ()  # paused, not ended: the calls stay pending in the history
+            raise pause(agent, turn, calls, deferred, known)
+    return Verdict(
+        [call for i, call in enumerate(calls) if i not in decisions or decisions[i].approved],
+        {i: d.reason for i, d in decisions.items() if not d.approved},
+    )
+
+
+def drain(events: Iterator[AgentEvent]) -> AssistantMessage:
+    """Run a turn to its end (``send``): calls nobody decided about pause it."""
+    final: AssistantMessage | None = None
+    for event in events:
+        if type(event) is FinalAnswer:
+            final = event.message
+        elif type(event) is ApprovalRequested:
+            event.defer()
+    assert final is not None  # the loop only returns after a FinalAnswer
+    return final
+
+
+def _marked(call: ToolCall, registry: ToolRegistry) -> Tool | None:
+    """The tool of ``call`` if the call needs approval and would run."""
+    marker = registry.options(call.name).requires_approval
+    if marker is False:
+        return None
+    tool, _problem = check_call(call, registry)
+    if tool is None or marker is True:
+        return tool
+    try:
+        needed = bool(marker(dict(call.arguments)))
+    except Exception:  # a broken predicate asks rather than lets the call through
+        log.warning("requires_approval of tool %r raised; asking", call.name, exc_info=True)
+        needed = True
+    return tool if needed else None
+
+
+def _ask(
+    agent: Agent, requests: list[ApprovalRequest]
+) -> Generator[ApprovalRequested, None, list[Decision | None]]:
+    approver = agent.approver
+    if approver is not None:
+        answers: list[Decision | None] = []
+        for request in requests:
+            if request.cancel.cancelled:
+                break  # the caller raises CancelledError; nobody is asked again
+            answers.append(_call(approver, request))
+        return answers
+    if agent.depth > 0:
+        return [Decision.deny(NO_APPROVER_BELOW_ROOT) for _ in requests]
+    events = [ApprovalRequested(request) for request in requests]
+    yield from events
+    return [event.settle() for event in events]
+
+
+def _call(approver: Approver, request: ApprovalRequest) -> Decision:
+    try:
+        answer: object = approver(request)
+    except Exception:
+        log.warning("the approver raised for call %s; denied", request.call_id, exc_info=True)
+        return Decision.deny("the approver failed")
+    try:
+        return as_decision(answer, where="approver")
+    except ConfigError:
+        log.warning("the approver returned %r for call %s; denied", answer, request.call_id)
+        return Decision.deny("the approver gave no answer")

@@ -1,0 +1,276 @@
+"""A paused turn: plain data to store, checked against the history when the turn resumes.
+
+When a round's calls wait for a person (``send()`` without an approver, or a
+deferred :class:`~agent_smith.agent.approvals.ApprovalRequested`), the turn
+pauses with :class:`~agent_smith.errors.ApprovalRequired`. Its ``state``, a
+:class:`PausedTurn`, holds what the history does not: the agent's name, the
+ids of the paused round's calls, the requests still waiting (and decisions
+already given), the round counters and guard counts, and the usage so far. It
+serialises to JSON (``to_json`` / ``from_json``, a versioned object), so the
+turn can resume in another process. The history itself stays in the agent's
+memory (save it with ``messages_to_json``).
+
+The history while paused. DESIGN §11/§13 promise no assistant tool-call turn
+without its results; a pause is the one deliberate, bounded exception:
+
+* the paused round's assistant message is the *last* message of the history,
+  with no results after it; nothing is sent to the server until the turn
+  resumes (and every memory's snapshot passes through ``strip_orphans``,
+  which would leave the incomplete group out anyway);
+* ``TurnLoop.settle`` fills in cancelled results only for a turn that
+  *ended* (cancelled, stopped, failed); a paused turn has not ended, so its
+  calls stay pending — ``messages_to_json`` keeps them, ready to resume;
+* :func:`resume_round` accepts a state only when the history still ends with
+  exactly that message (same agent name, same call ids, and the waiting
+  calls' names and arguments unchanged); otherwise it raises ConfigError
+  before anything is appended, so a stale or foreign state cannot corrupt
+  the history;
+* a new ``send()`` instead of a resume abandons the pause:
+  :func:`settle_abandoned` gives the pending calls denied results first, so
+  the history is whole again (and the old state no longer matches it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import ApprovalRequired, ConfigError, ParseError
+from ..memory import Memory
+from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage, expect_object
+from .approvals import (
+    NEVER_CANCELLED,
+    ApprovalRequest,
+    Decision,
+    DecisionLike,
+    as_decision,
+    denied_outcome,
+)
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .turn import Turn
+
+#: The reason the calls of a paused turn nobody resumed are denied with.
+ABANDONED = "the conversation went on without a decision"
+
+
+@dataclass(frozen=True)
+class PausedTurn:
+    """Where a paused turn stopped: plain data, JSON via :meth:`to_json` / :meth:`from_json`.
+
+    ``call_ids`` are the paused round's calls (the history's last message),
+    ``requests`` the calls still waiting for a decision, ``decisions`` the
+    answers already given in that round. ``iterations`` and
+    ``tree_iterations`` count the LLM calls made so far (by this agent, by its
+    whole sub-agent tree), ``loop_repeats``, ``failed_rounds`` and ``steered``
+    carry the loop guards on, and ``usage`` is the turn's usage so far.
+    """
+
+    agent: str
+    call_ids: tuple[str, ...]
+    requests: tuple[ApprovalRequest, ...]
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
+    iterations: int = 1
+    tree_iterations: int = 1
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    loop_repeats: int = 0
+    failed_rounds: int = 0
+    steered: bool = False
+
+    #: The version of the JSON form; from_json refuses others.
+    VERSION: ClassVar[int] = 1
+
+    @property
+    def waiting(self) -> tuple[str, ...]:
+        """Ids of the calls waiting for a decision."""
+        return tuple(request.call_id for request in self.requests)
+
+    def to_json(self) -> str:
+        """The state as a JSON object (stable keys, ``"version": 1``)."""
+        return json.dumps(
+            {
+                "version": self.VERSION,
+                "agent": self.agent,
+                "call_ids": list(self.call_ids),
+                "requests": [request.to_dict() for request in self.requests],
+                "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
+                "iterations": self.iterations,
+                "tree_iterations": self.tree_iterations,
+                "usage": self.usage.to_dict(),
+                "loop_repeats": self.loop_repeats,
+                "failed_rounds": self.failed_rounds,
+                "steered": self.steered,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> PausedTurn:
+        """Read a state written by :meth:`to_json`; ParseError if it is not one."""
+        try:
+            data = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ParseError(f"paused turn is not valid JSON ({err})") from err
+        obj = expect_object(data, "paused turn")
+        if obj.get("version") != cls.VERSION:
+            raise ParseError(
+                f"paused turn has version {obj.get('version')!r}; this agent_smith reads "
+                f"version {cls.VERSION}"
+            )
+        call_ids = obj.get("call_ids")
+        if not isinstance(call_ids, list) or not all(isinstance(i, str) for i in call_ids):
+            raise ParseError("paused turn: 'call_ids' must be a list of strings")
+        requests = obj.get("requests")
+        decisions = obj.get("decisions", {})
+        if not isinstance(requests, list) or not isinstance(decisions, dict):
+            raise ParseError("paused turn: 'requests' must be a list, 'decisions' an object")
+        usage = expect_object(obj.get("usage", {}), "paused turn usage")
+        counts = {key: usage.get(key, 0) for key in ("prompt", "completion", "total")}
+        return cls(
+            agent=_typed(obj, "agent", str),
+            call_ids=tuple(call_ids),
+            requests=tuple(ApprovalRequest.from_dict(r) for r in requests),
+            decisions={str(k): Decision.from_dict(d) for k, d in decisions.items()},
+            iterations=_typed(obj, "iterations", int),
+            tree_iterations=_typed(obj, "tree_iterations", int),
+            usage=TokenUsage(**{k: _typed(counts, k, int) for k in counts}),
+            loop_repeats=_typed(obj, "loop_repeats", int),
+            failed_rounds=_typed(obj, "failed_rounds", int),
+            steered=_typed(obj, "steered", bool),
+        )
+
+
+def _typed(obj: Mapping[str, Any], key: str, kind: type[Any]) -> Any:
+    value = obj.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ParseError(f"paused turn: {key!r} must be of type {kind.__name__}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Resumption:
+    """What :meth:`Agent.resume` runs: a paused turn and decisions for its waiting calls."""
+
+    state: PausedTurn
+    decisions: Mapping[str, Decision]
+
+    # Read by the loop like AgentRequest's fields: the resumed rounds use the
+    # agent's defaults.
+    sampling: ClassVar[None] = None
+    stream: ClassVar[None] = None
+
+    @classmethod
+    def of(cls, state: object, decisions: Mapping[str, DecisionLike]) -> Resumption:
+        """Check the arguments of ``resume``; ConfigError for a wrong type or an unknown id."""
+        if not isinstance(state, PausedTurn):
+            raise ConfigError(
+                "resume needs the PausedTurn of ApprovalRequired.state "
+                f"(PausedTurn.from_json reads a stored one), got {type(state).__name__}"
+            )
+        if not isinstance(decisions, Mapping):
+            raise ConfigError("resume needs decisions as a mapping of call id to True/False/reason")
+        waiting = state.waiting
+        checked: dict[str, Decision] = {}
+        for call_id, value in decisions.items():
+            if call_id not in waiting:
+                raise ConfigError(
+                    f"no call {call_id!r} waits for approval in this paused turn "
+                    f"(waiting: {', '.join(waiting) or 'none'})"
+                )
+            checked[call_id] = as_decision(value, where=f"decision for call {call_id!r}")
+        return cls(state, checked)
+
+
+@dataclass(frozen=True)
+class ResumedRound:
+    """The paused round, checked against the history: its calls and what is decided."""
+
+    calls: tuple[ToolCall, ...]
+    decisions: Mapping[str, Decision]
+    waiting: frozenset[str]
+
+
+def pause(
+    agent: Agent,
+    turn: Turn,
+    calls: Sequence[ToolCall],
+    waiting: Sequence[ApprovalRequest],
+    decisions: Mapping[str, Decision],
+) -> ApprovalRequired:
+    """The ApprovalRequired that pauses ``turn`` with ``waiting`` undecided."""
+    state = PausedTurn(
+        agent=agent.name,
+        call_ids=tuple(call.id for call in calls),
+        requests=tuple(replace(request, cancel=NEVER_CANCELLED) for request in waiting),
+        decisions=dict(decisions),
+        iterations=turn.iterations,
+        tree_iterations=turn.tree.iterations,
+        usage=turn.usage,
+        loop_repeats=turn.loops.repeats if turn.loops is not None else 0,
+        failed_rounds=turn.failures.failed_rounds if turn.failures is not None else 0,
+        steered=turn.failures.steered if turn.failures is not None else False,
+    )
+    names = ", ".join(f"{r.tool_name} ({r.call_id})" for r in waiting)
+    return ApprovalRequired(
+        f"agent {agent.name!r} paused: {len(waiting)} tool call(s) need approval: {names}",
+        state=state,
+    )
+
+
+def resume_round(agent: Agent, turn: Turn, resumption: Resumption) -> ResumedRound:
+    """Check ``resumption`` against the history and put its counters back into ``turn``.
+
+    Raises ConfigError, changing nothing, when the state is not this agent's
+    or the history does not end with the paused round's calls.
+    """
+    state = resumption.state
+    if state.agent != agent.name:
+        raise ConfigError(f"the paused turn belongs to agent {state.agent!r}, not {agent.name!r}")
+    history = agent.memory.messages()
+    last = history[-1] if history else None
+    if not isinstance(last, AssistantMessage) or (
+        tuple(call.id for call in last.tool_calls) != state.call_ids
+    ):
+        raise ConfigError(
+            f"agent {agent.name!r}: the history does not end with the paused turn's tool calls "
+            "(restore the history saved with the state; a paused turn resumes once)"
+        )
+    calls = {call.id: call for call in last.tool_calls}
+    for request in state.requests:
+        if calls.get(request.call_id) != request.call:
+            raise ConfigError(
+                f"agent {agent.name!r}: call {request.call_id!r} in the history is not the "
+                "call that waits for approval"
+            )
+    turn.iterations = state.iterations
+    turn.add_usage(state.usage)
+    if agent.depth == 0:  # a sub-agent shares its parent's tree, which counted already
+        turn.tree.charge(state.tree_iterations)
+    if turn.loops is not None:
+        turn.loops.restore(last.tool_calls, state.loop_repeats)
+    if turn.failures is not None:
+        turn.failures.restore(state.failed_rounds, state.steered)
+    turn.pending = last.tool_calls
+    return ResumedRound(
+        last.tool_calls, {**state.decisions, **resumption.decisions}, frozenset(state.waiting)
+    )
+
+
+def settle_abandoned(memory: Memory, record: Callable[[Message], None]) -> None:
+    """Before a new turn: deny the calls of a paused turn that was never resumed."""
+    if not memory.size():
+        return
+    history = memory.messages()
+    start = len(history)
+    while start > 0 and isinstance(history[start - 1], ToolMessage):
+        start -= 1
+    caller = history[start - 1] if start > 0 else None
+    if not isinstance(caller, AssistantMessage) or not caller.tool_calls:
+        return
+    answered = {m.tool_call_id for m in history[start:] if isinstance(m, ToolMessage)}
+    for call in caller.tool_calls:
+        if call.id not in answered:
+            record(denied_outcome(call, ABANDONED).message)
