@@ -1,8 +1,9 @@
 """``agent-smith``: a demo REPL that chats with an agent over an OpenAI-compatible server.
 
 This module reads the command line and wires the agent up: the endpoint (or a
-local llama.cpp server for ``--serve-model``/``--local``), the two demo tools
-(``calculator``, ``read_local_file``), the bundled example MCP server
+local llama.cpp server for ``--serve-model``/``--local``), the demo tools
+(``calculator``, ``read_local_file``, ``write_local_file``, which asks
+``y/N`` first — see :mod:`~agent_smith.cli.approval`), the bundled example MCP server
 (``echo``, ``now``) unless ``--no-default-mcp``, any ``--mcp`` stdio servers
 and ``--skill`` folders. Every resource it starts is owned by one ExitStack,
 so each is closed on the way out, also after a failed setup step. The loop
@@ -46,6 +47,7 @@ from ..logs import TRACE
 from ..mcp.config import ServerConfig
 from ..runtime import Runtime
 from ..skills import Skill, load_skill
+from .approval import TerminalApprovals
 from .demo_tools import demo_tools
 from .models import DEFAULT_MODEL_NAME, ensure_default_model
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
@@ -53,7 +55,8 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
     "You are a helpful assistant running in a terminal. Use the calculator tool for "
-    "arithmetic and read_local_file to read files the user mentions. Answer briefly."
+    "arithmetic, read_local_file to read files the user mentions and write_local_file "
+    "to write one when asked. Answer briefly."
 )
 #: Where the bundled example MCP server lives in a source checkout.
 EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
@@ -121,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=".",
         metavar="DIR",
         help="directory read_local_file may read below (default: the current directory)",
+    )
+    parser.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="approve every tool call that needs approval (else: asked y/N, denied without a TTY)",
     )
     parser.add_argument(
         "-v",
@@ -282,6 +291,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     # Loaded before the agent so that the stack closes the agent first, then
     # the skills' MCP servers it was using; also on any failure below.
     skills = _load_skills(args.skill, runtime=runtime, stack=stack)
+    interactive = sys.stdin.isatty()
+    approvals = TerminalApprovals(assume_yes=args.yes, interactive=interactive)
     agent = stack.enter_context(
         Agent(
             llm,
@@ -289,19 +300,19 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             tools,
             config=AgentConfig(stream=not args.no_stream),
             runtime=runtime,
+            approver=approvals,
         )
     )
     aliases = _connect_mcp(agent, args)
     _activate_skills(agent, skills)
-    interactive = sys.stdin.isatty()
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
     mcp = f"; MCP: {', '.join(aliases)}" if aliases else ""
     sandbox = Path(args.sandbox).resolve()
     banner = (
-        f"agent-smith {__version__} at {endpoint}; tools: calculator, read_local_file "
-        f"(sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
+        f"agent-smith {__version__} at {endpoint}; tools: calculator, read_local_file, "
+        f"write_local_file (asks first; sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
     )
     repl = Repl(
         agent,
@@ -311,5 +322,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stderr=sys.stderr,
         interactive=interactive,
         retry_notes=not args.verbose,  # -v already logs each retry
+        approvals=approvals,
     )
     return repl.run(banner)

@@ -4,7 +4,9 @@ Each line is one agent turn, run on its own thread so that Ctrl-C reaches the
 main thread while it waits, never in the middle of the agent's own locking.
 The main thread alone writes: reply tokens to stdout, tool calls, tool
 results and LLM retries as one-line status messages on stderr (so stdout
-holds only the answers).
+holds only the answers). It also asks the ``y/N`` questions of calls that
+need approval (:mod:`~agent_smith.cli.approval`), which reach it through the
+same queue as the turn's events.
 
 Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
 (``agent.cancel()``) and returns to the prompt, a second one quits (:class:`Quit`);
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
 from ..errors import AgentSmithError, CancelledError, LlmApiError, TransportError
 from ..llm.events import TokenDelta
+from .approval import Question, TerminalApprovals, is_denial
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -147,8 +150,10 @@ class Repl:
         stderr: TextIO,
         interactive: bool,
         retry_notes: bool = True,
+        approvals: TerminalApprovals | None = None,
     ) -> None:
         self.agent = agent
+        self.approvals = approvals
         self.endpoint = endpoint
         self._in, self._out, self._err = stdin, stdout, stderr
         self._interactive = interactive
@@ -205,6 +210,8 @@ class Repl:
         llm_log = logging.getLogger(LLM_LOGGER)
         if notices is not None:
             llm_log.addHandler(notices)
+        if self.approvals is not None:
+            self.approvals.bind(events.put)
         try:
             worker.start()
             self._streamed = False
@@ -213,6 +220,8 @@ class Repl:
         finally:
             if notices is not None:
                 llm_log.removeHandler(notices)
+            if self.approvals is not None:
+                self.approvals.bind(None)
         self._end_line()
         if done.error is not None:
             self._report(done.error)
@@ -264,9 +273,14 @@ class Repl:
                 event.call.arguments, ensure_ascii=False
             )
             self._status(f"[tool] {event.call.name} {args}")
+        elif isinstance(event, Question):
+            self._end_line()
+            event.ask(status=self._status, read=input)
         elif isinstance(event, ToolResultReady):
             message = event.message
-            if message.is_error:
+            if message.is_error and is_denial(message.content):
+                self._status(f"[tool] {message.name} {_error_text(message.content)}")
+            elif message.is_error:
                 text = _error_text(message.content)
                 text = text.removeprefix(f"tool {message.name!r} failed: ")  # said already
                 self._status(f"[tool] {message.name} failed: {text}")

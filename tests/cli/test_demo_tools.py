@@ -1,4 +1,4 @@
-"""The demo CLI's built-in tools: the calculator and the sandboxed file reader."""
+"""The demo CLI's built-in tools: the calculator and the sandboxed file reader and writer."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from agent_smith import ConfigError, Runtime, ToolContext, ToolError
 from agent_smith.cli.demo_tools import (
     CalculatorTool,
     ReadLocalFileTool,
+    WriteLocalFileTool,
     demo_tools,
     evaluate,
     format_number,
@@ -234,6 +235,60 @@ def test_read_local_file_refuses_a_fifo_without_blocking(layout: tuple[Path, Pat
         ReadLocalFileTool(sandbox).read("pipe")
 
 
-def test_demo_tools_are_the_calculator_and_the_reader(tmp_path: Path) -> None:
+# --- write_local_file ------------------------------------------------------
+
+
+def test_write_local_file_writes_below_the_sandbox_and_needs_approval(
+    layout: tuple[Path, Path], ctx: ToolContext
+) -> None:
+    sandbox, _ = layout
+    writer = WriteLocalFileTool(sandbox)
+    assert writer.options.requires_approval is True
+    result = writer.invoke({"path": "notes/new.txt", "content": "héllo"}, ctx)
+    assert result.content == "wrote 6 bytes to notes/new.txt"
+    assert (sandbox / "notes" / "new.txt").read_text(encoding="utf-8") == "héllo"
+    writer.write("hello.txt", "replaced")
+    assert (sandbox / "hello.txt").read_text(encoding="utf-8") == "replaced"
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("../out.txt", "'..' is refused"),
+        ("/tmp/out.txt", "absolute paths are refused"),
+        ("missing/out.txt", "no such folder"),
+        ("notes", "not a regular file"),
+        ("", "empty"),
+    ],
+)
+def test_write_local_file_refuses_paths_it_must_not_write(
+    layout: tuple[Path, Path], path: str, fragment: str
+) -> None:
+    sandbox, _ = layout
+    with pytest.raises(ToolError, match=fragment) as caught:
+        WriteLocalFileTool(sandbox).write(path, "x")
+    assert caught.value.tool_name == "write_local_file"
+
+
+def test_write_local_file_never_writes_through_a_symlink(layout: tuple[Path, Path]) -> None:
+    sandbox, secret = layout
+    (sandbox / "link.txt").symlink_to(secret)
+    (sandbox / "out").symlink_to(secret.parent, target_is_directory=True)
+    writer = WriteLocalFileTool(sandbox)
+    with pytest.raises(ToolError, match="not a regular file"):
+        writer.write("link.txt", "overwritten")
+    with pytest.raises(ToolError, match="leads outside the sandbox"):
+        writer.write("out/secret.txt", "overwritten")
+    assert secret.read_text(encoding="utf-8") == "top secret\n"
+
+
+def test_write_local_file_caps_what_it_writes(layout: tuple[Path, Path]) -> None:
+    sandbox, _ = layout
+    with pytest.raises(ToolError, match="over the 4-byte cap"):
+        WriteLocalFileTool(sandbox, max_bytes=4).write("big.txt", "12345")
+    assert not (sandbox / "big.txt").exists()
+
+
+def test_demo_tools_are_the_calculator_the_reader_and_the_writer(tmp_path: Path) -> None:
     names = [t.name for t in demo_tools(tmp_path)]
-    assert names == ["calculator", "read_local_file"]
+    assert names == ["calculator", "read_local_file", "write_local_file"]

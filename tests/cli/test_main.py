@@ -117,6 +117,7 @@ def test_help_names_every_option(capsys: pytest.CaptureFixture[str]) -> None:
         "--sandbox",
         "--serve-model",
         "--local",
+        "--yes",
         "--verbose",
     ):
         assert option in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from agent_smith import (
     AgentStopped,
+    ApprovalRequest,
     AssistantMessage,
     CancelledError,
     LlmApiError,
@@ -20,6 +22,7 @@ from agent_smith import (
     TransportError,
 )
 from agent_smith.agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
+from agent_smith.cli.approval import TerminalApprovals
 from agent_smith.cli.repl import EXIT_OK, LLM_LOGGER, Fatal, Repl, describe_fatal
 
 ENDPOINT = "http://127.0.0.1:8080"
@@ -104,7 +107,11 @@ class _FakeAgent:
 
 
 def _repl(
-    agent: _FakeAgent, lines: str, *, retry_notes: bool = True
+    agent: _FakeAgent,
+    lines: str,
+    *,
+    retry_notes: bool = True,
+    approvals: TerminalApprovals | None = None,
 ) -> tuple[Repl, io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
     repl = Repl(
@@ -115,6 +122,7 @@ def _repl(
         stderr=err,
         interactive=False,
         retry_notes=retry_notes,
+        approvals=approvals,
     )
     return repl, out, err
 
@@ -246,3 +254,48 @@ def test_repl_leaves_retries_to_the_log_when_asked() -> None:
     assert repl.run() == EXIT_OK
     assert err.getvalue() == ""
     assert out.getvalue() == "Hi.\n"
+
+
+# --- approvals -----------------------------------------------------------------
+
+
+def _approval_turn(approvals: TerminalApprovals, decisions: list[Any]) -> list[Any]:
+    """A turn whose agent asks the bound approver (in the turn's thread), then reports."""
+    call = ToolCall("call_0", "write_local_file", {"path": "a.txt", "content": "hi"})
+    request = ApprovalRequest(call, "Write a file.")
+    denial = '{"error":true,"denied":true,"message":"denied: the user said no"}'
+    return [
+        ToolCallRequested(call),
+        lambda: decisions.append(approvals(request)),  # blocks until the main thread answers
+        ToolResultReady(ToolMessage("call_0", "write_local_file", denial, is_error=True)),
+        FinalAnswer(AssistantMessage("Not written.")),
+    ]
+
+
+@pytest.mark.parametrize(("reply", "approved"), [("y", True), ("n", False)])
+def test_repl_asks_y_n_on_the_main_thread_and_shows_a_denial(
+    monkeypatch: pytest.MonkeyPatch, reply: str, approved: bool
+) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def fake_input(prompt: str) -> str:
+        asked.append((threading.current_thread().name, prompt))
+        return reply
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    approvals = TerminalApprovals(assume_yes=False, interactive=True)
+    decisions: list[Any] = []
+    agent = _FakeAgent(_approval_turn(approvals, decisions))
+    repl, out, err = _repl(agent, "write it\n", approvals=approvals)
+
+    assert repl.run() == EXIT_OK
+
+    assert asked == [
+        (
+            threading.current_thread().name,
+            '[approve] write_local_file {"path": "a.txt", "content": "hi"}? [y/N] ',
+        )
+    ]
+    assert [d.approved for d in decisions] == [approved]
+    assert err.getvalue().splitlines()[-1] == "[tool] write_local_file denied: the user said no"
+    assert out.getvalue() == "Not written.\n"

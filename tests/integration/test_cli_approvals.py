@@ -1,0 +1,138 @@
+"""The CLI asks before write_local_file runs: y/N at a terminal (a real pty), --yes, no terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from tests.support.approvals import denied, tool_contents
+from tests.support.llm_server import Calls, ScriptedLlmServer, Text
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+WRITE = Calls(("write_local_file", {"path": "note.txt", "content": "remember the milk"}))
+PROMPT = '[approve] write_local_file {"path": "note.txt", "content": "remember the milk"}? [y/N] '
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_SERVER_URL", "LLAMA_API_KEY")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def _cli(url: str, *flags: str) -> list[str]:
+    return [sys.executable, "-m", "agent_smith", "-e", url, "--no-default-mcp", *flags]
+
+
+@pytest.mark.parametrize("flags", [(), ("--yes",)], ids=["no-terminal", "yes"])
+def test_piped_input_denies_unless_yes_approves(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    approve = bool(flags)
+    with ScriptedLlmServer() as server:
+        server.script(WRITE, Text("Done." if approve else "Not written."), Text("Yes?"))
+        # "y" on the next line is conversation, never an answer to the question.
+        done = subprocess.run(
+            _cli(server.url, *flags),
+            input="note the milk\ny\n",
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=_env(),
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "note.txt").exists() is approve
+    lines = done.stderr.splitlines()
+    shown = PROMPT.removesuffix("? [y/N] ")
+    if approve:
+        assert f"{shown} -> approved (--yes)" in lines
+        assert tool_contents(server.requests[1]) == ["wrote 17 bytes to note.txt"]
+    else:
+        assert any(line.startswith(f"{shown} -> denied: no terminal") for line in lines)
+        assert any(line.startswith("[tool] write_local_file denied: no terminal") for line in lines)
+        assert "denied" in tool_contents(server.requests[1])[0]
+    assert server.requests[2]["messages"][-1] == {"role": "user", "content": "y"}
+
+
+class _Reader:
+    """Collects what a child writes to one pipe, so a test can wait for some text."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._text = ""
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._pump, name="test-cli-reader", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        for chunk in iter(lambda: os.read(self._stream.fileno(), 4096), b""):
+            with self._changed:
+                self._text += chunk.decode("utf-8", "replace")
+                self._changed.notify_all()
+
+    def wait_for(self, fragment: str) -> None:
+        with self._changed:
+            found = self._changed.wait_for(lambda: fragment in self._text, timeout=TIMEOUT)
+            assert found, f"{fragment!r} never arrived; got {self._text!r}"
+
+    def text(self) -> str:
+        self._thread.join(TIMEOUT)
+        return self._text
+
+
+@pytest.fixture
+def terminal() -> Iterator[tuple[int, int, list[subprocess.Popen[bytes]]]]:
+    """A pseudo-terminal (we type on ``controller``, the CLI reads ``tty``) and the processes."""
+    controller, tty = pty.openpty()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        yield controller, tty, procs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(TIMEOUT)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        os.close(controller)
+        os.close(tty)
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_at_a_terminal_the_cli_asks_y_n_and_does_what_it_was_told(
+    tmp_path: Path, terminal: tuple[int, int, list[subprocess.Popen[bytes]]], answer: str
+) -> None:
+    keyboard, tty, procs = terminal
+    with ScriptedLlmServer() as server:
+        server.script(WRITE, Text("Done." if answer == "y" else "Not written."))
+        proc = subprocess.Popen(
+            _cli(server.url),
+            stdin=tty,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+            cwd=tmp_path,
+        )
+        procs.append(proc)
+        assert proc.stdout is not None and proc.stderr is not None
+        out = _Reader(proc.stdout)
+        _Reader(proc.stderr)
+        out.wait_for("> ")
+        os.write(keyboard, b"note the milk\n")
+        out.wait_for(PROMPT)  # asked, and nothing was written yet
+        assert not (tmp_path / "note.txt").exists()
+        os.write(keyboard, f"{answer}\n".encode())
+        out.wait_for("Done." if answer == "y" else "Not written.")
+        os.write(keyboard, b"/exit\n")
+        assert proc.wait(TIMEOUT) == 0
+    assert (tmp_path / "note.txt").exists() is (answer == "y")
+    expected = "wrote 17 bytes to note.txt" if answer == "y" else denied("the user said no")
+    assert tool_contents(server.requests[1]) == [expected]
