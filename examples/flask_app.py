@@ -1,4 +1,4 @@
-"""A Flask page whose agent reply streams into the browser as the model writes it.
+"""A Flask page whose agent reply streams into the browser, with Approve/Deny for risky tools.
 
 Run it (llama-server, or any OpenAI-compatible server with tool calling, at
 $LLAMA_SERVER_URL, default http://127.0.0.1:8080):
@@ -16,6 +16,14 @@ Each browser has one conversation, kept in a SQLite file
 cookie, so it survives restarts and follows the browser from one worker
 process to the next. Two replies at once in one conversation (two tabs) are
 refused, not mixed.
+
+``save_note`` needs the user's approval. When the model calls it, the stream
+defers the question, the turn pauses (``ApprovalRequired``) and its
+``PausedTurn`` JSON is kept in the session next to the history; the page
+shows Approve / Deny buttons. The click is a *later* request — possibly to
+another worker process — which builds a fresh agent on the session and
+streams the rest of the turn from ``agent.resume_stream(state, {call_id:
+True | reason})``.
 """
 
 from __future__ import annotations
@@ -23,16 +31,20 @@ from __future__ import annotations
 import html
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 
-from flask import Flask, Response, request
+from flask import Flask, Response, jsonify, request
 
 from agent_smith import (
     Agent,
     AgentBusyError,
+    AgentEvent,
     AgentSmithError,
+    ApprovalRequested,
+    ApprovalRequired,
     LlmClient,
+    PausedTurn,
     SqliteSession,
     TokenDelta,
     ToolCallRequested,
@@ -46,12 +58,20 @@ COOKIE = "conversation"
 
 llm = LlmClient(ENDPOINT)
 app = Flask(__name__)
+NOTES: list[str] = []
 
 
 @tool
 def get_weather(city: str) -> str:
     """Today's weather in a city (a stand-in for a real weather API)."""
     return f"Sunny and 21 °C in {city}."
+
+
+@tool(requires_approval=True)
+def save_note(text: str) -> str:
+    """Save a note for the user (each note needs the user's approval)."""
+    NOTES.append(text)
+    return f"Saved note: {text}"
 
 
 PAGE = """<!doctype html>
@@ -61,6 +81,7 @@ PAGE = """<!doctype html>
 <style>
   body { font: 16px system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; }
   #reply { white-space: pre-wrap; border-left: 3px solid #ccc; padding-left: 1rem; }
+  .ask { background: #fff6d6; padding: .5rem; margin: .5rem 0; }
 </style>
 <h1>Ask the agent</h1>
 <div id="history"><!--history--></div>
@@ -69,12 +90,12 @@ PAGE = """<!doctype html>
   <button>Ask</button>
 </form>
 <p id="reply"></p>
+<div id="approvals"></div>
 <script>
-document.getElementById("ask").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const reply = document.getElementById("reply");
-  reply.textContent = "";
-  const response = await fetch("/chat", {method: "POST", body: new FormData(event.target)});
+const reply = document.getElementById("reply");
+const approvals = document.getElementById("approvals");
+
+async function show(response) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   for (;;) {
@@ -82,6 +103,33 @@ document.getElementById("ask").addEventListener("submit", async (event) => {
     if (done) break;
     reply.textContent += decoder.decode(value, {stream: true});
   }
+  const pending = await (await fetch("/pending")).json();
+  approvals.replaceChildren(...pending.map(ask));
+}
+
+function ask(item) {
+  const box = document.createElement("div");
+  box.className = "ask";
+  box.textContent = `${item.tool} ${JSON.stringify(item.arguments)} `;
+  for (const [label, approve] of [["Approve", "yes"], ["Deny", "no"]]) {
+    const button = document.createElement("button");
+    button.textContent = label;
+    button.onclick = async () => {
+      approvals.replaceChildren();
+      const form = new FormData();
+      form.append("call_id", item.call_id);
+      form.append("approve", approve);
+      await show(await fetch("/decide", {method: "POST", body: form}));
+    };
+    box.append(button);
+  }
+  return box;
+}
+
+document.getElementById("ask").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  reply.textContent = "";
+  await show(await fetch("/chat", {method: "POST", body: new FormData(event.target)}));
 });
 </script>
 </html>
@@ -104,34 +152,86 @@ def chat() -> Response:
     question = request.form.get("q", "").strip()
     if not question:
         return Response("Ask something.\n", status=400, mimetype="text/plain")
-
     conversation = request.cookies.get(COOKIE) or secrets.token_urlsafe(16)
+    response = _streamed(conversation, lambda agent: agent.stream(question))
+    response.set_cookie(COOKIE, conversation, max_age=30 * 86400, httponly=True, samesite="Lax")
+    return response
+
+
+@app.get("/pending")
+def pending() -> Response:
+    """The calls of this conversation's paused turn that wait for the user."""
+    waiting = _paused(request.cookies.get(COOKIE, ""))
+    requests = waiting.requests if waiting is not None else ()
+    return jsonify(
+        [{"call_id": r.call_id, "tool": r.tool_name, "arguments": r.arguments} for r in requests]
+    )
+
+
+@app.post("/decide")
+def decide() -> Response:
+    """Approve or deny one waiting call and stream the rest of the paused turn."""
+    conversation = request.cookies.get(COOKIE, "")
+    state = _paused(conversation)
+    if state is None:
+        return Response("Nothing waits for a decision.\n", status=409, mimetype="text/plain")
+    call_id = request.form.get("call_id", "")
+    if call_id not in state.waiting:
+        return Response("No such call waits.\n", status=400, mimetype="text/plain")
+    answer = True if request.form.get("approve") == "yes" else "the user clicked Deny"
+    return _streamed(conversation, lambda agent: agent.resume_stream(state, {call_id: answer}))
+
+
+def _paused(conversation: str) -> PausedTurn | None:
+    if not conversation:
+        return None
+    with SqliteSession(SESSIONS, conversation) as session:
+        stored = session.load().paused_turn
+    return PausedTurn.from_json(stored) if stored is not None else None
+
+
+def _streamed(conversation: str, start: Callable[[Agent], Iterator[AgentEvent]]) -> Response:
+    """Run a turn (or the rest of a paused one) on a fresh agent over the session, streamed."""
 
     def reply() -> Iterator[str]:
         try:
             with (
                 SqliteSession(SESSIONS, conversation) as session,
-                Agent(llm, SYSTEM_PROMPT, tools=[get_weather], session=session) as agent,
-                closing(agent.stream(question)) as events,
+                Agent(llm, SYSTEM_PROMPT, tools=[get_weather, save_note], session=session) as agent,
             ):
-                for event in events:
-                    if isinstance(event, TokenDelta):
-                        yield event.text
-                    elif isinstance(event, ToolCallRequested):
-                        yield f"[calling {event.call.name}]\n"
+                paused: str | None = None
+                started = True
+                try:
+                    with closing(start(agent)) as events:
+                        for event in events:
+                            if isinstance(event, TokenDelta):
+                                yield event.text
+                            elif isinstance(event, ToolCallRequested):
+                                yield f"[calling {event.call.name}]\n"
+                            elif isinstance(event, ApprovalRequested):
+                                event.defer()  # ask the user in a later request
+                                yield f"[{event.request.tool_name} needs your approval]\n"
+                except ApprovalRequired as pause:
+                    paused = pause.state.to_json()
+                except AgentBusyError:
+                    started = False  # another turn has the conversation: leave its state be
+                    raise
+                finally:
+                    # A pause is kept next to the history; any other end of a turn
+                    # that ran (done, failed, abandoned the pause) makes it obsolete.
+                    if started and (paused is not None or session.load().paused_turn is not None):
+                        session.save_paused_turn(paused)
         except AgentBusyError:  # this browser's other tab is mid-reply
             yield "\n[busy: this conversation is still answering elsewhere; try again soon]\n"
         except AgentSmithError as err:  # headers are already sent: report in the body
             yield f"\n[error: {err}]\n"
 
-    response = Response(
+    return Response(
         reply(),
         mimetype="text/plain",
         # Proxies (nginx) would otherwise buffer the whole reply.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
-    response.set_cookie(COOKIE, conversation, max_age=30 * 86400, httponly=True, samesite="Lax")
-    return response
 
 
 if __name__ == "__main__":

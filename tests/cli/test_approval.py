@@ -116,16 +116,24 @@ def test_the_approver_waits_on_its_thread_for_the_main_threads_answer() -> None:
 
 def test_a_cancelled_turn_wakes_the_approver_and_its_question_is_never_asked() -> None:
     approvals = TerminalApprovals(assume_yes=False, interactive=True)
-    posted: list[Question] = []
-    approvals.bind(posted.append)
+    posted: list[object] = []
+    arrived = threading.Event()
+
+    def post(item: object) -> None:
+        posted.append(item)
+        arrived.set()
+
+    approvals.bind(post)
     cancel = CancellationSource()
     request = _request(cancel=cancel)
     job = Background(lambda: approvals(request), name="test-turn")
     try:
+        assert arrived.wait(WAIT)  # the approver is waiting for the main thread
         cancel.cancel()
         assert job.join(WAIT), "the approver kept waiting after the turn was cancelled"
     finally:
         for question in posted:
+            assert isinstance(question, Question)
             question.answer(Decision.deny("test over"))
         job.join(WAIT)
     assert job.result == Decision.deny("the reply was cancelled")

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from agent_smith import SqliteSession
+from tests.support.approvals import denied, tool_contents
 from tests.support.llm_server import Calls, Chunks, Raw, ScriptedLlmServer, Text, sse_frames
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -268,3 +269,65 @@ def test_flask_app_refuses_a_second_reply_in_the_same_conversation(
         gate.set()
         assert "It" + "".join(chunks) == "It is sunny in Paris today."
     assert len(llm_server.requests) == 1  # the refused turn never reached the model
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_flask_asks_before_saving_a_note_and_another_worker_resumes_the_turn(
+    flask_url: tuple[str, ScriptedLlmServer], approve: bool
+) -> None:
+    worker_a, llm_server = flask_url
+    llm_server.script(
+        Calls(("save_note", {"text": "buy milk"})), Text("Saved it." if approve else "Not saved.")
+    )
+    browser = requests.Session()
+    paused = browser.post(f"{worker_a}/chat", data={"q": "Note: buy milk."}, timeout=TIMEOUT)
+    assert paused.text == "[calling save_note]\n[save_note needs your approval]\n"
+    assert len(llm_server.requests) == 1  # the turn waits: nothing more went to the model
+    with _serving(_load_flask_app().app) as worker_b:  # the click lands on another worker
+        pending = browser.get(f"{worker_b}/pending", timeout=TIMEOUT).json()
+        assert pending == [
+            {"call_id": "call_0", "tool": "save_note", "arguments": {"text": "buy milk"}}
+        ]
+        choice = {"call_id": "call_0", "approve": "yes" if approve else "no"}
+        resumed = browser.post(f"{worker_b}/decide", data=choice, timeout=TIMEOUT)
+        assert resumed.status_code == 200
+        assert resumed.text == ("Saved it." if approve else "Not saved.")
+        assert browser.get(f"{worker_b}/pending", timeout=TIMEOUT).json() == []
+        again = browser.post(f"{worker_b}/decide", data=choice, timeout=TIMEOUT)
+    assert again.status_code == 409  # a turn resumes once
+    expected = "Saved note: buy milk" if approve else denied("the user clicked Deny")
+    assert tool_contents(llm_server.requests[1]) == [expected]
+
+
+def test_flask_refuses_a_decision_for_a_call_that_does_not_wait(
+    flask_url: tuple[str, ScriptedLlmServer],
+) -> None:
+    url, llm_server = flask_url
+    llm_server.script(Calls(("save_note", {"text": "x"})))
+    browser = requests.Session()
+    browser.post(f"{url}/chat", data={"q": "note x"}, timeout=TIMEOUT)
+    wrong = browser.post(
+        f"{url}/decide", data={"call_id": "call_9", "approve": "yes"}, timeout=TIMEOUT
+    )
+    assert wrong.status_code == 400
+    assert (
+        requests.post(f"{url}/decide", data={"call_id": "call_0"}, timeout=TIMEOUT).status_code
+        == 409
+    )  # another browser
+    pending = browser.get(f"{url}/pending", timeout=TIMEOUT).json()
+    assert [p["call_id"] for p in pending] == ["call_0"]  # still waiting for a real decision
+
+
+def test_flask_a_new_question_instead_of_a_click_denies_the_waiting_note(
+    flask_url: tuple[str, ScriptedLlmServer],
+) -> None:
+    url, llm_server = flask_url
+    llm_server.script(Calls(("save_note", {"text": "x"})), Text("Something else, then."))
+    browser = requests.Session()
+    browser.post(f"{url}/chat", data={"q": "note x"}, timeout=TIMEOUT)
+    other = browser.post(f"{url}/chat", data={"q": "never mind"}, timeout=TIMEOUT)
+    assert other.text == "Something else, then."
+    sent = llm_server.requests[1]["messages"]
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "user"]
+    assert '"denied":true' in sent[3]["content"]
+    assert browser.get(f"{url}/pending", timeout=TIMEOUT).json() == []
