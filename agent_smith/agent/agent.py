@@ -39,7 +39,6 @@ from .events import (
     new_invocation_id,
 )
 from .loop import TurnLoop
-from .paused import PausedTurn, Resumption
 from .toolset import ToolSet
 from .tree import AgentTree
 from .turn import Turn
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
     from ..sessions.binding import SessionBinding
     from ..sessions.session import Session
     from ..skills import Skill
+    from .paused import PausedTurn, Resumption
     from .subagents import SubAgentSpec
 
 log = logging.getLogger(__name__)
@@ -249,18 +249,20 @@ class Agent(Closeable):
     def resume(self, state: PausedTurn, decisions: Mapping[str, DecisionLike]) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
 
-        ``decisions`` maps waiting call ids to True (run it), False or a reason
-        (deny it); calls left out stay waiting. Works on a new agent (also in
-        another process) whose memory holds the history saved at the pause;
-        ConfigError, with the history untouched, if ``state`` does not match it.
+        ``decisions`` maps waiting call ids to True (run), False or a reason (deny).
+        Works on a new agent (in any process) whose memory holds the saved history;
+        ConfigError, changing nothing, if ``state`` does not match that history.
         """
-        return drain(self._run(Resumption.of(state, decisions)))
+        return drain(self.resume_stream(state, decisions))
 
     def resume_stream(
         self, state: PausedTurn, decisions: Mapping[str, DecisionLike]
     ) -> Iterator[AgentEvent]:
         """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
-        return self._run(Resumption.of(state, decisions))
+        from .paused import Resumption  # loaded only when a turn resumes
+
+        # No new message; the resumed rounds use the agent's defaults.
+        return self._run(AgentRequest(""), Resumption.of(state, decisions))
 
     def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.
@@ -340,7 +342,7 @@ class Agent(Closeable):
 
     # -- the loop ------------------------------------------------------------
 
-    def _run(self, request: AgentRequest | Resumption) -> Iterator[AgentEvent]:
+    def _run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         if not self._busy.acquire(blocking=False):
             raise AgentBusyError(f"agent {self.name!r} is already running a turn")
         try:
@@ -350,7 +352,7 @@ class Agent(Closeable):
             raise
         loop = TurnLoop(self, turn)
         try:
-            yield from loop.run(request)
+            yield from loop.run(request, resume)
         except ApprovalRequired:
             raise  # a pause, not an error
         except AgentSmithError as err:

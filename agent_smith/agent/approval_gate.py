@@ -23,17 +23,21 @@ the returned :class:`Verdict` lists the calls to dispatch (approved and
 unmarked, together, in parallel) and the denied ones, which get error
 results instead. A turn cancelled while it waited raises CancelledError and
 runs nothing; the loop then gives every call a cancelled result.
+
+:func:`settle_abandoned` runs before every new turn: a paused turn that was
+never resumed gets denied results, so the history is whole again.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..messages import AssistantMessage, ToolCall
+from ..memory import Memory
+from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ..tools.base import Tool
 from ..tools.dispatch import ToolOutcome, check_call
 from ..tools.registry import ToolRegistry
@@ -46,14 +50,16 @@ from .approvals import (
     denied_outcome,
 )
 from .events import AgentEvent, FinalAnswer
-from .paused import ResumedRound, pause
 
 if TYPE_CHECKING:
     from .agent import Agent
+    from .paused import ResumedRound
     from .turn import Turn
 
 log = logging.getLogger("agent_smith.agent")
 
+#: The reason the calls of a paused turn nobody resumed are denied with.
+ABANDONED = "the conversation went on without a decision"
 #: Why a sub-agent's marked calls are denied when there is no approver to ask.
 NO_APPROVER_BELOW_ROOT = (
     "a sub-agent cannot wait for a person; give the root agent an approver to allow this call"
@@ -128,6 +134,8 @@ def decide_round(
                 "approved" if answer.approved else f"denied: {answer.reason}",
             )
         if deferred:
+            from .paused import pause  # loaded only when a turn pauses
+
             known = {calls[i].id: d for i, d in decisions.items()}
             turn.pending = ()  # paused, not ended: the calls stay pending in the history
             raise pause(agent, turn, calls, deferred, known)
@@ -135,6 +143,23 @@ def decide_round(
         [call for i, call in enumerate(calls) if i not in decisions or decisions[i].approved],
         {i: d.reason for i, d in decisions.items() if not d.approved},
     )
+
+
+def settle_abandoned(memory: Memory, record: Callable[[Message], None]) -> None:
+    """Before a new turn: deny the calls of a paused turn that was never resumed."""
+    if not memory.size():
+        return
+    history = memory.messages()
+    start = len(history)
+    while start > 0 and isinstance(history[start - 1], ToolMessage):
+        start -= 1
+    caller = history[start - 1] if start > 0 else None
+    if not isinstance(caller, AssistantMessage) or not caller.tool_calls:
+        return
+    answered = {m.tool_call_id for m in history[start:] if isinstance(m, ToolMessage)}
+    for call in caller.tool_calls:
+        if call.id not in answered:
+            record(denied_outcome(call, ABANDONED).message)
 
 
 def drain(events: Iterator[AgentEvent]) -> AssistantMessage:

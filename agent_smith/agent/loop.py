@@ -34,13 +34,13 @@ from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
-from .approval_gate import decide_round
+from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
-from .paused import ResumedRound, Resumption, resume_round, settle_abandoned
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentRequest
+    from .paused import ResumedRound, Resumption
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +56,21 @@ class TurnLoop:
         self._agent = agent
         self._turn = turn
 
-    def run(self, request: AgentRequest | Resumption) -> Iterator[AgentEvent]:
+    def run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
 
-        A :class:`Resumption` continues a paused turn: its round's calls run
-        (as decided) before the loop goes on with the next LLM call.
+        ``resume`` continues a paused turn instead of starting one with
+        ``request``'s message: the paused round's calls run (as decided)
+        before the loop goes on with the next LLM call.
         """
         agent, turn = self._agent, self._turn
         token = turn.source.token
         sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
         streaming = agent.config.stream if request.stream is None else request.stream
-        if isinstance(request, Resumption):
-            resumed = resume_round(agent, turn, request)
+        if resume is not None:
+            from .paused import resume_round  # loaded only when a turn resumes
+
+            resumed = resume_round(agent, turn, resume)
             answer = yield from self._act(resumed.calls, agent._tools.registry(), resumed)
             if answer is not None:
                 yield self._final(answer)

@@ -26,35 +26,27 @@ without its results; a pause is the one deliberate, bounded exception:
   before anything is appended, so a stale or foreign state cannot corrupt
   the history;
 * a new ``send()`` instead of a resume abandons the pause:
-  :func:`settle_abandoned` gives the pending calls denied results first, so
-  the history is whole again (and the old state no longer matches it).
+  :func:`~agent_smith.agent.approval_gate.settle_abandoned` gives the
+  pending calls denied results first, so the history is whole again (and
+  the old state no longer matches it).
+
+This module loads only when a turn pauses or resumes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ApprovalRequired, ConfigError, ParseError
-from ..memory import Memory
-from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage, expect_object
-from .approvals import (
-    NEVER_CANCELLED,
-    ApprovalRequest,
-    Decision,
-    DecisionLike,
-    as_decision,
-    denied_outcome,
-)
+from ..messages import AssistantMessage, TokenUsage, ToolCall, expect_object
+from .approvals import NEVER_CANCELLED, ApprovalRequest, Decision, DecisionLike, as_decision
 
 if TYPE_CHECKING:
     from .agent import Agent
     from .turn import Turn
-
-#: The reason the calls of a paused turn nobody resumed are denied with.
-ABANDONED = "the conversation went on without a decision"
 
 
 @dataclass(frozen=True)
@@ -99,7 +91,7 @@ class PausedTurn:
                 "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
                 "iterations": self.iterations,
                 "tree_iterations": self.tree_iterations,
-                "usage": self.usage.to_dict(),
+                "usage": {k: getattr(self.usage, k) for k in ("prompt", "completion", "total")},
                 "loop_repeats": self.loop_repeats,
                 "failed_rounds": self.failed_rounds,
                 "steered": self.steered,
@@ -156,11 +148,6 @@ class Resumption:
 
     state: PausedTurn
     decisions: Mapping[str, Decision]
-
-    # Read by the loop like AgentRequest's fields: the resumed rounds use the
-    # agent's defaults.
-    sampling: ClassVar[None] = None
-    stream: ClassVar[None] = None
 
     @classmethod
     def of(cls, state: object, decisions: Mapping[str, DecisionLike]) -> Resumption:
@@ -257,20 +244,3 @@ def resume_round(agent: Agent, turn: Turn, resumption: Resumption) -> ResumedRou
     return ResumedRound(
         last.tool_calls, {**state.decisions, **resumption.decisions}, frozenset(state.waiting)
     )
-
-
-def settle_abandoned(memory: Memory, record: Callable[[Message], None]) -> None:
-    """Before a new turn: deny the calls of a paused turn that was never resumed."""
-    if not memory.size():
-        return
-    history = memory.messages()
-    start = len(history)
-    while start > 0 and isinstance(history[start - 1], ToolMessage):
-        start -= 1
-    caller = history[start - 1] if start > 0 else None
-    if not isinstance(caller, AssistantMessage) or not caller.tool_calls:
-        return
-    answered = {m.tool_call_id for m in history[start:] if isinstance(m, ToolMessage)}
-    for call in caller.tool_calls:
-        if call.id not in answered:
-            record(denied_outcome(call, ABANDONED).message)

@@ -31,7 +31,7 @@ from agent_smith import (
     messages_to_json,
     strip_orphans,
 )
-from agent_smith.agent.paused import ABANDONED
+from agent_smith.agent.approval_gate import ABANDONED
 from tests.support.approvals import (
     Ledger,
     denied,
