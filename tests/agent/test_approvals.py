@@ -430,3 +430,24 @@ def test_without_an_approver_a_sub_agents_marked_call_is_denied_not_paused(
     assert agent.send("go").content == "Done."  # the root did not pause
     assert ledger.ran == []
     assert tool_contents(llm_server.requests[2]) == [denied(NO_APPROVER_BELOW_ROOT)]
+
+
+def test_cancel_while_a_stream_consumer_holds_the_question_runs_nothing(
+    llm_server: ScriptedLlmServer,
+    llm: LlmClient,
+    runtime: Runtime,
+    tools: list[Tool],
+    ledger: Ledger,
+) -> None:
+    llm_server.script(Calls(("delete_file", {"path": "a"})))
+    agent = Agent(llm, tools=tools, runtime=runtime)
+    canceller = threading.Thread(target=agent.cancel, name="test-cancel")
+    with pytest.raises(CancelledError):
+        for event in agent.stream("go"):
+            if isinstance(event, ApprovalRequested):
+                canceller.start()  # from another thread, while the consumer decides
+                assert event.request.cancel.wait(WAIT)  # the turn's token, cancelled
+                event.approve()  # too late: the turn is over
+    canceller.join(WAIT)
+    assert ledger.ran == []
+    assert strip_orphans(agent.history) == agent.history
