@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 
 from ..agent.approvals import ApprovalRequest, Decision
+from ..tools.dispatch import error_payload
 
 #: Why a call is denied when there is no terminal to ask.
 NO_TERMINAL = "no terminal to ask (run agent-smith with --yes to allow such calls)"
@@ -117,10 +118,5 @@ def describe(request: ApprovalRequest) -> str:
 
 def is_denial(content: str) -> bool:
     """Whether a tool result's content is a denial (``{"error": true, "denied": true, ...}``)."""
-    if not content.startswith("{"):
-        return False
-    try:
-        payload = json.loads(content)
-    except ValueError:
-        return False
-    return isinstance(payload, dict) and payload.get("denied") is True
+    payload = error_payload(content)
+    return payload is not None and payload.get("denied") is True

@@ -244,7 +244,7 @@ def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) ->
     if not result.is_error:
         content = truncate_utf8(result.content, max_result_bytes)
         return ToolOutcome(call, result, ToolMessage(call.id, call.name, content))
-    if _is_error_json(result.content):
+    if error_payload(result.content) is not None:
         # Already our compact error shape (a sub-agent's, say): do not wrap twice.
         content = result.content
         if len(content.encode("utf-8")) > max_result_bytes:
@@ -259,11 +259,12 @@ def _cancelled(call: ToolCall) -> ToolOutcome:
     return error_outcome(call, f"tool {call.name!r} was cancelled")
 
 
-def _is_error_json(text: str) -> bool:
+def error_payload(text: str) -> dict[str, object] | None:
+    """The object of a compact error body (``{"error": true, ...}``), or None for other text."""
     if not text.startswith("{"):
-        return False
+        return None
     try:
         parsed = json.loads(text)
     except ValueError:
-        return False
-    return isinstance(parsed, dict) and parsed.get("error") is True
+        return None
+    return parsed if isinstance(parsed, dict) and parsed.get("error") is True else None

@@ -36,23 +36,12 @@ from tests.support.approvals import (
     Ledger,
     RecordingApprover,
     denied,
-    marked_tools,
     tool_contents,
 )
 from tests.support.background import CANCEL_BOUND, Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 WAIT = 10.0
-
-
-@pytest.fixture
-def ledger() -> Ledger:
-    return Ledger()
-
-
-@pytest.fixture
-def tools(ledger: Ledger) -> list[Tool]:
-    return marked_tools(ledger)
 
 
 # -- an approver ---------------------------------------------------------------
@@ -378,6 +367,21 @@ def test_a_sub_agent_marked_for_approval_is_asked_about_and_denied_never_starts(
     assert tool_contents(llm_server.requests[1]) == [denied("no delegation")]
 
 
+def _delegate_a_delete(
+    server: ScriptedLlmServer, tools: list[Tool], *, child_says: str
+) -> SubAgentSpec:
+    """A "helper" sub-agent with delete_file; the root delegates, the child calls it once."""
+    server.script(
+        Calls(("helper", {"task": "delete a"})),
+        Calls(("delete_file", {"path": "a"})),  # the child's first round
+        Text(child_says),
+        Text("Done."),
+    )
+    return SubAgentSpec(
+        "helper", "Helps.", system_prompt="helper", tool_factories=(lambda: tools[0],)
+    )
+
+
 def test_a_sub_agents_own_marked_call_asks_the_roots_approver(
     llm_server: ScriptedLlmServer,
     llm: LlmClient,
@@ -385,15 +389,7 @@ def test_a_sub_agents_own_marked_call_asks_the_roots_approver(
     tools: list[Tool],
     ledger: Ledger,
 ) -> None:
-    spec = SubAgentSpec(
-        "helper", "Helps.", system_prompt="helper", tool_factories=(lambda: tools[0],)
-    )
-    llm_server.script(
-        Calls(("helper", {"task": "delete a"})),
-        Calls(("delete_file", {"path": "a"})),  # the child's first round
-        Text("child: deleted"),
-        Text("Done."),
-    )
+    spec = _delegate_a_delete(llm_server, tools, child_says="child: deleted")
     threads: list[str] = []
 
     def approver(request: ApprovalRequest) -> bool:
@@ -416,15 +412,7 @@ def test_without_an_approver_a_sub_agents_marked_call_is_denied_not_paused(
     tools: list[Tool],
     ledger: Ledger,
 ) -> None:
-    spec = SubAgentSpec(
-        "helper", "Helps.", system_prompt="helper", tool_factories=(lambda: tools[0],)
-    )
-    llm_server.script(
-        Calls(("helper", {"task": "delete a"})),
-        Calls(("delete_file", {"path": "a"})),
-        Text("child: not allowed"),
-        Text("Done."),
-    )
+    spec = _delegate_a_delete(llm_server, tools, child_says="child: not allowed")
     agent = Agent(llm, runtime=runtime)
     agent.add_subagent(spec)
     assert agent.send("go").content == "Done."  # the root did not pause

@@ -35,22 +35,10 @@ from agent_smith.agent.approval_gate import ABANDONED
 from tests.support.approvals import (
     Ledger,
     denied,
-    marked_tools,
     restored,
     tool_contents,
 )
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-
-
-@pytest.fixture
-def ledger() -> Ledger:
-    return Ledger()
-
-
-@pytest.fixture
-def tools(ledger: Ledger) -> list[Tool]:
-    return marked_tools(ledger)
-
 
 # -- pause and resume ----------------------------------------------------------
 

@@ -6,15 +6,14 @@ import os
 import pty
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 
 from tests.support.approvals import denied, tool_contents
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
+from tests.support.pipes import PipeReader
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -61,32 +60,6 @@ def test_piped_input_denies_unless_yes_approves(tmp_path: Path, flags: tuple[str
     assert server.requests[2]["messages"][-1] == {"role": "user", "content": "y"}
 
 
-class _Reader:
-    """Collects what a child writes to one pipe, so a test can wait for some text."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-        self._text = ""
-        self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._pump, name="test-cli-reader", daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        for chunk in iter(lambda: os.read(self._stream.fileno(), 4096), b""):
-            with self._changed:
-                self._text += chunk.decode("utf-8", "replace")
-                self._changed.notify_all()
-
-    def wait_for(self, fragment: str) -> None:
-        with self._changed:
-            found = self._changed.wait_for(lambda: fragment in self._text, timeout=TIMEOUT)
-            assert found, f"{fragment!r} never arrived; got {self._text!r}"
-
-    def text(self) -> str:
-        self._thread.join(TIMEOUT)
-        return self._text
-
-
 @pytest.fixture
 def terminal() -> Iterator[tuple[int, int, list[subprocess.Popen[bytes]]]]:
     """A pseudo-terminal (we type on ``controller``, the CLI reads ``tty``) and the processes."""
@@ -123,8 +96,8 @@ def test_at_a_terminal_the_cli_asks_y_n_and_does_what_it_was_told(
         )
         procs.append(proc)
         assert proc.stdout is not None and proc.stderr is not None
-        out = _Reader(proc.stdout)
-        _Reader(proc.stderr)
+        out = PipeReader(proc.stdout, "out")
+        PipeReader(proc.stderr, "err")
         out.wait_for("> ")
         os.write(keyboard, b"note the milk\n")
         out.wait_for(PROMPT)  # asked, and nothing was written yet

@@ -18,6 +18,7 @@ import pytest
 from agent_smith import AgentConfig
 from tests.integration.conftest import require_local_llama
 from tests.support.llm_server import Calls, Chunks, Raw, Reply, ScriptedLlmServer, Text, sse_frames
+from tests.support.pipes import PipeReader
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -303,38 +304,11 @@ def test_console_script_and_module_both_show_help() -> None:
 # --- Ctrl-C ------------------------------------------------------------------
 
 
-class _Pipe:
-    """Collects what a child writes to one pipe, so a test can wait for some text."""
-
-    def __init__(self, stream: Any, name: str) -> None:
-        self._stream = stream
-        self._text = ""
-        self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._pump, name=f"test-pipe-{name}", daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        for chunk in iter(lambda: os.read(self._stream.fileno(), 4096), b""):
-            with self._changed:
-                self._text += chunk.decode("utf-8", "replace")
-                self._changed.notify_all()
-
-    def wait_for(self, fragment: str) -> str:
-        with self._changed:
-            found = self._changed.wait_for(lambda: fragment in self._text, timeout=TIMEOUT)
-            assert found, f"{fragment!r} never arrived; got {self._text!r}"
-            return self._text
-
-    def text(self) -> str:
-        self._thread.join(TIMEOUT)
-        return self._text
-
-
 @pytest.fixture
 def cli_process(sandbox: Path) -> Iterator[Any]:
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(*args: str) -> tuple[subprocess.Popen[bytes], _Pipe, _Pipe]:
+    def start(*args: str) -> tuple[subprocess.Popen[bytes], PipeReader, PipeReader]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "agent_smith", *args],
             stdin=subprocess.PIPE,
@@ -345,7 +319,7 @@ def cli_process(sandbox: Path) -> Iterator[Any]:
             start_new_session=True,  # its own process group, like a job in a terminal
         )
         procs.append(proc)
-        return proc, _Pipe(proc.stdout, "out"), _Pipe(proc.stderr, "err")
+        return proc, PipeReader(proc.stdout, "out"), PipeReader(proc.stderr, "err")
 
     yield start
     for proc in procs:
