@@ -246,18 +246,8 @@ def message_to_dict(message: Message) -> JsonObject:
         return {
             "role": message.role,
             "content": message.content,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "invalid_arguments": call.invalid_arguments,
-                }
-                for call in message.tool_calls
-            ],
-            "usage": None
-            if usage is None
-            else {"prompt": usage.prompt, "completion": usage.completion, "total": usage.total},
+            "tool_calls": [tool_call_to_dict(call) for call in message.tool_calls],
+            "usage": None if usage is None else usage_to_dict(usage),
             "reasoning": message.reasoning,
         }
     if isinstance(message, ToolMessage):
@@ -281,35 +271,42 @@ def message_from_dict(data: object, where: str = "message") -> Message:
         raise ParseError(f"{where} has unknown role {role!r}")
     what = f"{role} message"
     if role == "assistant":
-        calls = _field(obj, "tool_calls", list, [], where, what)
-        usage = _field(obj, "usage", dict, None, where, what)
+        calls = json_field(obj, "tool_calls", list, [], where, what)
+        usage = json_field(obj, "usage", dict, None, where, what)
         return AssistantMessage(
-            _field(obj, "content", str, "", where, what),
-            tuple(_tool_call_from_dict(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
-            None if usage is None else _usage_from_dict(usage, f"{where}.usage"),
-            _field(obj, "reasoning", str, None, where, what),
+            json_field(obj, "content", str, "", where, what),
+            tuple(tool_call_from_dict(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
+            None if usage is None else usage_from_dict(usage, f"{where}.usage"),
+            json_field(obj, "reasoning", str, None, where, what),
         )
     if role == "tool":
         return ToolMessage(
-            _field(obj, "tool_call_id", str, _REQUIRED, where, what),
-            _field(obj, "name", str, _REQUIRED, where, what),
-            _field(obj, "content", str, _REQUIRED, where, what),
-            _field(obj, "is_error", bool, False, where, what),
+            json_field(obj, "tool_call_id", str, REQUIRED, where, what),
+            json_field(obj, "name", str, REQUIRED, where, what),
+            json_field(obj, "content", str, REQUIRED, where, what),
+            json_field(obj, "is_error", bool, False, where, what),
         )
-    content = _field(obj, "content", str, _REQUIRED, where, what)
+    content = json_field(obj, "content", str, REQUIRED, where, what)
     return SystemMessage(content) if role == "system" else UserMessage(content)
 
 
-_REQUIRED: Any = object()
+#: The ``default`` of :func:`json_field` for a key that must be present.
+REQUIRED: Any = object()
 
 
-def _field(obj: JsonObject, key: str, kind: type[Any], default: Any, where: str, what: str) -> Any:
-    """``obj[key]`` if it is a ``kind``; ``default`` if absent (or null, when that is None)."""
-    value = obj.get(key, _REQUIRED)
+def json_field(
+    obj: JsonObject, key: str, kind: type[Any], default: Any, where: str, what: str
+) -> Any:
+    """``obj[key]`` if it is a ``kind``; ``default`` if absent (or null, when that is None).
+
+    ParseError saying ``where`` is not a valid ``what`` otherwise, or when a
+    ``REQUIRED`` key is missing.
+    """
+    value = obj.get(key, REQUIRED)
     if type(value) is kind:  # the common case; exact, so True is no int and 1 no bool
         return value
-    if value is _REQUIRED or (value is None and default is None):
-        if default is _REQUIRED:
+    if value is REQUIRED or (value is None and default is None):
+        if default is REQUIRED:
             raise ParseError(f"{where} is not a valid {what}: {key!r} is missing")
         return default
     raise ParseError(
@@ -318,21 +315,38 @@ def _field(obj: JsonObject, key: str, kind: type[Any], default: Any, where: str,
     )
 
 
-def _tool_call_from_dict(data: object, where: str) -> ToolCall:
+def tool_call_to_dict(call: ToolCall) -> JsonObject:
+    """A tool call in the JSON form of :func:`messages_to_json`."""
+    return {
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "invalid_arguments": call.invalid_arguments,
+    }
+
+
+def tool_call_from_dict(data: object, where: str) -> ToolCall:
+    """Read a tool call written by :func:`tool_call_to_dict`; ParseError naming ``where``."""
     obj = expect_object(data, where)
     return ToolCall(
-        _field(obj, "id", str, _REQUIRED, where, "tool call"),
-        _field(obj, "name", str, _REQUIRED, where, "tool call"),
-        _field(obj, "arguments", dict, {}, where, "tool call"),
-        _field(obj, "invalid_arguments", str, None, where, "tool call"),
+        json_field(obj, "id", str, REQUIRED, where, "tool call"),
+        json_field(obj, "name", str, REQUIRED, where, "tool call"),
+        json_field(obj, "arguments", dict, {}, where, "tool call"),
+        json_field(obj, "invalid_arguments", str, None, where, "tool call"),
     )
 
 
-def _usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
+def usage_to_dict(usage: TokenUsage) -> JsonObject:
+    """Token usage in the JSON form of :func:`messages_to_json`."""
+    return {"prompt": usage.prompt, "completion": usage.completion, "total": usage.total}
+
+
+def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
+    """Read usage written by :func:`usage_to_dict`; ParseError naming ``where``."""
     return TokenUsage(
-        _field(data, "prompt", int, 0, where, "usage"),
-        _field(data, "completion", int, 0, where, "usage"),
-        _field(data, "total", int, 0, where, "usage"),
+        json_field(data, "prompt", int, 0, where, "usage"),
+        json_field(data, "completion", int, 0, where, "usage"),
+        json_field(data, "total", int, 0, where, "usage"),
     )
 
 

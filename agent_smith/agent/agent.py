@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +28,8 @@ from ..messages import AssistantMessage, Message, TokenUsage, UserMessage
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
-from .approval_gate import drain
-from .approvals import Approver, DecisionLike
+from .approval_gate import drain, resumption
+from .approvals import Approver, Decisions
 from .config import AgentConfig
 from .events import (
     NO_HOOKS,
@@ -91,9 +91,8 @@ class Agent(Closeable):
     to the client's runtime, else the process default. ``session`` (see
     :mod:`agent_smith.sessions`) loads the stored conversation now, stores
     each message as it is recorded and lets one turn at a time run on it;
-    the caller closes it. ``approver`` decides about calls that need approval
-    (see :mod:`.approvals`; sub-agents use their parent's). ``_lineage`` is
-    for framework use (sub-agents; see :meth:`spawn_child`).
+    the caller closes it. ``approver`` decides on calls needing approval
+    (:mod:`.approvals`). ``_lineage`` is for framework use (see :meth:`spawn_child`).
     """
 
     def __init__(
@@ -240,29 +239,22 @@ class Agent(Closeable):
     def send(self, request: str | UserMessage | AgentRequest) -> AssistantMessage:
         """Run one turn to its end and return the final assistant message.
 
-        Its ``usage`` is the whole turn's usage. Raises AgentStopped,
-        CancelledError, AgentBusyError, or the LLM client's errors; without an
-        approver, ApprovalRequired pauses the turn when a call needs approval.
+        Its ``usage`` is the whole turn's usage. Raises AgentStopped, CancelledError,
+        AgentBusyError, the LLM client's errors, or ApprovalRequired (see :meth:`resume`).
         """
         return drain(self._run(_as_request(request)))
 
-    def resume(self, state: PausedTurn, decisions: Mapping[str, DecisionLike]) -> AssistantMessage:
+    def resume(self, state: PausedTurn, decisions: Decisions) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
 
-        ``decisions`` maps waiting call ids to True (run), False or a reason (deny).
-        Works on a new agent (in any process) whose memory holds the saved history;
-        ConfigError, changing nothing, if ``state`` does not match that history.
+        ``decisions``: waiting call id -> True (run), False or a reason (deny). The agent may be
+        new (any process) with the saved history; ConfigError, changing nothing, on a mismatch.
         """
         return drain(self.resume_stream(state, decisions))
 
-    def resume_stream(
-        self, state: PausedTurn, decisions: Mapping[str, DecisionLike]
-    ) -> Iterator[AgentEvent]:
+    def resume_stream(self, state: PausedTurn, decisions: Decisions) -> Iterator[AgentEvent]:
         """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
-        from .paused import Resumption  # loaded only when a turn resumes
-
-        # No new message; the resumed rounds use the agent's defaults.
-        return self._run(AgentRequest(""), Resumption.of(state, decisions))
+        return self._run(AgentRequest(""), resumption(state, decisions))  # no new message
 
     def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.

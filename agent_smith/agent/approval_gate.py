@@ -53,7 +53,8 @@ from .events import AgentEvent, FinalAnswer
 
 if TYPE_CHECKING:
     from .agent import Agent
-    from .paused import ResumedRound
+    from .approvals import Decisions
+    from .paused import PausedTurn, ResumedRound, Resumption
     from .turn import Turn
 
 log = logging.getLogger("agent_smith.agent")
@@ -160,6 +161,13 @@ def settle_abandoned(memory: Memory, record: Callable[[Message], None]) -> None:
     for call in caller.tool_calls:
         if call.id not in answered:
             record(denied_outcome(call, ABANDONED).message)
+
+
+def resumption(state: PausedTurn, decisions: Decisions) -> Resumption:
+    """``Agent.resume``'s arguments, checked (ConfigError for a wrong type or an unknown id)."""
+    from .paused import Resumption  # loaded only when a turn resumes
+
+    return Resumption.of(state, decisions)
 
 
 def drain(events: Iterator[AgentEvent]) -> AssistantMessage:

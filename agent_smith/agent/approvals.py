@@ -25,13 +25,21 @@ parallel; a denied call never runs and the model reads an error result
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cancellation import CancellationSource, CancellationToken
-from ..errors import ConfigError, ParseError
-from ..messages import JsonObject, ToolCall, expect_object
+from ..errors import ConfigError
+from ..messages import (
+    REQUIRED,
+    JsonObject,
+    ToolCall,
+    expect_object,
+    json_field,
+    tool_call_from_dict,
+    tool_call_to_dict,
+)
 from ..tools.dispatch import ToolOutcome, error_outcome
 
 #: The reason given when a call is denied without one.
@@ -59,17 +67,19 @@ class Decision:
         return {"approved": self.approved, "reason": self.reason}
 
     @classmethod
-    def from_dict(cls, data: object) -> Decision:
-        """Read a decision written by :meth:`to_dict`; ParseError on a wrong shape."""
-        obj = expect_object(data, "decision")
-        approved, reason = obj.get("approved"), obj.get("reason", "")
-        if not isinstance(approved, bool) or not isinstance(reason, str):
-            raise ParseError("a decision needs a boolean 'approved' and a string 'reason'")
-        return cls(approved, reason)
+    def from_dict(cls, data: object, where: str = "decision") -> Decision:
+        """Read a decision written by :meth:`to_dict`; ParseError naming ``where``."""
+        obj = expect_object(data, where)
+        return cls(
+            json_field(obj, "approved", bool, REQUIRED, where, "decision"),
+            json_field(obj, "reason", str, "", where, "decision"),
+        )
 
 
 #: What callers may give as an answer: ``True`` (approve), ``False`` or a reason (deny).
 DecisionLike = bool | str | Decision
+#: ``Agent.resume``'s answers: waiting call id -> its answer.
+Decisions = Mapping[str, DecisionLike]
 
 
 def as_decision(value: object, *, where: str) -> Decision:
@@ -116,43 +126,24 @@ class ApprovalRequest:
         return self.call.arguments
 
     def to_dict(self) -> JsonObject:
-        call = self.call
         return {
-            # By hand: dataclasses-json's to_dict costs ~20x more here.
-            "call": {
-                "id": call.id,
-                "name": call.name,
-                "arguments": call.arguments,
-                "invalid_arguments": call.invalid_arguments,
-            },
+            "call": tool_call_to_dict(self.call),
             "description": self.description,
             "agent": self.agent,
             "depth": self.depth,
         }
 
     @classmethod
-    def from_dict(cls, data: object) -> ApprovalRequest:
-        """Read a request written by :meth:`to_dict`; ParseError on a wrong shape."""
-        obj = expect_object(data, "approval request")
-        call = expect_object(obj.get("call"), "approval request call")
-        call_id, name, arguments = call.get("id"), call.get("name"), call.get("arguments", {})
-        invalid = call.get("invalid_arguments")
-        description, agent, depth = obj.get("description", ""), obj.get("agent"), obj.get("depth")
-        if not (
-            isinstance(call_id, str)
-            and isinstance(name, str)
-            and isinstance(arguments, dict)
-            and (invalid is None or isinstance(invalid, str))
-            and isinstance(description, str)
-            and isinstance(agent, str)
-            and isinstance(depth, int)
-            and not isinstance(depth, bool)
-        ):
-            raise ParseError(
-                "an approval request needs a call (string id and name, object arguments), "
-                "a string description and agent, and an integer depth"
-            )
-        return cls(ToolCall(call_id, name, arguments, invalid), description, agent, depth)
+    def from_dict(cls, data: object, where: str = "approval request") -> ApprovalRequest:
+        """Read a request written by :meth:`to_dict`; ParseError naming ``where``."""
+        obj = expect_object(data, where)
+        what = "approval request"
+        return cls(
+            tool_call_from_dict(obj.get("call"), f"{where}.call"),
+            json_field(obj, "description", str, "", where, what),
+            json_field(obj, "agent", str, REQUIRED, where, what),
+            json_field(obj, "depth", int, REQUIRED, where, what),
+        )
 
 
 def denied_outcome(

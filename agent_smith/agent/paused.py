@@ -41,8 +41,17 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ApprovalRequired, ConfigError, ParseError
-from ..messages import AssistantMessage, TokenUsage, ToolCall, expect_object
-from .approvals import NEVER_CANCELLED, ApprovalRequest, Decision, DecisionLike, as_decision
+from ..messages import (
+    REQUIRED,
+    AssistantMessage,
+    TokenUsage,
+    ToolCall,
+    expect_object,
+    json_field,
+    usage_from_dict,
+    usage_to_dict,
+)
+from .approvals import NEVER_CANCELLED, ApprovalRequest, Decision, Decisions, as_decision
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -91,7 +100,7 @@ class PausedTurn:
                 "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
                 "iterations": self.iterations,
                 "tree_iterations": self.tree_iterations,
-                "usage": {k: getattr(self.usage, k) for k in ("prompt", "completion", "total")},
+                "usage": usage_to_dict(self.usage),
                 "loop_repeats": self.loop_repeats,
                 "failed_rounds": self.failed_rounds,
                 "steered": self.steered,
@@ -106,40 +115,40 @@ class PausedTurn:
             data = json.loads(text)
         except (ValueError, UnicodeDecodeError) as err:
             raise ParseError(f"paused turn is not valid JSON ({err})") from err
-        obj = expect_object(data, "paused turn")
+        where, what = "paused turn JSON", "paused turn"
+        obj = expect_object(data, where)
         if obj.get("version") != cls.VERSION:
             raise ParseError(
                 f"paused turn has version {obj.get('version')!r}; this agent_smith reads "
                 f"version {cls.VERSION}"
             )
-        call_ids = obj.get("call_ids")
-        if not isinstance(call_ids, list) or not all(isinstance(i, str) for i in call_ids):
+
+        def required(key: str, kind: type[Any]) -> Any:
+            return json_field(obj, key, kind, REQUIRED, where, what)
+
+        call_ids = required("call_ids", list)
+        if not all(isinstance(i, str) for i in call_ids):
             raise ParseError("paused turn: 'call_ids' must be a list of strings")
-        requests = obj.get("requests")
-        decisions = obj.get("decisions", {})
-        if not isinstance(requests, list) or not isinstance(decisions, dict):
-            raise ParseError("paused turn: 'requests' must be a list, 'decisions' an object")
-        usage = expect_object(obj.get("usage", {}), "paused turn usage")
-        counts = {key: usage.get(key, 0) for key in ("prompt", "completion", "total")}
+        requests = required("requests", list)
+        decisions = json_field(obj, "decisions", dict, {}, where, what)
         return cls(
-            agent=_typed(obj, "agent", str),
+            agent=required("agent", str),
             call_ids=tuple(call_ids),
-            requests=tuple(ApprovalRequest.from_dict(r) for r in requests),
-            decisions={str(k): Decision.from_dict(d) for k, d in decisions.items()},
-            iterations=_typed(obj, "iterations", int),
-            tree_iterations=_typed(obj, "tree_iterations", int),
-            usage=TokenUsage(**{k: _typed(counts, k, int) for k in counts}),
-            loop_repeats=_typed(obj, "loop_repeats", int),
-            failed_rounds=_typed(obj, "failed_rounds", int),
-            steered=_typed(obj, "steered", bool),
+            requests=tuple(
+                ApprovalRequest.from_dict(r, f"{where}.requests[{i}]")
+                for i, r in enumerate(requests)
+            ),
+            decisions={
+                str(k): Decision.from_dict(d, f"{where}.decisions[{k!r}]")
+                for k, d in decisions.items()
+            },
+            iterations=required("iterations", int),
+            tree_iterations=required("tree_iterations", int),
+            usage=usage_from_dict(required("usage", dict), f"{where}.usage"),
+            loop_repeats=required("loop_repeats", int),
+            failed_rounds=required("failed_rounds", int),
+            steered=required("steered", bool),
         )
-
-
-def _typed(obj: Mapping[str, Any], key: str, kind: type[Any]) -> Any:
-    value = obj.get(key)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ParseError(f"paused turn: {key!r} must be of type {kind.__name__}, got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -150,7 +159,7 @@ class Resumption:
     decisions: Mapping[str, Decision]
 
     @classmethod
-    def of(cls, state: object, decisions: Mapping[str, DecisionLike]) -> Resumption:
+    def of(cls, state: object, decisions: Decisions) -> Resumption:
         """Check the arguments of ``resume``; ConfigError for a wrong type or an unknown id."""
         if not isinstance(state, PausedTurn):
             raise ConfigError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from agent_smith import (
     PausedTurn,
     RollingWindowMemory,
     Runtime,
+    SqliteSession,
     TokenUsage,
     Tool,
     ToolCall,
@@ -271,13 +273,22 @@ def test_a_state_round_trips_through_json_with_a_stable_versioned_shape() -> Non
         (lambda d: "not json", "not valid JSON"),
         (lambda d: [], "must be a JSON object"),
         (lambda d: {**d, "version": 2}, "version 2"),
-        (lambda d: {**d, "agent": 1}, "'agent' must be of type str"),
-        (lambda d: {**d, "iterations": True}, "'iterations' must be of type int"),
-        (lambda d: {**d, "call_ids": "call_7"}, "'call_ids' must be a list"),
-        (lambda d: {**d, "requests": {}}, "'requests' must be a list"),
-        (lambda d: {**d, "requests": [{"call": {"id": 7}}]}, "approval request needs"),
-        (lambda d: {**d, "decisions": {"c": {"approved": "yes"}}}, "decision needs"),
-        (lambda d: {**d, "usage": {"prompt": -0.5}}, "'prompt' must be of type int"),
+        (lambda d: {**d, "agent": 1}, "'agent' must be str"),
+        (lambda d: {**d, "iterations": True}, "'iterations' must be int"),
+        (lambda d: {**d, "call_ids": "call_7"}, "'call_ids' must be list"),
+        (lambda d: {**d, "requests": {}}, "'requests' must be list"),
+        (
+            lambda d: {**d, "requests": [{"call": {"id": 7}}]},
+            "requests\\[0\\].call is not a valid tool call",
+        ),
+        (
+            lambda d: {**d, "decisions": {"c": {"approved": "yes"}}},
+            "not a valid decision: 'approved' must be bool",
+        ),
+        (
+            lambda d: {**d, "usage": {"prompt": -0.5}},
+            "usage is not a valid usage: 'prompt' must be int",
+        ),
     ],
 )
 def test_a_damaged_state_is_refused_with_a_parse_error(change: Any, message: str) -> None:
@@ -286,3 +297,32 @@ def test_a_damaged_state_is_refused_with_a_parse_error(change: Any, message: str
     text = changed if isinstance(changed, str) else json.dumps(changed)
     with pytest.raises(ParseError, match=message):
         PausedTurn.from_json(text)
+
+
+def test_a_paused_turn_kept_in_a_session_resumes_on_a_new_agent(
+    llm_server: ScriptedLlmServer,
+    llm: LlmClient,
+    tools: list[Tool],
+    ledger: Ledger,
+    tmp_path: Path,
+) -> None:
+    llm_server.script(Calls(("delete_file", {"path": "a"})), Text("Deleted."))
+    database = tmp_path / "sessions.db"
+    with (
+        SqliteSession(database, "c1") as session,
+        Agent(llm, tools=tools, session=session) as first,
+    ):
+        with pytest.raises(ApprovalRequired) as caught:
+            first.send("delete a")
+        session.save_paused_turn(caught.value.state.to_json())
+
+    with (
+        SqliteSession(database, "c1") as session,
+        Agent(llm, tools=tools, session=session) as agent,
+    ):
+        stored = session.load().paused_turn
+        assert stored is not None
+        final = agent.resume(PausedTurn.from_json(stored), {"call_0": True})
+        session.save_paused_turn(None)
+        assert final.content == "Deleted." and ledger.ran == ["delete a"]
+        assert [m.role for m in session.messages()] == ["user", "assistant", "tool", "assistant"]
