@@ -18,8 +18,8 @@ process to the next. Two replies at once in one conversation (two tabs) are
 refused, not mixed.
 
 ``save_note`` needs the user's approval. When the model calls it, the stream
-defers the question, the turn pauses (``ApprovalRequired``) and its
-``PausedTurn`` JSON is kept in the session next to the history; the page
+defers the question, the turn pauses (``ApprovalRequired``) and the agent
+keeps its ``PausedTurn`` in the session next to the history; the page
 shows Approve / Deny buttons. The click is a *later* request — possibly to
 another worker process — which builds a fresh agent on the session and
 streams the rest of the turn from ``agent.resume_stream(state, {call_id:
@@ -32,7 +32,7 @@ import html
 import os
 import secrets
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, suppress
 
 from flask import Flask, Response, jsonify, request
 
@@ -185,9 +185,16 @@ def decide() -> Response:
 def _paused(conversation: str) -> PausedTurn | None:
     if not conversation:
         return None
-    with SqliteSession(SESSIONS, conversation) as session:
-        stored = session.load().paused_turn
-    return PausedTurn.from_json(stored) if stored is not None else None
+    with (
+        SqliteSession(SESSIONS, conversation) as session,
+        _agent(session) as agent,
+    ):
+        return agent.paused_turn
+
+
+def _agent(session: SqliteSession) -> Agent:
+    """A fresh agent on the conversation's session (an agent runs one turn at a time)."""
+    return Agent(llm, SYSTEM_PROMPT, tools=[get_weather, save_note], session=session)
 
 
 def _streamed(conversation: str, start: Callable[[Agent], Iterator[AgentEvent]]) -> Response:
@@ -197,30 +204,18 @@ def _streamed(conversation: str, start: Callable[[Agent], Iterator[AgentEvent]])
         try:
             with (
                 SqliteSession(SESSIONS, conversation) as session,
-                Agent(llm, SYSTEM_PROMPT, tools=[get_weather, save_note], session=session) as agent,
+                _agent(session) as agent,
+                suppress(ApprovalRequired),  # the agent stored the paused turn; /pending lists it
+                closing(start(agent)) as events,
             ):
-                paused: str | None = None
-                started = True
-                try:
-                    with closing(start(agent)) as events:
-                        for event in events:
-                            if isinstance(event, TokenDelta):
-                                yield event.text
-                            elif isinstance(event, ToolCallRequested):
-                                yield f"[calling {event.call.name}]\n"
-                            elif isinstance(event, ApprovalRequested):
-                                event.defer()  # ask the user in a later request
-                                yield f"[{event.request.tool_name} needs your approval]\n"
-                except ApprovalRequired as pause:
-                    paused = pause.state.to_json()
-                except AgentBusyError:
-                    started = False  # another turn has the conversation: leave its state be
-                    raise
-                finally:
-                    # A pause is kept next to the history; any other end of a turn
-                    # that ran (done, failed, abandoned the pause) makes it obsolete.
-                    if started and (paused is not None or session.load().paused_turn is not None):
-                        session.save_paused_turn(paused)
+                for event in events:
+                    if isinstance(event, TokenDelta):
+                        yield event.text
+                    elif isinstance(event, ToolCallRequested):
+                        yield f"[calling {event.call.name}]\n"
+                    elif isinstance(event, ApprovalRequested):
+                        event.defer()  # ask the user in a later request
+                        yield f"[{event.request.tool_name} needs your approval]\n"
         except AgentBusyError:  # this browser's other tab is mid-reply
             yield "\n[busy: this conversation is still answering elsewhere; try again soon]\n"
         except AgentSmithError as err:  # headers are already sent: report in the body

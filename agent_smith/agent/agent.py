@@ -163,6 +163,11 @@ class Agent(Closeable):
         return list(self._memory.messages())
 
     @property
+    def paused_turn(self) -> PausedTurn | None:
+        """The paused turn this agent's session stores, to :meth:`resume` (None: nothing waits)."""
+        return self._session.paused_turn() if self._session is not None else None
+
+    @property
     def usage(self) -> TokenUsage:
         """Token usage of the last (or current) send, its sub-agents' included."""
         turn = self._turn
@@ -345,8 +350,10 @@ class Agent(Closeable):
         loop = TurnLoop(self, turn)
         try:
             yield from loop.run(request, resume)
-        except ApprovalRequired:
-            raise  # a pause, not an error
+        except ApprovalRequired as pause:  # a pause, not an error
+            if self._session is not None:
+                self._session.pause(pause.state)
+            raise
         except AgentSmithError as err:
             stopped = turn.explain() if isinstance(err, CancelledError) else None
             log.debug("agent %s: turn ended with %s", self.name, stopped or err)

@@ -10,6 +10,12 @@ paused turn waits on. Each turn claims the session
 session since (another worker's agent on the same conversation), and writes
 every message the turn records as it is recorded.
 
+A turn that pauses for approvals stores its
+:class:`~agent_smith.agent.paused.PausedTurn` with the history (``pause``),
+so any worker's agent on the session can resume it; the first message a
+later turn records (the resumed calls' results, or the denied results of a
+pause abandoned by a new ``send``) makes that state obsolete and drops it.
+
 The session is the source of truth: when a write fails mid-turn (the store
 broke, or the turn lost its lease) the turn ends with that error, later
 messages of the same turn stay in memory only, and the next turn reloads
@@ -19,11 +25,15 @@ the memory from the session.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..memory import Memory, strip_orphans
 from ..messages import AssistantMessage, Message
 from .session import Session, SessionState
+
+if TYPE_CHECKING:
+    from ..agent.paused import PausedTurn
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +41,7 @@ log = logging.getLogger(__name__)
 class SessionBinding:
     """Keeps one agent's memory and its session in step (see the module doc)."""
 
-    __slots__ = ("_memory", "_revision", "session")
+    __slots__ = ("_memory", "_paused", "_revision", "session")
 
     def __init__(self, session: Session, memory: Memory) -> None:
         if memory.size():
@@ -42,6 +52,7 @@ class SessionBinding:
         self.session = session
         self._memory = memory
         self._revision: int | None = None  # None: unknown, reload before the next turn
+        self._paused: str | None = None  # the stored paused turn's JSON
         self._load()
 
     def begin_turn(self) -> None:
@@ -59,10 +70,28 @@ class SessionBinding:
         if self._revision is None:
             return
         try:
+            if self._paused is not None:
+                # The history moves past the pause: its state no longer matches it.
+                self.session.save_paused_turn(None)
+                self._paused = None
             self._revision = self.session.append(message)
         except BaseException:
             self._revision = None
             raise
+
+    def pause(self, state: PausedTurn) -> None:
+        """Store the paused turn with the history, for a resume in any worker."""
+        if self._revision is not None:
+            self._paused = state.to_json()
+            self._revision = self.session.save_paused_turn(self._paused)
+
+    def paused_turn(self) -> PausedTurn | None:
+        """The paused turn stored with the history when it was last read or written."""
+        if self._paused is None:
+            return None
+        from ..agent.paused import PausedTurn  # loaded only when a turn paused
+
+        return PausedTurn.from_json(self._paused)
 
     def end_turn(self) -> None:
         """Release the session's claim."""
@@ -74,6 +103,7 @@ class SessionBinding:
         for message in _consistent(state):
             self._memory.append(message)
         self._revision = state.revision
+        self._paused = state.paused_turn
         log.debug("session %s: loaded %d messages", self.session.session_id, len(state.messages))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -312,17 +313,52 @@ def test_a_paused_turn_kept_in_a_session_resumes_on_a_new_agent(
         SqliteSession(database, "c1") as session,
         Agent(llm, tools=tools, session=session) as first,
     ):
+        assert first.paused_turn is None
         with pytest.raises(ApprovalRequired) as caught:
             first.send("delete a")
-        session.save_paused_turn(caught.value.state.to_json())
+        assert session.load().paused_turn == caught.value.state.to_json()  # stored by the agent
+        assert first.paused_turn == caught.value.state
 
     with (
         SqliteSession(database, "c1") as session,
         Agent(llm, tools=tools, session=session) as agent,
     ):
-        stored = session.load().paused_turn
-        assert stored is not None
-        final = agent.resume(PausedTurn.from_json(stored), {"call_0": True})
-        session.save_paused_turn(None)
+        state = agent.paused_turn
+        assert state is not None and state.waiting == ("call_0",)
+        final = agent.resume(state, {"call_0": True})
         assert final.content == "Deleted." and ledger.ran == ["delete a"]
         assert [m.role for m in session.messages()] == ["user", "assistant", "tool", "assistant"]
+        assert session.load().paused_turn is None and agent.paused_turn is None
+
+
+def test_a_refused_resume_keeps_the_stored_pause(
+    llm_server: ScriptedLlmServer, llm: LlmClient, tools: list[Tool], tmp_path: Path
+) -> None:
+    llm_server.script(Calls(("delete_file", {"path": "a"})))
+    with (
+        SqliteSession(tmp_path / "sessions.db", "c1") as session,
+        Agent(llm, tools=tools, session=session) as agent,
+    ):
+        with pytest.raises(ApprovalRequired) as caught:
+            agent.send("delete a")
+        stored = session.load().paused_turn
+        foreign = replace(caught.value.state, call_ids=("call_9",))
+        with pytest.raises(ConfigError):
+            agent.resume(foreign, {"call_9": True})
+        assert session.load().paused_turn == stored  # the real pause can still resume
+
+
+def test_a_new_message_instead_of_a_resume_drops_the_stored_pause(
+    llm_server: ScriptedLlmServer, llm: LlmClient, tools: list[Tool], tmp_path: Path
+) -> None:
+    llm_server.script(Calls(("delete_file", {"path": "a"})), Text("Fine, I will not."))
+    with (
+        SqliteSession(tmp_path / "sessions.db", "c1") as session,
+        Agent(llm, tools=tools, session=session) as agent,
+    ):
+        with pytest.raises(ApprovalRequired):
+            agent.send("delete a")
+        assert agent.send("never mind").content == "Fine, I will not."
+        assert session.load().paused_turn is None and agent.paused_turn is None
+        roles = [m.role for m in session.messages()]
+        assert roles == ["user", "assistant", "tool", "user", "assistant"]

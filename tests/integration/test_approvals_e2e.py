@@ -19,6 +19,7 @@ from agent_smith import (
     LlmClient,
     McpClient,
     Runtime,
+    SqliteSession,
     ToolMessage,
     messages_from_json,
     messages_to_json,
@@ -47,10 +48,10 @@ def _pause(server: ScriptedLlmServer, workdir: Path) -> ApprovalRequired:
 
 
 def _resume_elsewhere(
-    server: ScriptedLlmServer, workdir: Path, decisions: dict[str, object]
+    server: ScriptedLlmServer, workdir: Path, decisions: dict[str, object], *extra: str
 ) -> str:
     done = subprocess.run(
-        [sys.executable, str(WORKER), server.url, str(workdir), json.dumps(decisions)],
+        [sys.executable, str(WORKER), server.url, str(workdir), json.dumps(decisions), *extra],
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -83,6 +84,29 @@ def test_a_paused_turn_resumes_in_a_fresh_process_from_json(tmp_path: Path, appr
     after = messages_from_json((tmp_path / "history-after.json").read_text("utf-8"))
     assert [m.role for m in after] == ["user", "assistant", "tool", "assistant"]
     assert strip_orphans(after) == after
+
+
+def test_a_paused_turn_stored_in_a_session_resumes_in_another_worker_process(
+    tmp_path: Path,
+) -> None:
+    with ScriptedLlmServer() as server:
+        server.script(Calls(("write_note", {"name": "meeting", "text": "3pm"})), Text("Noted."))
+        with (
+            Runtime() as runtime,
+            SqliteSession(tmp_path / "sessions.db", "c1") as session,
+            build_agent(server.url, tmp_path, runtime, FullMemory(), session) as agent,
+            pytest.raises(ApprovalRequired) as caught,
+        ):
+            agent.send("note that the meeting moved")
+        call_id = caught.value.requests[0].call_id
+
+        out = _resume_elsewhere(server, tmp_path, {call_id: True}, "--session")
+
+    assert out == "Noted.\n" and (tmp_path / "meeting.txt").read_text("utf-8") == "3pm"
+    with SqliteSession(tmp_path / "sessions.db", "c1") as session:
+        state = session.load()
+    assert [m.role for m in state.messages] == ["user", "assistant", "tool", "assistant"]
+    assert state.paused_turn is None
 
 
 def test_a_state_resumed_against_the_wrong_history_fails_in_the_worker(tmp_path: Path) -> None:
