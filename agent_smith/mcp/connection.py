@@ -207,6 +207,8 @@ class ConnectionKeeper:
         caps = result.get("capabilities")
         conn.capabilities = caps if isinstance(caps, dict) else {}
         conn.protocol_version = str(version)
+        # Every request after initialize carries the revision, ``initialized`` included.
+        conn.transport.protocol_chosen(conn.protocol_version)
         conn.rpc.notify("notifications/initialized")
         conn.transport.negotiated(conn.protocol_version)
         log.info(

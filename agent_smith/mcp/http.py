@@ -253,10 +253,14 @@ class StreamableHttpTransport(Transport):
             with self._lock:
                 self._readers.discard(threading.current_thread())
 
-    def negotiated(self, protocol_version: str) -> None:
-        """Send ``protocol_version`` from now on and open the GET listening stream."""
+    def protocol_chosen(self, protocol_version: str) -> None:
+        """Send ``MCP-Protocol-Version: protocol_version`` on every later request."""
         with self._lock:
             self._protocol_version = protocol_version
+
+    def negotiated(self, protocol_version: str) -> None:
+        """Send ``protocol_version`` from now on and open the GET listening stream."""
+        self.protocol_chosen(protocol_version)
         if self._closing.is_set():
             return
         self._listener.start()

@@ -84,6 +84,10 @@ class Transport(ABC):
         must bound their own reads.
         """
 
+    def protocol_chosen(self, protocol_version: str) -> None:
+        """Called once ``initialize`` answered, before ``initialized`` is sent."""
+        return None
+
     def negotiated(self, protocol_version: str) -> None:
         """Called once ``initialize`` succeeded and ``initialized`` was sent."""
         return None

@@ -461,3 +461,16 @@ def test_json_mode_call_may_outlast_the_request_timeout_when_its_own_timeout_all
         with McpClient.connect(config) as client:
             result = client.call_tool("slow", {"seconds": 1.0}, timeout=30)
     assert result.content == "slept"
+
+
+def test_every_post_after_initialize_carries_the_protocol_version_initialized_included(
+    fake: FakeMcpServer, no_thread_leak: None
+) -> None:
+    config = ServerConfig(alias="web", url=fake.url, protocol_version="2025-11-25")
+    with McpClient.connect(config) as client:
+        client.call_tool("echo", {"text": "x"})
+    posts = [s for s in fake.seen() if s.method == "POST"]
+    assert [p.rpc_method for p in posts[:2]] == ["initialize", "notifications/initialized"]
+    assert "mcp-protocol-version" not in posts[0].headers
+    assert {p.headers.get("mcp-protocol-version") for p in posts[1:]} == {"2025-11-25"}
+
