@@ -38,6 +38,7 @@ class _State:
     sse: bool = True
     get_mode: str = "sse"  # "sse" or "405"
     get_retry_ms: int = 200
+    get_delay: float = 0.0  # seconds the GET stream's headers are held back
     sessions: set[str] = field(default_factory=set)
     counter: int = 0
     seen: list[Seen] = field(default_factory=list)
@@ -50,8 +51,17 @@ class _State:
 class FakeMcpServer:
     """Start with ``with FakeMcpServer() as srv:``; ``srv.url`` is the endpoint."""
 
-    def __init__(self, *, sse: bool = True, get_mode: str = "sse", get_retry_ms: int = 200):
-        self.state = _State(sse=sse, get_mode=get_mode, get_retry_ms=get_retry_ms)
+    def __init__(
+        self,
+        *,
+        sse: bool = True,
+        get_mode: str = "sse",
+        get_retry_ms: int = 200,
+        get_delay: float = 0.0,
+    ):
+        self.state = _State(
+            sse=sse, get_mode=get_mode, get_retry_ms=get_retry_ms, get_delay=get_delay
+        )
         self.cond = threading.Condition()
         handler = type("Handler", (_Handler,), {"fake": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -180,6 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse_start()
             self._write(f"id: p2\ndata: {json.dumps(resumed)}\n\n".encode())
             return
+        if self.fake.state.get_delay:  # a slow server: its answer to the GET comes late
+            threading.Event().wait(self.fake.state.get_delay)
         stream: queue.Queue[bytes | None] = queue.Queue()
         with self.fake.cond:
             self.fake.state.get_streams.append(stream)
