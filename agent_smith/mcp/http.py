@@ -153,8 +153,7 @@ class StreamableHttpTransport(Transport):
         with self._lock:
             self._readers.add(thread)
         thread.start()
-        handoff.done.wait(_HEADER_GRACE)
-        error = handoff.abandon()
+        error = handoff.wait(_HEADER_GRACE)
         if error is not None:
             raise error
 
@@ -174,6 +173,7 @@ class StreamableHttpTransport(Transport):
                 self._url,
                 headers=headers,
                 auth=self._auth,
+                authorizing=handoff.authorizing if handoff is not None else None,
                 data=body,
                 stream=True,
                 timeout=(_CONNECT_TIMEOUT, read_timeout),
@@ -353,7 +353,7 @@ class StreamableHttpTransport(Transport):
             return
         excerpt = error_excerpt(response)
         self._state.check_gone(status, excerpt, had_session=had_session)
-        raise self._error("send", f"HTTP {status} for {what}: {excerpt}")
+        raise self._error("send", f"HTTP {status} for {what}: {excerpt}", http_status=status)
 
     @contextmanager
     def _tracked(self, response: requests.Response) -> Iterator[None]:

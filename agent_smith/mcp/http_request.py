@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import requests
@@ -34,13 +34,16 @@ class RequestAuth(Protocol):
         """Headers to add to the next request (``Authorization``), possibly none."""
         ...
 
-    def challenged(self, response: requests.Response, sent: Mapping[str, str]) -> bool:
-        """The server answered 401 or 403 to a request sent with ``sent``.
+    def challenged(
+        self, response: requests.Response, sent: Mapping[str, str], attempt: int
+    ) -> bool:
+        """The server answered 401 or 403 to a request sent with headers ``sent``.
 
-        True when the request should be sent again with fresh :meth:`headers`;
-        False leaves the answer to the caller. May block (an authorization
-        flow); raises :class:`~agent_smith.errors.McpAuthError` when
-        authorizing failed.
+        ``attempt`` counts the answers this request already had (0 for the
+        first). True when the request should be sent again with fresh
+        :meth:`headers`; False leaves the answer to the caller. May block (an
+        authorization flow); raises :class:`~agent_smith.errors.McpAuthError`
+        when authorizing failed.
         """
         ...
 
@@ -54,7 +57,9 @@ class BearerToken:
     def headers(self) -> dict[str, str]:
         return dict(self._headers)
 
-    def challenged(self, response: requests.Response, sent: Mapping[str, str]) -> bool:
+    def challenged(
+        self, response: requests.Response, sent: Mapping[str, str], attempt: int
+    ) -> bool:
         return False
 
     def __repr__(self) -> str:
@@ -69,15 +74,18 @@ def authorized_request(
     headers: Mapping[str, str],
     auth: RequestAuth,
     challenge: bool = True,
+    authorizing: Callable[[bool], None] | None = None,
     **kwargs: Any,
 ) -> requests.Response:
     """``session.request(...)`` with ``auth``'s headers, sent again while ``auth`` asks for it.
 
     With ``challenge=False`` a 401 or 403 is returned as it is (for requests
     that must not start an authorization flow, like the GET listening
-    stream). Raises what ``session.request`` and ``auth.challenged`` raise.
+    stream). ``authorizing(True)`` is called before ``auth`` answers a
+    challenge and ``authorizing(False)`` after.
+    Raises what ``session.request`` and ``auth.challenged`` raise.
     """
-    for _ in range(_MAX_TRIES):
+    for attempt in range(_MAX_TRIES):
         sent = {**headers, **auth.headers()}
         log.debug("%s %s headers=%s", method, url, redact_headers(sent))
         response = session.request(method, url, headers=sent, **kwargs)
@@ -87,7 +95,14 @@ def authorized_request(
         # while the auth works, which may take as long as a user's consent.
         with contextlib.suppress(requests.RequestException, OSError):
             _ = response.content
-        if not auth.challenged(response, sent):
+        if authorizing is not None:
+            authorizing(True)
+        try:
+            again = auth.challenged(response, sent, attempt)
+        finally:
+            if authorizing is not None:
+                authorizing(False)
+        if not again:
             return response
         response.close()
     return response

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import McpError, TransportError
+from .config import SUPPORTED_PROTOCOL_VERSIONS
 
 Frame = dict[str, Any]
 FrameHandler = Callable[[Frame], None]
@@ -65,6 +66,8 @@ class Transport(ABC):
     server: str
     #: Where the server is, for error messages ("stdio", its URL).
     where: str = ""
+    #: The protocol revisions a server may choose over this transport.
+    protocol_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS
 
     @abstractmethod
     def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
@@ -96,11 +99,14 @@ class Transport(ABC):
     def close(self) -> None:
         """Release everything: threads joined, child reaped, session deleted."""
 
-    def _error(self, operation: str, what: str) -> TransportError:
+    def _error(
+        self, operation: str, what: str, *, http_status: int | None = None
+    ) -> TransportError:
         """A TransportError about this server, saying where it is."""
         place = f" ({self.where})" if self.where else ""
         return TransportError(
             f"MCP server {self.server!r}{place}: {what}",
             operation=operation,
             endpoint_or_server=self.server,
+            http_status=http_status,
         )
