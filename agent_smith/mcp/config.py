@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 #: Protocol revisions this client speaks (and accepts in a server's answer).
 SUPPORTED_PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_PROTOCOL_VERSION = "2025-06-18"
-#: Transports for a ``url``.
-URL_TRANSPORTS = ("streamable-http",)
+#: Transports for a ``url``: Streamable HTTP, the 2024-11-05 HTTP+SSE transport,
+#: or Streamable HTTP falling back to HTTP+SSE when the server does not speak it.
+URL_TRANSPORTS = ("streamable-http", "sse", "auto")
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,10 @@ class ServerConfig:
     Give exactly one of ``command`` (stdio: the argv to spawn, with optional
     ``env`` added to this process's environment and ``cwd``) or ``url`` (an
     HTTP endpoint, with optional ``headers``). ``transport`` for a ``url`` is
-    ``"streamable-http"``. Authorize with a fixed ``bearer_token`` or with OAuth
+    ``"streamable-http"`` (the default), ``"sse"`` (the 2024-11-05 HTTP+SSE
+    transport: ``url`` is its SSE endpoint) or ``"auto"`` (Streamable HTTP,
+    falling back to HTTP+SSE as the spec's backwards-compatibility section
+    describes). Authorize with a fixed ``bearer_token`` or with OAuth
     (``auth=OAuthConfig(...)``), not both. ``deny_tools`` wins over
     ``allow_tools``; an empty ``allow_tools`` allows every tool not denied.
     """

@@ -1,4 +1,4 @@
-"""Which transport a ServerConfig asks for, built: stdio or Streamable HTTP.
+"""Which transport a ServerConfig asks for, built: stdio, Streamable HTTP, HTTP+SSE or auto.
 
 The transport modules are imported only when used, so a stdio-only program
 never loads the HTTP ones (nor OAuth).
@@ -26,6 +26,14 @@ def make_transport(
         return StdioTransport(config)
     if runtime is None:
         raise ValueError(f"MCP server {config.alias!r}: an HTTP transport needs a runtime")
+    if config.transport == "sse":
+        from .legacy_sse import LegacySseTransport
+
+        return LegacySseTransport(config, runtime, auth=auth)
+    if config.transport == "auto":
+        from .auto_transport import AutoTransport
+
+        return AutoTransport(config, runtime, auth=auth)
     from .http import StreamableHttpTransport
 
     return StreamableHttpTransport(config, runtime, auth=auth)

@@ -48,10 +48,11 @@ def test_scopes_may_be_a_string_or_a_list() -> None:
 def test_server_config_settles_the_transport_and_checks_auth() -> None:
     assert ServerConfig(alias="s", command=("x",)).transport == "stdio"
     assert ServerConfig(alias="s", url="http://h/mcp").transport == "streamable-http"
+    assert ServerConfig(alias="s", url="http://h/sse", transport="sse").transport == "sse"
     with pytest.raises(ConfigError, match="transport"):
         ServerConfig(alias="s", url="http://h/mcp", transport="websocket")
     with pytest.raises(ConfigError, match="stdio only"):
-        ServerConfig(alias="s", command=("x",), transport="streamable-http")
+        ServerConfig(alias="s", command=("x",), transport="sse")
     with pytest.raises(ConfigError, match="'auth' is for HTTP"):
         ServerConfig(alias="s", command=("x",), auth=OAuthConfig())
     with pytest.raises(ConfigError, match="not both"):
@@ -65,11 +66,11 @@ def test_a_manifest_names_transport_and_auth_with_a_token_file(tmp_path: Any) ->
         {
             "alias": "docs",
             "url": "https://docs.example.com/mcp",
-            "transport": "streamable-http",
+            "transport": "auto",
             "auth": {"client_id": "app", "scopes": ["read"], "token_file": str(tmp_path / "t")},
         }
     )
-    assert config.transport == "streamable-http"
+    assert config.transport == "auto"
     assert config.auth is not None and config.auth.client_id == "app"
     assert isinstance(config.auth.storage, FileTokenStorage)
     with pytest.raises(ConfigError, match="unknown 'auth' key 'client_secret'"):
