@@ -31,7 +31,7 @@ from .auth.urls import origin
 from .config import SUPPORTED_PROTOCOL_VERSIONS
 from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
 from .sse_streams import content_type, wake_reader
-from .transport import CloseHandler, Frame, FrameHandler, Transport, encode_frame
+from .transport import CloseHandler, Frame, FrameHandler, Transport, encode_frame, hand_over
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -216,10 +216,5 @@ class LegacySseTransport(Transport):
             log.warning("MCP server %s sent an SSE message that is not JSON", self.server)
             return
         for item in parsed if isinstance(parsed, list) else [parsed]:
-            if not isinstance(item, dict):
-                continue
-            trace(log, f"mcp {self.server} recv", item)
-            try:
-                on_frame(item)
-            except Exception:  # one bad frame must not end the stream
-                log.exception("MCP server %s: failed to handle a frame", self.server)
+            if isinstance(item, dict):
+                hand_over(on_frame, item, self.server)

@@ -16,12 +16,16 @@ client's JSON-RPC layer does. Frames from the server are handed to the
 from __future__ import annotations
 
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import McpError, TransportError
+from ..logs import trace
 from .config import SUPPORTED_PROTOCOL_VERSIONS
+
+log = logging.getLogger(__name__)
 
 Frame = dict[str, Any]
 FrameHandler = Callable[[Frame], None]
@@ -32,6 +36,18 @@ class FrameSender(Protocol):
     """:meth:`Transport.send`'s shape: a frame, and how long its sender will wait."""
 
     def __call__(self, frame: Frame, *, timeout: float | None = None) -> None: ...
+
+
+def hand_over(on_frame: FrameHandler, frame: Frame, server: str) -> None:
+    """Give a reader's frame to ``on_frame``; what it raises is logged, the reader goes on.
+
+    One bad frame (or a bug in handling it) must not end the connection.
+    """
+    trace(log, f"mcp {server} recv", frame)
+    try:
+        on_frame(frame)
+    except Exception:
+        log.exception("MCP server %s: failed to handle a frame", server)
 
 
 def encode_frame(frame: Frame, server: str) -> bytes:

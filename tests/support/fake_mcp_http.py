@@ -121,6 +121,23 @@ class FakeMcpServer:
             return len(self.state.get_streams)
 
 
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: Any,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer ``handler``'s request with ``payload`` as a JSON body (and extra headers)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeMcpServer
     protocol_version = "HTTP/1.0"  # bodies end at close: no chunking to get right
@@ -138,14 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
         return seen
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, payload, headers)
 
     def _empty(self, status: int, text: str = "") -> None:
         data = text.encode()

@@ -20,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.support.fake_mcp_http import send_json
+
 _WAIT = 10.0
 
 
@@ -138,14 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         return seen
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, payload, headers)
 
     # -- verbs -------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,10 +107,7 @@ def _resource_metadata(
     candidates = resource_metadata_urls(server_url)
     if metadata_url:
         candidates = [metadata_url, *(c for c in candidates if c != metadata_url)]
-    for url in candidates:
-        body = http.get_json(url)
-        if body is None:
-            continue
+    for url, body in _documents(http, candidates):
         prm = _parse_resource_metadata(http, body, url)
         if not resource_covers(prm.resource, server_url):
             raise http.error(
@@ -134,10 +132,7 @@ def _parse_resource_metadata(http: AuthHttp, body: dict[str, Any], url: str) -> 
 
 
 def _server_metadata(http: AuthHttp, issuer: str) -> ServerMetadata | None:
-    for url in server_metadata_urls(issuer):
-        body = http.get_json(url)
-        if body is None:
-            continue
+    for url, body in _documents(http, server_metadata_urls(issuer)):
         metadata = parse_server_metadata(http, body, url)
         if not same_issuer(metadata.issuer, issuer):
             raise http.error(
@@ -184,6 +179,14 @@ def parse_server_metadata(http: AuthHttp, body: dict[str, Any], url: str) -> Ser
         client_id_metadata_document_supported=body.get("client_id_metadata_document_supported")
         is True,
     )
+
+
+def _documents(http: AuthHttp, urls: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(url, document)`` for each of ``urls`` that has a JSON document, asked in order."""
+    for url in urls:
+        body = http.get_json(url)
+        if body is not None:
+            yield url, body
 
 
 def _strings(value: Any) -> tuple[str, ...] | None:
