@@ -1,6 +1,7 @@
 """McpClient: a blocking MCP client for one server, safe to share between threads.
 
-``McpClient.connect(config)`` spawns (stdio) or reaches (Streamable HTTP) the
+``McpClient.connect(config)`` spawns (stdio) or reaches (Streamable HTTP, or
+the legacy HTTP+SSE transport; OAuth when ``config.auth`` is set) the
 server, runs the ``initialize`` handshake, lists its tools, resources and
 prompts, and returns the connected client. Calls may come from many threads
 at once. Hook events, ``list_changed`` refreshes and user handlers for

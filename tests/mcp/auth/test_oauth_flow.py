@@ -132,6 +132,27 @@ def test_a_revoked_token_is_refreshed_on_the_401_without_asking_the_user(
     assert len(fake.requests_to("/authorize")) == 1
 
 
+def test_many_threads_meeting_401_at_once_share_one_refresh(fake: FakeOAuthServer) -> None:
+    with connect(fake, oauth()) as client:
+        fake.revoke_access_tokens()
+        barrier = threading.Barrier(8)
+        results: list[str] = []
+
+        def call() -> None:
+            barrier.wait(10)
+            results.append(client.call_tool("echo", {}).content)
+
+        threads = [threading.Thread(target=call, name=f"test-call-{n}") for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert results == ["echo with read"] * 8
+    grants = [s.body["grant_type"] for s in fake.requests_to("/token")]
+    assert grants == ["authorization_code", "refresh_token"]  # refresh tokens are single-use
+    assert len(fake.requests_to("/authorize")) == 1
+
+
 def test_a_refused_refresh_falls_back_to_a_new_consent(fake: FakeOAuthServer) -> None:
     with connect(fake, oauth()) as client:
         fake.revoke_access_tokens()
@@ -149,13 +170,12 @@ def test_403_insufficient_scope_steps_up_to_the_union_of_scopes(fake: FakeOAuthS
 
 
 def test_a_step_up_that_asks_for_nothing_new_fails_at_once(fake: FakeOAuthServer) -> None:
-    # The token already has "write" (configured scopes), yet the server says it lacks it.
+    # The token was granted "write" (configured scopes), yet the server says it lacks it:
+    # authorizing again would ask for the same and loop.
     with connect(fake, oauth(scopes=("read", "write"))) as client:
-        fake.clients.clear()  # the server now refuses every token request...
         with fake.lock:
-            scopes = dict(fake.tokens)
-        for token in scopes:
-            fake.tokens[token] = ("read",)  # ...and believes the token lacks "write"
+            for token in fake.tokens:
+                fake.tokens[token] = ("read",)
         with pytest.raises(McpAuthError) as info:
             client.call_tool("write", {})
     assert info.value.http_status == 403 and info.value.oauth_error == "insufficient_scope"
