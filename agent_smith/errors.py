@@ -56,12 +56,23 @@ class ToolError(AgentSmithError):
 
 
 class TransportError(AgentSmithError):
-    """A connection, pipe, subprocess or HTTP exchange failed."""
+    """A connection, pipe, subprocess or HTTP exchange failed.
 
-    def __init__(self, message: str, *, operation: str, endpoint_or_server: str) -> None:
+    ``http_status`` is the status of an HTTP error answer, when that was the failure.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str,
+        endpoint_or_server: str,
+        http_status: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.operation = operation
         self.endpoint_or_server = endpoint_or_server
+        self.http_status = http_status
 
 
 class McpError(AgentSmithError):
@@ -80,6 +91,28 @@ class McpProtocolError(AgentSmithError):
         super().__init__(message)
         self.server = server
         self.rpc_code = rpc_code
+
+
+class McpAuthError(AgentSmithError):
+    """Authorizing with an MCP server failed (OAuth discovery, registration, consent, tokens).
+
+    ``http_status`` is the status of the answer that failed (None when no
+    answer came); ``oauth_error`` the OAuth error code the authorization
+    server gave (``invalid_grant``, ``access_denied``, ...), if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str,
+        http_status: int | None = None,
+        oauth_error: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.server = server
+        self.http_status = http_status
+        self.oauth_error = oauth_error
 
 
 class LlmApiError(AgentSmithError):

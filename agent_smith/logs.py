@@ -19,7 +19,13 @@ logging.addLevelName(TRACE, "TRACE")
 
 REDACTED = "<redacted>"
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie", "set-cookie"})
-_SECRET_KEY = re.compile(r"api[-_]?key|access[-_]?token|bearer|password", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"api[-_]?key|access[-_]?token|bearer|password"
+    # OAuth's credentials (token responses, registrations, token requests).
+    r"|refresh[-_]?token|id[-_]?token|subject[-_]?token|secret|assertion|code[-_]?verifier"
+    r"|private[-_]?key",
+    re.IGNORECASE,
+)
 
 log = logging.getLogger("agent_smith")
 
@@ -32,9 +38,11 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
 def redact(value: Any) -> Any:
     """Copy of a JSON value (or JSON text) with secret-named fields replaced.
 
-    Keys matching ``api[-_]?key``, ``access[-_]?token``, ``bearer`` or
-    ``password`` (any case, anywhere in the key) have their values replaced at
-    every depth. Text that is not JSON is returned unchanged.
+    Keys matching ``api[-_]?key``, ``access[-_]?token``, ``bearer``,
+    ``password`` or an OAuth credential (``refresh_token``, ``id_token``,
+    ``subject_token``, ``*secret*``, ``*assertion*``, ``code_verifier``,
+    ``private_key``), in any case and anywhere in the key, have their values
+    replaced at every depth. Text that is not JSON is returned unchanged.
     """
     if isinstance(value, (str, bytes)):
         try:

@@ -13,6 +13,14 @@ import agent_smith as a
         (a.McpError("nope", server="fs", rpc_code=-32601), {"server": "fs", "rpc_code": -32601}),
         (a.McpProtocolError("v", server="fs"), {"server": "fs", "rpc_code": None}),
         (a.TransportError("x", operation="post", endpoint_or_server="h"), {"operation": "post"}),
+        (
+            a.TransportError("x", operation="post", endpoint_or_server="h", http_status=405),
+            {"http_status": 405},
+        ),
+        (
+            a.McpAuthError("x", server="web", http_status=400, oauth_error="invalid_grant"),
+            {"server": "web", "http_status": 400, "oauth_error": "invalid_grant"},
+        ),
         (a.LlmApiError("x", http_status=401, body_excerpt="{}"), {"http_status": 401}),
         (a.AgentTimeoutError("t", operation="tool", budget=1.5), {"budget": 1.5}),
         (a.CancelledError("c", operation="send"), {"operation": "send"}),

@@ -32,7 +32,23 @@ def test_secret_headers_are_redacted(header: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["api_key", "apiKey", "API-KEY", "access_token", "accessToken", "bearer", "Password"]
+    "key",
+    [
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "access_token",
+        "accessToken",
+        "bearer",
+        "Password",
+        "refresh_token",
+        "id_token",
+        "subject_token",
+        "client_secret",
+        "client_assertion",
+        "code_verifier",
+        "private_key_pem",
+    ],
 )
 def test_secret_json_fields_are_redacted_at_any_depth(key: str) -> None:
     body = {"outer": [{"inner": {key: "s3cret", "keep": 1}}]}

@@ -1,6 +1,7 @@
 """McpClient: a blocking MCP client for one server, safe to share between threads.
 
-``McpClient.connect(config)`` spawns (stdio) or reaches (Streamable HTTP) the
+``McpClient.connect(config)`` spawns (stdio) or reaches (Streamable HTTP, or
+the legacy HTTP+SSE transport; OAuth when ``config.auth`` is set) the
 server, runs the ``initialize`` handshake, lists its tools, resources and
 prompts, and returns the connected client. Calls may come from many threads
 at once. Hook events, ``list_changed`` refreshes and user handlers for
@@ -44,6 +45,7 @@ from .transport import StaleSession, Transport
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+    from .auth.provider import OAuthProvider
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,7 @@ class McpClient(Closeable):
         self._tools: list[ToolSchema] = []
         self._resources: list[ResourceInfo] = []
         self._prompts: list[PromptInfo] = []
+        self._oauth: OAuthProvider | None = None
 
     @classmethod
     def connect(
@@ -216,6 +219,8 @@ class McpClient(Closeable):
         """Fail pending calls, shut the connection down, join every thread."""
         if self._keeper.close():
             self._events.close()
+            if self._oauth is not None:
+                self._oauth.close()
 
     def __repr__(self) -> str:
         return f"McpClient(alias={self.alias!r})"
@@ -298,14 +303,16 @@ class McpClient(Closeable):
         self._refresh_prompts(conn)
 
     def _make_transport(self) -> Transport:
-        if self.config.command:
-            from .stdio import StdioTransport
-
-            return StdioTransport(self.config)
         from ..runtime import default_runtime
-        from .http import StreamableHttpTransport
+        from .transports import make_transport, oauth_provider
 
-        return StreamableHttpTransport(self.config, self._runtime or default_runtime())
+        if self.config.command:
+            return make_transport(self.config, None, auth=None)
+        runtime = self._runtime or default_runtime()
+        if self.config.auth is not None and self._oauth is None:
+            # One per client, so a reconnect keeps its tokens.
+            self._oauth = oauth_provider(self.config, runtime)
+        return make_transport(self.config, runtime, auth=self._oauth)
 
     def _list_tools(self, conn: Connection | None = None) -> list[ToolSchema]:
         try:

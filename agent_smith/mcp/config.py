@@ -5,13 +5,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from .auth.config import OAuthConfig
 
 #: Protocol revisions this client speaks (and accepts in a server's answer).
 SUPPORTED_PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_PROTOCOL_VERSION = "2025-06-18"
+#: Transports for a ``url``: Streamable HTTP, the 2024-11-05 HTTP+SSE transport,
+#: or Streamable HTTP falling back to HTTP+SSE when the server does not speak it.
+URL_TRANSPORTS = ("streamable-http", "sse", "auto")
 
 
 @dataclass(frozen=True)
@@ -19,12 +25,17 @@ class ServerConfig:
     """Transport, auth, filtering, timeout and reconnect policy for one server.
 
     Give exactly one of ``command`` (stdio: the argv to spawn, with optional
-    ``env`` added to this process's environment and ``cwd``) or ``url`` (a
-    Streamable HTTP endpoint, with optional ``bearer_token`` and ``headers``).
-    ``deny_tools`` wins over ``allow_tools``; an empty ``allow_tools`` allows
-    every tool not denied. ``require_approval`` makes calls wait for a
-    person's approval: ``True`` for every tool of the server (its
-    ``read_resource`` too), or a tuple of the server's tool names.
+    ``env`` added to this process's environment and ``cwd``) or ``url`` (an
+    HTTP endpoint, with optional ``headers``). ``transport`` for a ``url`` is
+    ``"streamable-http"`` (the default), ``"sse"`` (the 2024-11-05 HTTP+SSE
+    transport: ``url`` is its SSE endpoint) or ``"auto"`` (Streamable HTTP,
+    falling back to HTTP+SSE as the spec's backwards-compatibility section
+    describes). Authorize with a fixed ``bearer_token`` or with OAuth
+    (``auth=OAuthConfig(...)``), not both. ``deny_tools`` wins over
+    ``allow_tools``; an empty ``allow_tools`` allows every tool not denied.
+    ``require_approval`` makes calls wait for a person's approval: ``True``
+    for every tool of the server (its ``read_resource`` too), or a tuple of
+    the server's tool names.
     """
 
     alias: str
@@ -41,6 +52,8 @@ class ServerConfig:
     reconnect: bool = True
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
     require_approval: bool | tuple[str, ...] = False
+    transport: str | None = None
+    auth: OAuthConfig | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.alias, str) or not self.alias:
@@ -71,6 +84,35 @@ class ServerConfig:
                 f"MCP server {self.alias!r}: 'protocol_version' must be one of "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
             )
+        self._check_transport_and_auth()
+
+    def _check_transport_and_auth(self) -> None:
+        """Settle ``transport`` ("stdio" for a command) and check ``auth``."""
+        if self.command:
+            if self.transport not in (None, "stdio"):
+                raise ConfigError(f"MCP server {self.alias!r}: a command runs over stdio only")
+            if self.auth is not None:
+                raise ConfigError(
+                    f"MCP server {self.alias!r}: 'auth' is for HTTP servers; give a stdio "
+                    "server its credentials through 'env'"
+                )
+            object.__setattr__(self, "transport", "stdio")
+            return
+        if self.transport is None:
+            object.__setattr__(self, "transport", "streamable-http")
+        elif self.transport not in URL_TRANSPORTS:
+            raise ConfigError(
+                f"MCP server {self.alias!r}: 'transport' must be one of {', '.join(URL_TRANSPORTS)}"
+            )
+        if self.auth is not None:
+            from .auth.config import OAuthConfig
+
+            if not isinstance(self.auth, OAuthConfig):
+                raise ConfigError(f"MCP server {self.alias!r}: 'auth' must be an OAuthConfig")
+            if self.bearer_token:
+                raise ConfigError(
+                    f"MCP server {self.alias!r}: give either 'bearer_token' or 'auth', not both"
+                )
 
     @property
     def endpoint(self) -> str:
@@ -141,7 +183,11 @@ def _check(alias: str, key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong("a number of seconds")
         return float(value)
-    if key in ("cwd", "url", "bearer_token"):
+    if key == "auth":
+        from .auth.config import OAuthConfig
+
+        return None if value is None else OAuthConfig.from_dict(value)
+    if key in ("cwd", "url", "bearer_token", "transport"):
         if value is not None and not isinstance(value, str):
             raise wrong("a string")
         return value

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import AgentSmithError, McpProtocolError, TransportError
 from .catalog import ServerInfo
-from .config import SUPPORTED_PROTOCOL_VERSIONS, ServerConfig
+from .config import ServerConfig
 from .events import LifecycleEvent, LifecycleKind, McpEvent
 from .jsonrpc import JsonRpcPeer
 from .transport import StaleSession, Transport
@@ -192,10 +192,11 @@ class ConnectionKeeper:
             timeout=self.config.request_timeout,
         )
         version = result.get("protocolVersion")
-        if version not in SUPPORTED_PROTOCOL_VERSIONS:
+        accepted = conn.transport.protocol_versions
+        if version not in accepted:
             raise McpProtocolError(
                 f"MCP server {self.alias!r} chose protocol revision {version!r}; this client "
-                f"speaks {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
+                f"speaks {', '.join(accepted)}",
                 server=self.alias,
             )
         info = result.get("serverInfo")
@@ -207,6 +208,8 @@ class ConnectionKeeper:
         caps = result.get("capabilities")
         conn.capabilities = caps if isinstance(caps, dict) else {}
         conn.protocol_version = str(version)
+        # Every request after initialize carries the revision, ``initialized`` included.
+        conn.transport.protocol_chosen(conn.protocol_version)
         conn.rpc.notify("notifications/initialized")
         conn.transport.negotiated(conn.protocol_version)
         log.info(

@@ -10,13 +10,15 @@ and ``initialize`` are sent and read in the caller's thread.
 
 If an SSE response stream ends before its response arrived, the stream is
 resumed with ``GET`` and ``Last-Event-ID`` after the server's ``retry`` delay
-(SEP-1699; reading and resuming streams is :mod:`.sse`); a stream that never
+(SEP-1699; reading and resuming streams is :mod:`.sse_streams`); a stream that never
 carried an event id cannot be resumed and the send fails. After
 ``initialized`` the GET listening stream (:mod:`.listener`) carries server
 messages between calls.
 
-A 404, or a 400 naming the session, while a session id is held raises
-:class:`~agent_smith.mcp.transport.StaleSession`; the client initialises again.
+The session (its id, the revision, stale detection, DELETE) is
+:mod:`.http_session`; every request goes out through
+:func:`~agent_smith.mcp.http_request.authorized_request`, which adds the
+auth's headers and lets it answer a 401 or 403 (OAuth, :mod:`.auth`).
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from .._internal.sockets import socket_of
-from .._internal.text import truncate_utf8
 from ..errors import AgentSmithError, McpProtocolError
-from ..logs import redact, redact_headers, trace
+from ..logs import trace
+from .handoff import Handoff
+from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
+from .http_session import HttpSession
 from .listener import GetStreamListener
 from .sse_streams import (
     NOTHING,
@@ -53,40 +57,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _ACCEPT_POST = "application/json, text/event-stream"
-_EXCERPT_BYTES = 300
 # How long send() waits for a request's status before leaving it to its thread.
 _HEADER_GRACE = 0.5
 _CONNECT_TIMEOUT = 10.0
 # A POST's read timeout is its caller's wait plus this, so the caller's own
 # timeout (which cancels the request on the server) fires first.
 _READ_MARGIN = 5.0
-_DELETE_TIMEOUT = 5.0
 _JOIN_TIMEOUT = 10.0
-
-
-class _Handoff:
-    """Passes a POST's status outcome from its thread to send(), unless send() moved on."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.done = threading.Event()
-        self._error: Exception | None = None
-        self._abandoned = False
-
-    def report(self, error: Exception | None) -> bool:
-        """Record the outcome; False when send() no longer listens (or already heard)."""
-        with self._lock:
-            if self._abandoned or self.done.is_set():
-                return False
-            self._error = error
-            self.done.set()
-            return True
-
-    def abandon(self) -> Exception | None:
-        """send() stops listening; the error it must raise, if one came in time."""
-        with self._lock:
-            self._abandoned = True
-            return self._error
 
 
 class StreamableHttpTransport(Transport):
@@ -96,9 +73,12 @@ class StreamableHttpTransport(Transport):
     the GET listening thread (``agent_smith-mcp-listen-<alias>``).
     ``on_closed`` is never called: an HTTP server that goes away shows up as
     a :class:`~agent_smith.errors.TransportError` from the next :meth:`send`.
+    ``auth`` authorizes every request (default: ``config.bearer_token``).
     """
 
-    def __init__(self, config: ServerConfig, runtime: Runtime) -> None:
+    def __init__(
+        self, config: ServerConfig, runtime: Runtime, *, auth: RequestAuth | None = None
+    ) -> None:
         if not config.url:
             raise ValueError(f"MCP server {config.alias!r} has no url")
         self.server = config.alias
@@ -107,22 +87,24 @@ class StreamableHttpTransport(Transport):
         self.where = config.url
         self._timeout = float(config.request_timeout)
         self._session = runtime.session
+        self._auth = auth or BearerToken(config.bearer_token)
         # The GET stream holds a connection for its whole life: keep it out of the shared pool.
         self._listen_session = requests.Session()
         self._lock = threading.Lock()
-        self._session_id: str | None = None
-        self._protocol_version: str | None = None
+        self._state = HttpSession(self.server, config.headers)
         self._on_frame: FrameHandler | None = None
         self._closing = threading.Event()
         self._listener = GetStreamListener(
             self.server,
-            open_stream=lambda last_id: self._open_get(last_id, self._listen_session),
+            # A listening stream never starts an authorization flow: requests do.
+            open_stream=lambda last_id: self._open_get(
+                last_id, self._listen_session, challenge=False
+            ),
             read_stream=lambda response, position: self._pump(response, position, want=NOTHING),
         )
         # POST bodies and resumed streams being read now: close() shuts them to wake readers.
         self._open: set[requests.Response] = set()
         self._readers: set[threading.Thread] = set()
-        self._stale = False  # a request thread found the session gone
         self._reader_ids = itertools.count(1)
 
     # -- Transport ---------------------------------------------------------------
@@ -155,16 +137,13 @@ class StreamableHttpTransport(Transport):
         method = frame.get("method")
         is_request = isinstance(method, str) and "id" in frame
         if method == "initialize":
-            with self._lock:
-                self._session_id = None  # a fresh session: never offer the stale id
-                self._protocol_version = None
-                self._stale = False
-        elif self._stale:
+            self._state.restart()
+        elif self._state.stale:
             raise StaleSession(f"MCP server {self.server} dropped the session")
         if not is_request or method == "initialize":
             self._exchange(frame, body, read_timeout, None)
             return
-        handoff = _Handoff()
+        handoff = Handoff()
         thread = threading.Thread(
             target=self._exchange_on_thread,
             args=(frame, body, read_timeout, handoff),
@@ -174,26 +153,28 @@ class StreamableHttpTransport(Transport):
         with self._lock:
             self._readers.add(thread)
         thread.start()
-        handoff.done.wait(_HEADER_GRACE)
-        error = handoff.abandon()
+        error = handoff.wait(_HEADER_GRACE)
         if error is not None:
             raise error
 
     def _exchange(
-        self, frame: Frame, body: bytes, read_timeout: float, handoff: _Handoff | None
+        self, frame: Frame, body: bytes, read_timeout: float, handoff: Handoff | None
     ) -> None:
         """One POST: check the status, then read the answer (SSE resumed as needed)."""
         method = frame.get("method")
-        headers = self._headers(accept=_ACCEPT_POST)
+        headers = self._state.headers(accept=_ACCEPT_POST)
         headers["Content-Type"] = "application/json"
-        log.debug("POST %s (%s) headers=%s", self._url, method, redact_headers(headers))
         trace(log, f"mcp {self.server} send", frame)
         had_session = headers.get("Mcp-Session-Id") is not None
         try:
-            response = self._session.post(
+            response = authorized_request(
+                self._session,
+                "POST",
                 self._url,
-                data=body,
                 headers=headers,
+                auth=self._auth,
+                authorizing=handoff.authorizing if handoff is not None else None,
+                data=body,
                 stream=True,
                 timeout=(_CONNECT_TIMEOUT, read_timeout),
             )
@@ -202,10 +183,7 @@ class StreamableHttpTransport(Transport):
         with self._tracked(response):
             self._check_status(response, had_session=had_session, what=str(method or "frame"))
             if method == "initialize":
-                session_id = response.headers.get("Mcp-Session-Id")
-                if session_id:
-                    with self._lock:
-                        self._session_id = session_id
+                self._state.started(response)
             if handoff is not None:
                 handoff.report(None)
             if response.status_code == 202:
@@ -223,7 +201,7 @@ class StreamableHttpTransport(Transport):
             self._read_body(response, want=frame.get("id"), waiting=handoff is not None)
 
     def _exchange_on_thread(
-        self, frame: Frame, body: bytes, read_timeout: float, handoff: _Handoff
+        self, frame: Frame, body: bytes, read_timeout: float, handoff: Handoff
     ) -> None:
         try:
             try:
@@ -237,7 +215,7 @@ class StreamableHttpTransport(Transport):
             if handoff.report(err):
                 return  # send() raises it
             if isinstance(err, StaleSession):
-                self._stale = True
+                self._state.stale = True
             if not self._closing.is_set():
                 # The waiter learns of the failure through an error answer to its id.
                 log.warning("MCP server %s: %s", self.server, err)
@@ -253,10 +231,13 @@ class StreamableHttpTransport(Transport):
             with self._lock:
                 self._readers.discard(threading.current_thread())
 
+    def protocol_chosen(self, protocol_version: str) -> None:
+        """Send ``MCP-Protocol-Version: protocol_version`` on every later request."""
+        self._state.use_protocol_version(protocol_version)
+
     def negotiated(self, protocol_version: str) -> None:
         """Send ``protocol_version`` from now on and open the GET listening stream."""
-        with self._lock:
-            self._protocol_version = protocol_version
+        self.protocol_chosen(protocol_version)
         if self._closing.is_set():
             return
         self._listener.start()
@@ -277,7 +258,7 @@ class StreamableHttpTransport(Transport):
             thread.join(_JOIN_TIMEOUT)
             if thread.is_alive():
                 log.warning("SSE reader %s of %s did not stop", thread.name, self.server)
-        self._delete_session()
+        self._state.delete(self._session, self._url, self._auth)
         self._listen_session.close()
 
     # -- POST bodies -------------------------------------------------------------
@@ -326,16 +307,22 @@ class StreamableHttpTransport(Transport):
     # -- GET streams -------------------------------------------------------------
 
     def _open_get(
-        self, last_event_id: str | None, session: requests.Session
+        self, last_event_id: str | None, session: requests.Session, *, challenge: bool = True
     ) -> requests.Response | None:
         """Open a GET SSE stream; None when the server does not offer one (or refuses)."""
-        headers = self._headers(accept="text/event-stream")
+        headers = self._state.headers(accept="text/event-stream")
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
-        log.debug("GET %s headers=%s", self._url, redact_headers(headers))
         try:
-            response = session.get(
-                self._url, headers=headers, stream=True, timeout=(_CONNECT_TIMEOUT, None)
+            response = authorized_request(
+                session,
+                "GET",
+                self._url,
+                headers=headers,
+                auth=self._auth,
+                challenge=challenge,
+                stream=True,
+                timeout=(_CONNECT_TIMEOUT, None),
             )
         except requests.RequestException as err:
             raise self._error("listen", f"GET failed: {type(err).__name__}") from err
@@ -360,29 +347,13 @@ class StreamableHttpTransport(Transport):
         if handler is not None:
             handler(item)
 
-    def _headers(self, *, accept: str) -> dict[str, str]:
-        headers = dict(self._config.headers or {})
-        headers["Accept"] = accept
-        if self._config.bearer_token:
-            headers["Authorization"] = f"Bearer {self._config.bearer_token}"
-        with self._lock:
-            if self._session_id is not None:
-                headers["Mcp-Session-Id"] = self._session_id
-            if self._protocol_version is not None:
-                headers["MCP-Protocol-Version"] = self._protocol_version
-        return headers
-
     def _check_status(self, response: requests.Response, *, had_session: bool, what: str) -> None:
         status = response.status_code
         if status < 400:
             return
-        excerpt = _excerpt(response)
-        if had_session and (status == 404 or (status == 400 and "session" in excerpt.lower())):
-            log.info("MCP server %s no longer knows our session (HTTP %d)", self.server, status)
-            with self._lock:
-                self._session_id = None
-            raise StaleSession(f"MCP server {self.server} answered {status}: session gone")
-        raise self._error("send", f"HTTP {status} for {what}: {excerpt}")
+        excerpt = error_excerpt(response)
+        self._state.check_gone(status, excerpt, had_session=had_session)
+        raise self._error("send", f"HTTP {status} for {what}: {excerpt}", http_status=status)
 
     @contextmanager
     def _tracked(self, response: requests.Response) -> Iterator[None]:
@@ -400,30 +371,3 @@ class StreamableHttpTransport(Transport):
         with self._lock:
             self._open.discard(response)
         response.close()
-
-    def _delete_session(self) -> None:
-        with self._lock:
-            session_id = self._session_id
-            self._session_id = None
-        if session_id is None:
-            return
-        headers = self._headers(accept=_ACCEPT_POST)
-        headers["Mcp-Session-Id"] = session_id
-        try:
-            response = self._session.delete(self._url, headers=headers, timeout=_DELETE_TIMEOUT)
-        except requests.RequestException as err:
-            log.debug("DELETE of %s session failed: %s", self.server, type(err).__name__)
-            return
-        response.close()
-        if response.status_code not in (200, 202, 204, 405):
-            log.debug("DELETE of %s session answered %d", self.server, response.status_code)
-
-
-def _excerpt(response: requests.Response) -> str:
-    """A short, redacted, one-line excerpt of an error body."""
-    try:
-        text = response.content[: 64 * 1024].decode("utf-8", errors="replace")
-    except (requests.RequestException, OSError):
-        return "<body unreadable>"
-    shown = redact(text)
-    return " ".join(truncate_utf8(str(shown), _EXCERPT_BYTES).split())

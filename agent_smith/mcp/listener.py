@@ -7,6 +7,13 @@ does not offer one (405, or any other refusal) is left alone; a dropped
 stream is resumed with ``Last-Event-ID`` after the server's ``retry`` delay,
 and given up after :data:`~agent_smith.mcp.sse_streams.MAX_RESUMES` tries in a row
 that brought nothing.
+
+:meth:`GetStreamListener.start` returns once the server answered the first
+GET (or after :data:`READY_WAIT`), so the stream is open before the client's
+first request: a server that sends something there right after
+``initialized`` (a ``list_changed``, or the replay of an answer) reaches a
+reader, and the stream the client opens to resume a dropped POST answer is
+never mistaken for the listening one.
 """
 
 from __future__ import annotations
@@ -23,6 +30,9 @@ from .sse_streams import MAX_RESUMES, StreamPosition, wake_reader
 log = logging.getLogger(__name__)
 
 _JOIN_TIMEOUT = 10.0
+#: How long start() waits for the server to answer the first GET (a server
+#: that holds its headers back only delays connecting by this much).
+READY_WAIT = 3.0
 
 #: Opens the GET stream (resuming after the given event id); None if not offered.
 OpenStream = Callable[[str | None], requests.Response | None]
@@ -43,17 +53,24 @@ class GetStreamListener:
         self._response: requests.Response | None = None
 
     def start(self) -> None:
-        """Start listening (stopping a previous listener first)."""
+        """Start listening (stopping a previous listener first); return once the GET was answered.
+
+        Waits at most :data:`READY_WAIT` for the server's answer (a stream,
+        a refusal or a failure); the thread carries on either way.
+        """
         self.stop()
         self._stop = threading.Event()
+        answered = threading.Event()
         thread = threading.Thread(
             target=self._listen,
-            args=(self._stop,),
+            args=(self._stop, answered),
             name=f"agent_smith-mcp-listen-{self.server}",
             daemon=True,  # joined in stop(); daemon only so a forgotten client cannot hang exit
         )
         self._thread = thread
         thread.start()
+        if not answered.wait(READY_WAIT):
+            log.debug("GET stream of %s not answered yet; connecting on", self.server)
 
     def stop(self) -> None:
         """Wake the thread if it is reading, and join it."""
@@ -70,13 +87,20 @@ class GetStreamListener:
             log.warning("GET stream thread of %s did not stop", self.server)
         self._thread = None
 
-    def _listen(self, stop: threading.Event) -> None:
+    def _listen(self, stop: threading.Event, answered: threading.Event) -> None:
+        try:
+            self._listen_until(stop, answered)
+        finally:
+            answered.set()
+
+    def _listen_until(self, stop: threading.Event, answered: threading.Event) -> None:
         position = StreamPosition()
         failures = 0
         while not stop.is_set():
             try:
                 response = self._open_stream(position.last_event_id)
             except TransportError as err:
+                answered.set()
                 response = None
                 failures += 1
                 log.debug("GET stream of %s failed: %s", self.server, err)
@@ -84,6 +108,7 @@ class GetStreamListener:
                     log.warning("GET stream of %s: giving up after %d tries", self.server, failures)
                     return
             else:
+                answered.set()
                 if response is None:
                     return  # not offered
                 with self._lock:

@@ -24,7 +24,7 @@ from typing import IO
 from ..errors import TransportError
 from ..logs import trace
 from .config import ServerConfig
-from .transport import CloseHandler, Frame, FrameHandler, Transport, encode_frame
+from .transport import CloseHandler, Frame, FrameHandler, Transport, encode_frame, hand_over
 
 log = logging.getLogger(__name__)
 
@@ -164,11 +164,7 @@ class StdioTransport(Transport):
                         line,
                     )
                     continue
-                trace(log, f"mcp {self.server} ->", frame)
-                try:
-                    on_frame(frame)
-                except Exception:  # one bad frame must not kill the connection
-                    log.exception("MCP server %s: failed to handle a frame", self.server)
+                hand_over(on_frame, frame, self.server)
         except (OSError, ValueError) as err:
             error = self._error("read", f"connection lost: reading stdout failed: {err}")
         log.debug("MCP server %s closed its stdout", self.server)

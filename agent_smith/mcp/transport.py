@@ -16,11 +16,16 @@ client's JSON-RPC layer does. Frames from the server are handed to the
 from __future__ import annotations
 
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import McpError, TransportError
+from ..logs import trace
+from .config import SUPPORTED_PROTOCOL_VERSIONS
+
+log = logging.getLogger(__name__)
 
 Frame = dict[str, Any]
 FrameHandler = Callable[[Frame], None]
@@ -31,6 +36,18 @@ class FrameSender(Protocol):
     """:meth:`Transport.send`'s shape: a frame, and how long its sender will wait."""
 
     def __call__(self, frame: Frame, *, timeout: float | None = None) -> None: ...
+
+
+def hand_over(on_frame: FrameHandler, frame: Frame, server: str) -> None:
+    """Give a reader's frame to ``on_frame``; what it raises is logged, the reader goes on.
+
+    One bad frame (or a bug in handling it) must not end the connection.
+    """
+    trace(log, f"mcp {server} recv", frame)
+    try:
+        on_frame(frame)
+    except Exception:
+        log.exception("MCP server %s: failed to handle a frame", server)
 
 
 def encode_frame(frame: Frame, server: str) -> bytes:
@@ -65,6 +82,8 @@ class Transport(ABC):
     server: str
     #: Where the server is, for error messages ("stdio", its URL).
     where: str = ""
+    #: The protocol revisions a server may choose over this transport.
+    protocol_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS
 
     @abstractmethod
     def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
@@ -84,6 +103,10 @@ class Transport(ABC):
         must bound their own reads.
         """
 
+    def protocol_chosen(self, protocol_version: str) -> None:
+        """Called once ``initialize`` answered, before ``initialized`` is sent."""
+        return None
+
     def negotiated(self, protocol_version: str) -> None:
         """Called once ``initialize`` succeeded and ``initialized`` was sent."""
         return None
@@ -92,11 +115,14 @@ class Transport(ABC):
     def close(self) -> None:
         """Release everything: threads joined, child reaped, session deleted."""
 
-    def _error(self, operation: str, what: str) -> TransportError:
+    def _error(
+        self, operation: str, what: str, *, http_status: int | None = None
+    ) -> TransportError:
         """A TransportError about this server, saying where it is."""
         place = f" ({self.where})" if self.where else ""
         return TransportError(
             f"MCP server {self.server!r}{place}: {what}",
             operation=operation,
             endpoint_or_server=self.server,
+            http_status=http_status,
         )

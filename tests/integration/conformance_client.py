@@ -7,16 +7,26 @@ uses agent_smith's McpClient the way an application would: connect, list the
 tools, call each of them (arguments filled from the input schema), and answer
 elicitation requests by accepting the schema's defaults (SEP-1034).
 
+For the ``auth/*`` scenarios it authorizes with OAuth (:func:`oauth_for`):
+the suite's authorization server approves at once, so the authorization
+handler fetches the authorization URL without following the redirect and
+returns where it points. Credentials a scenario hands out come in
+``MCP_CONFORMANCE_CONTEXT``.
+
 Exit status 0 when everything the scenario asked for worked, 1 otherwise.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 from typing import Any
 
+import requests
+
+from agent_smith import EnterpriseIdp, OAuthConfig
 from agent_smith.errors import AgentSmithError
 from agent_smith.mcp.client import McpClient
 from agent_smith.mcp.config import ServerConfig
@@ -59,12 +69,62 @@ def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+#: Where the suite's authorization server sends the browser back to (never reached).
+REDIRECT_URI = "http://127.0.0.1:3000/callback"
+#: The client id metadata document URL the suite expects (SEP-991).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def follow_consent(authorization_url: str) -> str:
+    """Authorization handler: the suite's server consents at once; return its redirect."""
+    response = requests.get(authorization_url, allow_redirects=False, timeout=10)
+    location = response.headers.get("Location")
+    if response.status_code not in (301, 302, 303, 307, 308) or not location:
+        raise RuntimeError(f"the authorization endpoint answered {response.status_code}")
+    return location
+
+
+def oauth_for(scenario: str, context: dict[str, Any]) -> OAuthConfig | None:
+    """The OAuth config for an ``auth/*`` scenario, from the credentials it handed out."""
+    if not scenario.startswith("auth/"):
+        return None
+    client_id = context.get("client_id")
+    if "idp_id_token" in context:  # enterprise-managed authorization (SEP-990)
+        return OAuthConfig(
+            grant="enterprise",
+            client_id=client_id,
+            client_secret=context.get("client_secret"),
+            enterprise_idp=EnterpriseIdp(
+                token_endpoint=context["idp_token_endpoint"],
+                id_token=context["idp_id_token"],
+                client_id=context["idp_client_id"],
+            ),
+        )
+    if scenario.startswith("auth/client-credentials"):
+        return OAuthConfig(
+            grant="client_credentials",
+            client_id=client_id,
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm") or "RS256",
+        )
+    return OAuthConfig(
+        client_id=client_id,
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        authorization_handler=follow_consent,
+        redirect_uri=REDIRECT_URI,
+    )
+
+
 def run(url: str, scenario: str) -> int:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     config = ServerConfig(
         alias="conformance",
         url=url,
         protocol_version=os.environ.get("MCP_PROTOCOL_VERSION", "2025-06-18"),
         request_timeout=20.0,
+        auth=oauth_for(scenario, context),
     )
     with McpClient.connect(config, elicitation_handler=accept_with_defaults) as client:
         log.info("scenario %s: connected to %s", scenario, client.server_info.name)

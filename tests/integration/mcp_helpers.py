@@ -29,6 +29,14 @@ class Recorder:
     def methods(self) -> list[str]:
         return [e.method for e in self.events if isinstance(e, Notification)]
 
+    def progress(self) -> list[object]:
+        """The ``progress`` values of the progress notifications, in order."""
+        return [
+            e.params["progress"]
+            for e in self.events
+            if isinstance(e, Notification) and e.method == "notifications/progress"
+        ]
+
     def wait_until(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
         with self._changed:
             assert self._changed.wait_for(predicate, timeout), self.events

@@ -4,10 +4,17 @@ The suite (``@modelcontextprotocol/conformance``, on the Node 22 from the
 ``node`` npm package) starts a test server per scenario and launches
 ``conformance_client.py`` against it. A scenario counts as passed only when
 its checks report at least one success and no failure or warning.
+
+The OAuth scenarios run per revision, each revision's in parallel
+(2025-11-25, which holds 2025-06-18's too; 2025-03-26; draft; extension).
+The other scenarios run one at a time: ``sse-retry`` measures how long the
+client waits before resuming a stream, which a machine busy with a dozen
+parallel clients would blur.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -21,11 +28,12 @@ from tests.integration.peers import node_env, require_npm_bin
 HERE = Path(__file__).parent
 RUNNER = HERE / "conformance_client.py"
 BASELINE = HERE / "conformance-baseline.yml"
-BASE_SPEC = "2025-06-18"
-#: Scenarios of the base revision's suite that are not OAuth (all of them must pass).
-BASE_SCENARIOS = ("initialize", "tools_call")
-#: Non-OAuth scenarios of later revisions, each run on its own with --scenario.
-LATER_SCENARIOS = ("elicitation-sep1034-client-defaults", "sse-retry")
+#: Scenarios run one at a time (every client scenario that is not OAuth).
+SINGLE_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
+#: The OAuth scenarios run per revision, each revision's in one go (2025-11-25: ``--suite auth``).
+OAUTH_RUNS = ("2025-11-25", "2025-03-26", "draft", "extension")
+#: Released protocol revisions: every one of their scenarios must pass.
+RELEASED = ("2025-03-26", "2025-06-18", "2025-11-25")
 SUITE_TIMEOUT = 600
 
 
@@ -46,8 +54,20 @@ def _conformance(*args: str, out: Path | None = None) -> subprocess.CompletedPro
     )
 
 
-def _runner_command() -> str:
-    return f"{sys.executable} {RUNNER}"
+def _run(*selection: str, out: Path) -> str:
+    """Run the scenarios ``selection`` picks (with the baseline); the CLI's output."""
+    result = _conformance(
+        "client",
+        "--command",
+        f"{sys.executable} {RUNNER}",
+        *selection,
+        "--expected-failures",
+        str(BASELINE),
+        out=out,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-5000:]
+    return log
 
 
 def _checks(out: Path, scenario: str) -> list[dict[str, object]]:
@@ -67,52 +87,44 @@ def _assert_passed(out: Path, scenario: str, log: str) -> None:
     assert "SUCCESS" in statuses, f"{scenario}: no successful check: {statuses}\n{log[-3000:]}"
 
 
-def _client_scenarios() -> dict[str, list[str]]:
-    listing = _conformance("list", "--client")
+@functools.cache
+def _listed(*args: str) -> dict[str, list[str]]:
+    """Scenario names (and their revisions) from ``conformance list`` (asked once per run)."""
+    listing = _conformance("list", *args)
     assert listing.returncode == 0, listing.stderr
-    found: dict[str, list[str]] = {}
-    for name, versions in re.findall(r"^\s*-\s*(\S+)\s*\[([^\]]*)\]", listing.stdout, re.M):
-        found[name] = [v.strip() for v in versions.split(",")]
-    return found
+    return {
+        name: [v.strip() for v in versions.split(",")]
+        for name, versions in re.findall(r"^\s*-\s*(\S+)\s*\[([^\]]*)\]", listing.stdout, re.M)
+    }
 
 
-def test_base_revision_suite_passes_with_only_oauth_as_expected_failures(tmp_path: Path) -> None:
-    result = _conformance(
-        "client",
-        "--command",
-        _runner_command(),
-        "--suite",
-        "all",
-        "--spec-version",
-        BASE_SPEC,
-        "--expected-failures",
-        str(BASELINE),
-        out=tmp_path,
-    )
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log[-5000:]
-    for scenario in BASE_SCENARIOS:
-        _assert_passed(tmp_path, scenario, log)
+def _baseline() -> list[str]:
+    return re.findall(r"^\s*-\s*(\S+)", BASELINE.read_text(), re.M)
 
 
-@pytest.mark.parametrize("scenario", LATER_SCENARIOS)
-def test_later_revision_scenario_passes(scenario: str, tmp_path: Path) -> None:
-    result = _conformance(
-        "client", "--command", _runner_command(), "--scenario", scenario, out=tmp_path
-    )
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log[-5000:]
+@pytest.mark.parametrize("scenario", SINGLE_SCENARIOS)
+def test_scenario_passes(scenario: str, tmp_path: Path) -> None:
+    log = _run("--scenario", scenario, out=tmp_path)
     _assert_passed(tmp_path, scenario, log)
 
 
-def test_every_non_oauth_client_scenario_is_run_and_only_oauth_is_in_the_baseline() -> None:
-    scenarios = _client_scenarios()
-    non_oauth = {name for name in scenarios if not name.startswith("auth/")}
-    assert non_oauth == set(BASE_SCENARIOS) | set(LATER_SCENARIOS)
-    assert {n for n in BASE_SCENARIOS if BASE_SPEC not in scenarios[n]} == set()
-    baseline = re.findall(r"^\s*-\s*(\S+)", BASELINE.read_text(), re.M)
-    assert baseline and all(name.startswith("auth/") for name in baseline)
-    expected_base_oauth = {
-        n for n, v in scenarios.items() if n.startswith("auth/") and BASE_SPEC in v
-    }
-    assert set(baseline) == expected_base_oauth
+@pytest.mark.parametrize("revision", OAUTH_RUNS)
+def test_oauth_scenarios_pass_but_for_the_baseline(revision: str, tmp_path: Path) -> None:
+    selection = ["--suite", "auth"] if revision == "2025-11-25" else ["--suite", "all"]
+    log = _run(*selection, "--spec-version", revision, out=tmp_path)
+    ran = set(re.findall(r"^[✓✗] (\S+):", log, re.M))
+    listed = {n for n, v in _listed("--client").items() if n.startswith("auth/") and revision in v}
+    assert ran == listed, f"ran {sorted(ran)}, listed {sorted(listed)}"
+    for scenario in sorted(ran - set(_baseline())):
+        _assert_passed(tmp_path, scenario, log)
+
+
+def test_every_client_scenario_is_run_and_released_ones_are_not_in_the_baseline() -> None:
+    scenarios = _listed("--client")
+    oauth = {name for name in scenarios if name.startswith("auth/")}
+    assert set(scenarios) - oauth == set(SINGLE_SCENARIOS)
+    # Every OAuth scenario belongs to one of the runs above (2025-06-18's are 2025-11-25's too).
+    for name in oauth:
+        assert set(scenarios[name]) & set(OAUTH_RUNS), (name, scenarios[name])
+    released = {n for n, v in scenarios.items() if set(v) & set(RELEASED)}
+    assert not released & set(_baseline()), "a released revision's scenario is in the baseline"

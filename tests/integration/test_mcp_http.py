@@ -1,9 +1,10 @@
-"""The MCP client over Streamable HTTP against the official Python SDK's server.
+"""The MCP client over HTTP against the official Python SDK's server.
 
-The server runs in both response modes: SSE (answers, server requests and
+Streamable HTTP in both response modes: SSE (answers, server requests and
 notifications stream back on the POST) and JSON (one JSON body per POST;
 notifications not tied to a request, like ``list_changed``, travel on the GET
-stream, and the server drops request-scoped ones).
+stream, and the server drops request-scoped ones); and the legacy 2024-11-05
+HTTP+SSE transport (``legacy``: everything comes down the one GET stream).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from agent_smith import (
     AgentTimeoutError,
     McpClient,
     McpError,
-    Notification,
     ServerConfig,
     UserMessage,
 )
@@ -28,18 +28,20 @@ from tests.integration.servers import SDK_SERVER
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
 
-@pytest.fixture(scope="module", params=["sse", "json"])
+@pytest.fixture(scope="module", params=["sse", "json", "legacy"])
 def sdk_url(request: pytest.FixtureRequest) -> Iterator[str]:
     port = free_port()
-    argv = [sys.executable, str(SDK_SERVER), "--http", "--port", str(port)]
-    if request.param == "json":
-        argv.append("--json")
+    mode = {"sse": ["--http"], "json": ["--http", "--json"], "legacy": ["--sse"]}[request.param]
+    argv = [sys.executable, str(SDK_SERVER), *mode, "--port", str(port)]
+    path = "/sse" if request.param == "legacy" else "/mcp"
     with serve(argv, ready="Uvicorn running"):
-        yield f"http://127.0.0.1:{port}/mcp#{request.param}"
+        yield f"http://127.0.0.1:{port}{path}#{request.param}"
 
 
 def config(url: str, **fields: object) -> ServerConfig:
-    return ServerConfig(alias="web", url=url.split("#")[0], **fields)  # type: ignore[arg-type]
+    url, _, mode = url.partition("#")
+    transport = "sse" if mode == "legacy" else "streamable-http"
+    return ServerConfig(alias="web", url=url, transport=transport, **fields)  # type: ignore[arg-type]
 
 
 def test_connect_lists_tools_resources_and_prompts(sdk_url: str) -> None:
@@ -93,12 +95,7 @@ def test_logging_progress_and_list_changed_reach_the_hook(sdk_url: str) -> None:
         if sdk_url.endswith("#json"):
             return  # log and progress belong to the request, which has no stream here
         assert "notifications/message" in events.methods()
-        progress = [
-            e.params["progress"]
-            for e in events.events
-            if isinstance(e, Notification) and e.method == "notifications/progress"
-        ]
-        assert progress == [1, 2]
+        assert events.progress() == [1, 2]
 
 
 def test_timeout_sends_cancelled_and_the_server_sees_it(sdk_url: str) -> None:

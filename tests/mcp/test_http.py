@@ -461,3 +461,30 @@ def test_json_mode_call_may_outlast_the_request_timeout_when_its_own_timeout_all
         with McpClient.connect(config) as client:
             result = client.call_tool("slow", {"seconds": 1.0}, timeout=30)
     assert result.content == "slept"
+
+
+def test_every_post_after_initialize_carries_the_protocol_version_initialized_included(
+    fake: FakeMcpServer, no_thread_leak: None
+) -> None:
+    config = ServerConfig(alias="web", url=fake.url, protocol_version="2025-11-25")
+    with McpClient.connect(config) as client:
+        client.call_tool("echo", {"text": "x"})
+    posts = [s for s in fake.seen() if s.method == "POST"]
+    assert [p.rpc_method for p in posts[:2]] == ["initialize", "notifications/initialized"]
+    assert "mcp-protocol-version" not in posts[0].headers
+    assert {p.headers.get("mcp-protocol-version") for p in posts[1:]} == {"2025-11-25"}
+
+
+def test_connect_returns_once_the_get_stream_is_open_even_when_the_server_is_slow(
+    no_thread_leak: None,
+) -> None:
+    # The GET stream's answer comes late; the first request after connect must
+    # still find it open (a server may send there right after initialized).
+    with (
+        FakeMcpServer(get_delay=0.3) as server,
+        McpClient.connect(ServerConfig(alias="web", url=server.url)),
+    ):
+        order = [s.method if s.method == "GET" else s.rpc_method for s in server.seen()]
+        open_now = server.get_streams_open()
+    assert order[:3] == ["initialize", "notifications/initialized", "GET"]
+    assert open_now == 1

@@ -38,6 +38,7 @@ class _State:
     sse: bool = True
     get_mode: str = "sse"  # "sse" or "405"
     get_retry_ms: int = 200
+    get_delay: float = 0.0  # seconds the GET stream's headers are held back
     sessions: set[str] = field(default_factory=set)
     counter: int = 0
     seen: list[Seen] = field(default_factory=list)
@@ -50,8 +51,17 @@ class _State:
 class FakeMcpServer:
     """Start with ``with FakeMcpServer() as srv:``; ``srv.url`` is the endpoint."""
 
-    def __init__(self, *, sse: bool = True, get_mode: str = "sse", get_retry_ms: int = 200):
-        self.state = _State(sse=sse, get_mode=get_mode, get_retry_ms=get_retry_ms)
+    def __init__(
+        self,
+        *,
+        sse: bool = True,
+        get_mode: str = "sse",
+        get_retry_ms: int = 200,
+        get_delay: float = 0.0,
+    ):
+        self.state = _State(
+            sse=sse, get_mode=get_mode, get_retry_ms=get_retry_ms, get_delay=get_delay
+        )
         self.cond = threading.Condition()
         handler = type("Handler", (_Handler,), {"fake": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -111,6 +121,23 @@ class FakeMcpServer:
             return len(self.state.get_streams)
 
 
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: Any,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer ``handler``'s request with ``payload`` as a JSON body (and extra headers)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeMcpServer
     protocol_version = "HTTP/1.0"  # bodies end at close: no chunking to get right
@@ -128,14 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
         return seen
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, payload, headers)
 
     def _empty(self, status: int, text: str = "") -> None:
         data = text.encode()
@@ -180,6 +200,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse_start()
             self._write(f"id: p2\ndata: {json.dumps(resumed)}\n\n".encode())
             return
+        if self.fake.state.get_delay:  # a slow server: its answer to the GET comes late
+            threading.Event().wait(self.fake.state.get_delay)
         stream: queue.Queue[bytes | None] = queue.Queue()
         with self.fake.cond:
             self.fake.state.get_streams.append(stream)

@@ -1,8 +1,9 @@
 """MCP servers the integration tests start, and helpers to reach them.
 
-``sdk_server.py`` is written with the official Python SDK (stdio or
-Streamable HTTP); ``tiny_server.py`` is hand-written for edge cases. The npm
-peers (``@modelcontextprotocol/server-everything``) are found through
+``sdk_server.py`` is written with the official Python SDK (stdio, Streamable
+HTTP, or the 2024-11-05 HTTP+SSE transport); ``tiny_server.py`` is
+hand-written for edge cases. The npm peers
+(``@modelcontextprotocol/server-everything``) are found through
 :mod:`tests.integration.peers`.
 """
 

@@ -1,10 +1,11 @@
 """An MCP server written with the official Python SDK, for interop tests.
 
-Run over stdio (default) or Streamable HTTP::
+Run over stdio (default), Streamable HTTP or the 2024-11-05 HTTP+SSE transport::
 
     python sdk_server.py                                  # stdio
     python sdk_server.py --http --port 8123               # HTTP, SSE responses
     python sdk_server.py --http --port 8123 --json        # HTTP, JSON responses
+    python sdk_server.py --sse --port 8123                # HTTP+SSE at /sse
 
 Tools: ``echo``, ``add`` (structured output), ``fail`` (isError), ``image``
 (non-text content), ``slow`` (sleeps; records a cancellation),
@@ -158,13 +159,16 @@ def greet(name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP")
+    parser.add_argument("--sse", action="store_true", help="serve HTTP+SSE (2024-11-05) at /sse")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--path", default="/mcp")
     parser.add_argument("--json", action="store_true", help="JSON (not SSE) responses")
     parser.add_argument("--stateless", action="store_true", help="no session ids")
     args = parser.parse_args()
-    if args.http:
+    if args.sse:
+        server.run("sse", host=args.host, port=args.port)
+    elif args.http:
         server.run(
             "streamable-http",
             host=args.host,
