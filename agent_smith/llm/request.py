@@ -38,10 +38,16 @@ class LlmRequest:
 
 @dataclass(frozen=True)
 class LlmResponse:
-    """The assembled reply: the assistant message (with usage) and finish reason."""
+    """The assembled reply: the assistant message (with usage) and finish reason.
+
+    ``response_id`` and ``model`` are what the server said of itself (``""``
+    when it did not say).
+    """
 
     message: AssistantMessage
     finish_reason: str
+    response_id: str = ""
+    model: str = ""
 
     @property
     def usage(self) -> TokenUsage | None:
@@ -71,7 +77,12 @@ class LlmResponse:
         message = AssistantMessage.from_openai(
             choice.get("message"), usage=usage, lenient_arguments=True
         )
-        response = cls.checked(message, finish)
+        response = cls.checked(
+            message,
+            finish,
+            response_id=string_field(body.get("id")),
+            model=string_field(body.get("model")),
+        )
         if not lenient_arguments:
             for call in message.tool_calls:
                 if call.invalid_arguments is not None:
@@ -79,7 +90,14 @@ class LlmResponse:
         return response
 
     @classmethod
-    def checked(cls, message: AssistantMessage, finish_reason: str) -> LlmResponse:
+    def checked(
+        cls,
+        message: AssistantMessage,
+        finish_reason: str,
+        *,
+        response_id: str = "",
+        model: str = "",
+    ) -> LlmResponse:
         """A response, refusing one cut off by ``max_tokens`` inside a tool call."""
         if finish_reason == "length":
             for call in message.tool_calls:
@@ -88,4 +106,9 @@ class LlmResponse:
                         f"reply was cut off by max_tokens inside tool call {call.name!r}"
                         " (raise max_tokens)"
                     )
-        return cls(message, finish_reason)
+        return cls(message, finish_reason, response_id, model)
+
+
+def string_field(value: object) -> str:
+    """A self-description field of a reply (``id``, ``model``): kept only if it is a string."""
+    return value if isinstance(value, str) else ""

@@ -69,6 +69,7 @@ class StreamDecoder:
         self._usage: TokenUsage | None = None
         self._done = False
         self._frames = 0
+        self._about: dict[str, str] = {}  # the reply's id and model, as the server names them
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the frames arrive, then completed tool calls and Finished."""
@@ -123,11 +124,13 @@ class StreamDecoder:
                     if type(finish) is not str:
                         raise self._bad("finish_reason must be a string")
                     self._finish = finish
+                    self._describe(obj)
             elif choices is not None and type(choices) is not list:
                 raise self._bad("choices must be an array")
             usage = obj.get("usage")
             if usage is not None:
                 self._usage = TokenUsage.from_openai(usage)
+                self._describe(obj)
         if reader.truncated:
             raise TransportError(
                 f"stream from {self._endpoint} ended in the middle of an SSE frame",
@@ -146,6 +149,13 @@ class StreamDecoder:
         fragments = delta.get("tool_calls")
         if fragments is not None:
             yield from self._tool_fragments(fragments)
+
+    def _describe(self, frame: dict[str, Any]) -> None:
+        """Keep the reply's ``id`` and ``model`` from a closing frame that names them."""
+        for key in ("id", "model"):
+            value = frame.get(key)
+            if isinstance(value, str) and value:
+                self._about[key] = value
 
     def _parse(self, data: str) -> dict[str, Any]:
         """The slow path: leading whitespace, trailing data, or an error to explain."""
@@ -228,7 +238,10 @@ class StreamDecoder:
             self._usage,
             "".join(self._reasoning) or None,
         )
-        response = LlmResponse.checked(message, finish)
+        about = self._about
+        response = LlmResponse.checked(
+            message, finish, response_id=about.get("id", ""), model=about.get("model", "")
+        )
         for index, call in zip(sorted(self._calls), calls, strict=True):
             yield ToolCallCompleted(index, call.arguments)
         yield Finished(finish, self._usage, response)

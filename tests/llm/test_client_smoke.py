@@ -27,6 +27,7 @@ def test_complete_and_stream_return_the_same_reply(llm_server: ScriptedLlmServer
     assert [e.text for e in events if isinstance(e, TokenDelta)] == ["hello", " there"]
     assert isinstance(events[-1], Finished)
     assert events[-1].response == whole
+    assert (whole.response_id, whole.model) == ("chatcmpl-test", "m")  # as the server said
 
 
 def test_stream_assembles_tool_calls(llm_server: ScriptedLlmServer) -> None:

@@ -99,6 +99,23 @@ def test_recorded_stream_yields_events_in_order() -> None:
     assert message.usage == TokenUsage(12, 7, 19)
 
 
+def test_the_reply_keeps_the_id_and_model_its_closing_frames_name() -> None:
+    finish = {
+        "id": "chatcmpl-9",
+        "model": "qwen",
+        "choices": [{"delta": {}, "finish_reason": "stop"}],
+    }
+    usage = {"id": "chatcmpl-9", "choices": [], "usage": USAGE}  # no model here: kept from before
+    events = decode([delta({"content": "hi"}), frame(finish), frame(usage), b"data: [DONE]\n\n"])
+
+    final = events[-1]
+    assert isinstance(final, Finished)
+    assert (final.response.response_id, final.response.model) == ("chatcmpl-9", "qwen")
+    unnamed = decode([delta({"content": "hi"}, "stop"), b"data: [DONE]\n\n"])[-1]
+    assert isinstance(unnamed, Finished)
+    assert (unnamed.response.response_id, unnamed.response.model) == ("", "")
+
+
 def test_stream_survives_split_at_every_byte() -> None:
     expected = decode([RECORDED])
     for cut in range(1, len(RECORDED)):

@@ -305,6 +305,7 @@ def sse_frames(reply: Text | Calls, request: JsonObject) -> Iterator[str]:
         chunk = {
             "id": "chatcmpl-test",
             "object": "chat.completion.chunk",
+            "model": request.get("model", "test"),
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
         return f"data: {json.dumps(chunk)}\n\n"
