@@ -28,14 +28,21 @@ class Runtime(Closeable):
     ``max_workers`` is the number of tool calls (or sub-agents) that run at
     once at each nesting depth; ``http_pool_size`` the number of kept-alive
     connections per host (default: enough for every worker at two depths).
+    ``trace_content`` lets OpenTelemetry spans record prompts, replies, tool
+    arguments and results (redacted); off by default (see docs/tracing.md).
     """
 
     def __init__(
-        self, *, max_workers: int = DEFAULT_MAX_WORKERS, http_pool_size: int | None = None
+        self,
+        *,
+        max_workers: int = DEFAULT_MAX_WORKERS,
+        http_pool_size: int | None = None,
+        trace_content: bool = False,
     ) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
         self.max_workers = max_workers
+        self.trace_content = trace_content
         self.session = requests.Session()
         size = http_pool_size or max(10, 2 * max_workers)
         adapter = WatchingAdapter(pool_connections=size, pool_maxsize=size, max_retries=0)

@@ -6,7 +6,17 @@ import json
 import subprocess
 import sys
 
-FORBIDDEN = ("openai", "pydantic", "httpx", "jsonschema", "mcp", "xllamacpp", "flask", "jwt")
+FORBIDDEN = (
+    "openai",
+    "opentelemetry",
+    "pydantic",
+    "httpx",
+    "jsonschema",
+    "mcp",
+    "xllamacpp",
+    "flask",
+    "jwt",
+)
 
 
 def test_import_pulls_in_no_heavy_packages() -> None:

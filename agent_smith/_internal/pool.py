@@ -15,6 +15,8 @@ Why not one shared ``ThreadPoolExecutor``: two invariants rule it out.
 
 The pool is otherwise shaped like ``concurrent.futures.thread``: a queue of
 work items, threads started lazily up to the capacity, idle threads reused.
+Each call runs in the OpenTelemetry context of the thread that submitted it
+(threads do not inherit it), so traces stay whole across the pool.
 Threads are daemons because an abandoned call may never return and must not
 keep the interpreter alive at exit; ``close()`` still joins every thread whose
 call has returned.
@@ -28,6 +30,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+from ..tracing.otel import in_context
 
 T = TypeVar("T")
 
@@ -51,12 +55,12 @@ class WorkerPool:
         self._counter = itertools.count()
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Schedule ``fn(*args)`` and return its future."""
+        """Schedule ``fn(*args)`` and return its future; it runs in the caller's trace context."""
         future: Future[T] = Future()
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"worker pool {self._name} is closed")
-            self._queue.put((future, fn, args))
+            self._queue.put((future, in_context(fn), args))
         self._ensure_worker()
         return future
 

@@ -28,6 +28,7 @@ from ..messages import AssistantMessage, Message, TokenUsage, UserMessage
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
+from ..tracing.agent_span import invoke_agent
 from .approval_gate import drain, resumption
 from .approvals import Approver, Decisions
 from .config import AgentConfig
@@ -247,7 +248,7 @@ class Agent(Closeable):
         Its ``usage`` is the whole turn's usage. Raises AgentStopped, CancelledError,
         AgentBusyError, the LLM client's errors, or ApprovalRequired (see :meth:`resume`).
         """
-        return drain(self._run(_as_request(request)))
+        return drain(self._traced(_as_request(request)))
 
     def resume(self, state: PausedTurn, decisions: Decisions) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
@@ -259,7 +260,7 @@ class Agent(Closeable):
 
     def resume_stream(self, state: PausedTurn, decisions: Decisions) -> Iterator[AgentEvent]:
         """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
-        return self._run(AgentRequest(""), resumption(state, decisions))  # no new message
+        return self._traced(AgentRequest(""), resumption(state, decisions))  # no new message
 
     def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.
@@ -267,7 +268,7 @@ class Agent(Closeable):
         The turn starts at the first ``next()``. Closing the iterator early (a
         ``break``) cancels the turn and leaves the history consistent.
         """
-        return self._run(_as_request(request))
+        return self._traced(_as_request(request))
 
     def cancel(self) -> None:
         """Stop the running turn (from any thread): it raises CancelledError soon."""
@@ -338,6 +339,13 @@ class Agent(Closeable):
         return f"Agent(name={self.name!r}, depth={self._depth})"
 
     # -- the loop ------------------------------------------------------------
+
+    def _traced(
+        self, request: AgentRequest, resume: Resumption | None = None
+    ) -> Iterator[AgentEvent]:
+        """The turn's events, as one ``invoke_agent`` span when tracing is on."""
+        message = request.user_message if resume is None else None
+        return invoke_agent(self, self._run(request, resume), message)
 
     def _run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         if not self._busy.acquire(blocking=False):

@@ -28,6 +28,7 @@ from ..cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
 from ..runtime import Runtime, default_runtime
+from ..tracing.chat_span import ChatTrace, chat
 from .api_error import error_from_body, error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
@@ -148,8 +149,14 @@ class LlmClient:
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply (no streaming)."""
         body = build_body(request, model=self._model, defaults=self._defaults, stream=False)
+        with self._chat_span(request, body) as span:
+            return span.finish(self._complete(body, cancel, span))
+
+    def _complete(
+        self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatTrace
+    ) -> LlmResponse:
         with self._live_call(cancel) as call:
-            response = self._send(body, call)
+            response = self._send(body, call, span)
             try:
                 data = self._read_body(response, call)
             finally:
@@ -180,11 +187,11 @@ class LlmClient:
         Closing the generator early closes the HTTP response.
         """
         body = build_body(request, model=self._model, defaults=self._defaults, stream=True)
-        with self._live_call(cancel) as call:
-            response = self._send(body, call)
+        with self._chat_span(request, body) as span, self._live_call(cancel) as call:
+            response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                yield from decoder.events(self._chunks(response, call))
+                yield from span.watch(decoder.events(self._chunks(response, call)))
                 call.check()
             finally:
                 response.close()
@@ -222,6 +229,11 @@ class LlmClient:
 
     # -- internals ---------------------------------------------------------
 
+    def _chat_span(self, request: LlmRequest, body: dict[str, Any]) -> ChatTrace:
+        return chat(
+            model=self._model, url=self._url, request=request, body=body, runtime=self._runtime
+        )
+
     @contextmanager
     def _live_call(self, cancel: CancellationToken | None) -> Iterator[_LiveCall]:
         call = _LiveCall()
@@ -243,10 +255,11 @@ class LlmClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _send(self, body: dict[str, Any], call: _LiveCall) -> requests.Response:
+    def _send(self, body: dict[str, Any], call: _LiveCall, span: ChatTrace) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = self._headers()
+        span.inject(headers)
         if body.get("stream"):
             headers["Accept"] = "text/event-stream"
         if log.isEnabledFor(TRACE):
@@ -320,6 +333,7 @@ class LlmClient:
             log.warning(
                 "%s; retry %d/%d in %.2f s", failure, attempt, self._policy.max_retries, delay
             )
+            span.retry(attempt, delay, failure)
             self._pause(delay, call)
 
     def _pause(self, delay: float, call: _LiveCall) -> None:

@@ -27,6 +27,7 @@ from ..cancellation import CancellationToken
 from ..errors import ConfigError, McpError, McpProtocolError, TransportError
 from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema
+from ..tracing.mcp_span import McpTrace, mcp_request
 from .catalog import (
     PromptInfo,
     ResourceInfo,
@@ -239,9 +240,27 @@ class McpClient(Closeable):
     ) -> dict[str, Any]:
         """One request with the reconnect / stale-session policy of the module docstring.
 
-        Every request goes through here. ``conn`` pins a connection being
-        opened (its requests re-initialise a stale session but never reconnect).
+        Every request goes through here, inside its MCP client span. ``conn``
+        pins a connection being opened (its requests re-initialise a stale
+        session but never reconnect).
         """
+        with mcp_request(self.config, method, params) as span:
+            params = span.propagate(params)
+            return span.finish(
+                self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
+            )
+
+    def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        span: McpTrace,
+        timeout: float | None,
+        cancel: CancellationToken | None,
+        *,
+        replay: bool,
+        conn: Connection | None,
+    ) -> dict[str, Any]:
         budget = self.config.request_timeout if timeout is None else max(timeout, 0.0)
         pinned = conn is not None
         conn = conn if conn is not None else self._keeper.live()
@@ -262,6 +281,7 @@ class McpClient(Closeable):
                 retried = True
                 conn = self._keeper.live()
                 continue
+            span.sent(pending.id, conn.protocol_version)
             try:
                 return self._wait(conn, pending, budget, cancel)
             except TransportError:

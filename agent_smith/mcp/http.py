@@ -36,6 +36,7 @@ import requests
 from .._internal.sockets import socket_of
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
+from ..tracing.otel import in_context
 from .handoff import Handoff
 from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
 from .http_session import HttpSession
@@ -145,7 +146,7 @@ class StreamableHttpTransport(Transport):
             return
         handoff = Handoff()
         thread = threading.Thread(
-            target=self._exchange_on_thread,
+            target=in_context(self._exchange_on_thread),  # its POST carries our trace context
             args=(frame, body, read_timeout, handoff),
             name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
             daemon=True,  # joined in close()

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..cancellation import CancellationToken
 from ..errors import CancelledError
+from ..tracing.otel import in_context
 
 _async_threads = itertools.count()
 
@@ -47,7 +48,7 @@ def _run(coro: Coroutine[Any, Any, Any], cancel: CancellationToken) -> Any:
             failure.append(err)
 
     thread = threading.Thread(
-        target=run, name=f"agent_smith-async-tool-{next(_async_threads)}", daemon=True
+        target=in_context(run), name=f"agent_smith-async-tool-{next(_async_threads)}", daemon=True
     )
     thread.start()
     # The coroutine is bounded by the call's token: the dispatcher cancels it

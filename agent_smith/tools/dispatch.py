@@ -12,6 +12,9 @@ Outcomes come back in the order of ``calls`` (some chat templates need the
 tool messages in ``tool_calls`` order). Every failure of a single call becomes
 an error tool message with compact JSON content ``{"error":true,"message":...}``;
 only cancellation of the whole dispatch raises.
+
+Each call that runs has its ``execute_tool`` span (:mod:`agent_smith.tracing.tool_span`),
+current on its worker; a call that overruns ends its span as it is given up.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from .._internal.text import truncate_utf8
 from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
+from ..tracing.tool_span import NO_TOOL, ToolTrace, execute_tool, rejected_tool
 from .base import Tool, ToolContext, ToolResult
 from .function import describe_exception
 from .registry import ToolRegistry
@@ -114,6 +118,7 @@ def dispatch_tool_calls(
         tool, problem = check_call(call, registry)
         if tool is None:
             log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
+            rejected_tool(call, problem, runtime)
             outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
             continue
         timeout = registry.options(call.name).timeout or default_timeout
@@ -138,7 +143,7 @@ def dispatch_tool_calls(
 class _Running:
     """Book-keeping for one submitted call."""
 
-    __slots__ = ("call", "future", "source", "started_at", "timeout", "tool")
+    __slots__ = ("call", "future", "source", "span", "started_at", "timeout", "tool")
 
     def __init__(self, call: ToolCall, tool: Tool, timeout: float, source: CancellationSource):
         self.call = call
@@ -147,6 +152,7 @@ class _Running:
         self.source = source
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
+        self.span: ToolTrace = NO_TOOL  # set by the worker as the call starts
 
 
 def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str]:
@@ -167,6 +173,14 @@ def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str
 def _invoke(
     run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
 ) -> ToolResult:
+    with execute_tool(run.call, run.tool, runtime) as span:
+        run.span = span
+        return span.finish(_call_tool(run, runtime, depth, agent, wake))
+
+
+def _call_tool(
+    run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
+) -> ToolResult:
     run.started_at = time.monotonic()
     wake.set()  # the dispatcher starts this call's clock now
     ctx = ToolContext(
@@ -182,6 +196,7 @@ def _invoke(
         result = run.tool.invoke(run.call.arguments, ctx)
     except Exception as err:
         log.debug("tool %s raised", run.call.name, exc_info=True)
+        run.span.raised(err)
         return ToolResult(describe_exception(err), is_error=True)
     if not isinstance(result, ToolResult):
         return ToolResult(f"returned {type(result).__name__}, not a ToolResult", is_error=True)
@@ -204,6 +219,7 @@ def _wait(
                 run.source.cancel()
                 assert run.future is not None
                 pool.abandon(run.future)
+                run.span.abandon(timed_out=False)
             log.debug("tool dispatch cancelled with %d call(s) unfinished", len(pending))
             raise CancelledError("tool dispatch was cancelled", operation="tool dispatch")
         now = time.monotonic()
@@ -222,6 +238,7 @@ def _wait(
                 continue
             run.source.cancel()
             pool.abandon(run.future)
+            run.span.abandon(timed_out=True)
             log.debug("tool call %s (%s) timed out", run.call.id, run.call.name)
             outcomes[index] = error_outcome(
                 run.call, f"tool {run.call.name!r} timed out after {run.timeout:g} s"

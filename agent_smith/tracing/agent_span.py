@@ -1,0 +1,162 @@
+"""The ``invoke_agent {name}`` span around one turn (``send``, ``stream``, ``resume``).
+
+A turn is a generator, so its span cannot simply be made current: the
+caller's code runs between events. :func:`invoke_agent` wraps the turn's
+events instead and attaches the span's context for each step the turn takes
+(from one event to the next), detaching it before handing the event over.
+Everything the turn does — LLM calls, tool dispatch, hooks — runs under the
+span; the caller's code between events runs under its own context. The
+parent is the caller's current span at the first step: a Flask request's,
+or the ``execute_tool`` span of the tool call that runs a sub-agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .names import (
+    AGENT_DEPTH,
+    AGENT_ID,
+    AGENT_NAME,
+    APPROVAL_DECISION,
+    APPROVAL_EVENT,
+    INPUT_MESSAGES,
+    INVOKE_AGENT,
+    OPERATION_NAME,
+    OUTPUT_MESSAGES,
+    PROVIDER_NAME,
+    REQUEST_MODEL,
+    STOP_CONDITION,
+    SYSTEM_INSTRUCTIONS,
+    TOOL_CALL_ID,
+    TOOL_NAME,
+    USAGE_INPUT_TOKENS,
+    USAGE_OUTPUT_TOKENS,
+)
+from .otel import add_event, tracer
+from .span import Attributes, LiveSpan, provider
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
+    from ..agent.agent import Agent
+    from ..agent.events import AgentEvent
+    from ..messages import AssistantMessage, TokenUsage, ToolCall, UserMessage
+
+
+def invoke_agent(
+    agent: Agent, events: Iterator[AgentEvent], message: UserMessage | None
+) -> Iterator[AgentEvent]:
+    """``events`` (a turn of ``agent``) traced as one span; ``events`` itself when off.
+
+    ``message`` is the user's message that starts the turn (None for a resumed one).
+    """
+    t = tracer()
+    if t is None:
+        return events
+    return _traced(t, agent, events, message)
+
+
+def approval(call: ToolCall, decision: str) -> None:
+    """Record an approval decision (``approved``, ``denied``...) on the running turn's span."""
+    add_event(
+        APPROVAL_EVENT, {TOOL_NAME: call.name, TOOL_CALL_ID: call.id, APPROVAL_DECISION: decision}
+    )
+
+
+def _traced(
+    t: Tracer, agent: Agent, events: Iterator[AgentEvent], message: UserMessage | None
+) -> Iterator[AgentEvent]:
+    from opentelemetry import context
+    from opentelemetry.trace import SpanKind
+
+    from ..agent.events import FinalAnswer
+    from ..errors import AgentBusyError, AgentStopped
+
+    live = LiveSpan(
+        t,
+        f"{INVOKE_AGENT} {agent.name}",
+        SpanKind.INTERNAL,
+        _attributes(agent),
+        content=agent.runtime.trace_content,
+        attach=False,
+    )
+    if live.content:
+        _record_input(live, agent, message)
+    final: AssistantMessage | None = None
+    failure: BaseException | None = None
+    try:
+        while True:
+            token = context.attach(live.context)
+            try:
+                event = next(events)
+            except StopIteration:
+                break
+            finally:
+                context.detach(token)
+            if type(event) is FinalAnswer:
+                final = event.message
+            yield event
+    except BaseException as err:
+        failure = err
+        raise
+    finally:
+        token = context.attach(live.context)
+        try:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # a caller that stopped early: the turn cleans up under its span
+        finally:
+            context.detach(token)
+            if final is not None:
+                _record_output(live, final)
+            elif not isinstance(failure, AgentBusyError):  # a busy agent's usage is another's
+                _record_usage(live, agent.usage)
+            if isinstance(failure, AgentStopped):
+                live.set({STOP_CONDITION: failure.condition})
+            live.exit(failure)
+
+
+def _attributes(agent: Agent) -> Attributes:
+    llm = agent._llm
+    attributes: Attributes = {
+        OPERATION_NAME: INVOKE_AGENT,
+        PROVIDER_NAME: provider(getattr(llm, "url", "")),
+        AGENT_NAME: agent.name,
+        AGENT_DEPTH: agent.depth,
+    }
+    model = getattr(llm, "model", "")
+    if model:
+        attributes[REQUEST_MODEL] = model
+    if agent._invocation is not None:  # a sub-agent's id for this one call
+        attributes[AGENT_ID] = agent._invocation
+    return attributes
+
+
+def _record_input(live: LiveSpan, agent: Agent, message: UserMessage | None) -> None:
+    from ..messages import SystemMessage
+    from . import content
+
+    prompt = agent.effective_system_prompt()
+    attributes: Attributes = {}
+    if prompt:
+        instructions = content.system_instructions([SystemMessage(prompt)])
+        assert instructions is not None
+        attributes[SYSTEM_INSTRUCTIONS] = instructions
+    if message is not None:
+        attributes[INPUT_MESSAGES] = content.input_messages([message])
+    live.set(attributes)
+
+
+def _record_output(live: LiveSpan, final: AssistantMessage) -> None:
+    if final.usage is not None:
+        _record_usage(live, final.usage)
+    if live.content:
+        from . import content
+
+        live.set({OUTPUT_MESSAGES: content.output_messages(final, "stop")})
+
+
+def _record_usage(live: LiveSpan, usage: TokenUsage) -> None:
+    live.set({USAGE_INPUT_TOKENS: usage.prompt, USAGE_OUTPUT_TOKENS: usage.completion})

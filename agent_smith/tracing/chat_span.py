@@ -1,0 +1,206 @@
+"""The ``chat {model}`` span: one LLM call, retries included, as the GenAI inference span.
+
+The span covers the logical call — every retry is an ``agent_smith.retry``
+event on it — and is never made current: a streamed call is a generator, and
+nothing below the client needs the span but the outgoing request, which gets
+its ``traceparent`` through :meth:`ChatTrace.inject`. Streamed calls record
+the time to the first chunk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .names import (
+    CHAT,
+    ERROR_TYPE,
+    INPUT_MESSAGES,
+    OPERATION_NAME,
+    OUTPUT_MESSAGES,
+    OUTPUT_TYPE,
+    PROVIDER_NAME,
+    REQUEST_MODEL,
+    RESPONSE_FINISH_REASONS,
+    RESPONSE_ID,
+    RESPONSE_MODEL,
+    RESPONSE_TIME_TO_FIRST_CHUNK,
+    RETRY_ATTEMPT,
+    RETRY_DELAY,
+    RETRY_EVENT,
+    SAMPLING,
+    SYSTEM_INSTRUCTIONS,
+    USAGE_INPUT_TOKENS,
+    USAGE_OUTPUT_TOKENS,
+)
+from .otel import tracer
+from .span import Attributes, LiveSpan, error_type, provider, server_attributes
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from opentelemetry.trace import Tracer
+
+    from ..llm.events import StreamEvent
+    from ..llm.request import LlmRequest, LlmResponse
+    from ..runtime import Runtime
+
+
+class ChatTrace:
+    """A ``chat`` span; this base records nothing (what callers get while tracing is off).
+
+    Use it as a context manager around the call: an exception leaving the
+    block marks the span failed.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> ChatTrace:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    def inject(self, headers: dict[str, str]) -> None:
+        """Add this call's trace context to the request headers."""
+
+    def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
+        """Note that ``failure`` is retried (retry number ``attempt``) after ``delay`` s."""
+
+    def watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+        """A streamed reply's events, timed to the first chunk and read for the response."""
+        return events
+
+    def finish(self, response: LlmResponse) -> LlmResponse:
+        """Record what the reply says about itself; return it."""
+        return response
+
+
+NO_CHAT = ChatTrace()
+
+
+def chat(
+    *,
+    model: str,
+    url: str,
+    request: LlmRequest,
+    body: dict[str, Any],
+    runtime: Runtime | None,
+) -> ChatTrace:
+    """Start the span of one chat-completions call of ``body`` to ``url``."""
+    t = tracer()
+    if t is None:
+        return NO_CHAT
+    from ..runtime import default_runtime
+
+    content = (runtime or default_runtime()).trace_content
+    return _LiveChat(t, model, url, request, body, content)
+
+
+class _LiveChat(ChatTrace):
+    __slots__ = ("_live", "_started")
+
+    def __init__(
+        self,
+        t: Tracer,
+        model: str,
+        url: str,
+        request: LlmRequest,
+        body: dict[str, Any],
+        content: bool,
+    ) -> None:
+        from opentelemetry.trace import SpanKind
+
+        attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: provider(url)}
+        if model:
+            attributes[REQUEST_MODEL] = model
+        attributes.update(server_attributes(url))
+        for key, name in SAMPLING.items():
+            value = body.get(key)
+            if _is_attribute(value):
+                attributes[name] = value
+        if body.get("response_format") is not None:
+            attributes[OUTPUT_TYPE] = "json"
+        name = f"{CHAT} {model}" if model else CHAT
+        self._started = time.monotonic()
+        self._live = LiveSpan(t, name, SpanKind.CLIENT, attributes, content=content, attach=False)
+        if self._live.content:
+            from . import content as text
+
+            recorded: Attributes = {INPUT_MESSAGES: text.input_messages(request.messages)}
+            instructions = text.system_instructions(request.messages)
+            if instructions is not None:
+                recorded[SYSTEM_INSTRUCTIONS] = instructions
+            self._live.set(recorded)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._live.exit(error)
+
+    def inject(self, headers: dict[str, str]) -> None:
+        from opentelemetry import propagate
+
+        propagate.inject(headers, context=self._live.context)
+
+    def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
+        self._live.span.add_event(
+            RETRY_EVENT,
+            {RETRY_ATTEMPT: attempt, RETRY_DELAY: delay, ERROR_TYPE: error_type(failure)},
+        )
+
+    def watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+        return self._watch(events)
+
+    def _watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+        from ..llm.events import Finished
+
+        first = True
+        try:
+            for event in events:
+                if first:
+                    first = False
+                    elapsed = time.monotonic() - self._started
+                    self._live.set({RESPONSE_TIME_TO_FIRST_CHUNK: elapsed})
+                if type(event) is Finished:
+                    self.finish(event.response)
+                yield event
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+
+    def finish(self, response: LlmResponse) -> LlmResponse:
+        attributes: Attributes = {RESPONSE_FINISH_REASONS: [response.finish_reason]}
+        if response.model:
+            attributes[RESPONSE_MODEL] = response.model
+        if response.response_id:
+            attributes[RESPONSE_ID] = response.response_id
+        usage = response.usage
+        if usage is not None:
+            attributes[USAGE_INPUT_TOKENS] = usage.prompt
+            attributes[USAGE_OUTPUT_TOKENS] = usage.completion
+        if self._live.content:
+            from . import content as text
+
+            attributes[OUTPUT_MESSAGES] = text.output_messages(
+                response.message, response.finish_reason
+            )
+        self._live.set(attributes)
+        return response
+
+
+def _is_attribute(value: object) -> bool:
+    """Whether a sampling value is one a span attribute can hold (numbers, text, stop lists)."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) for v in value)
+    return isinstance(value, (int, float, str)) and not isinstance(value, bool)

@@ -1,0 +1,156 @@
+"""MCP client spans: one per request (``tools/call echo``, ``tools/list``...), conventions' names.
+
+The span is current while the request runs, so the Streamable HTTP
+transport's POST carries its ``traceparent`` header (the transport reads the
+answer on a thread of its own, started in this context). The trace context
+also goes into the request's ``params._meta``, as the MCP conventions
+recommend, so a stdio server can continue the trace too. ``tools/call``
+spans are also GenAI ``execute_tool`` operations; a result with ``isError``
+gives ``error.type`` ``tool_error``; a JSON-RPC error gives its code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .names import (
+    EXECUTE_TOOL,
+    JSONRPC_REQUEST_ID,
+    MCP_METHOD_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCP_RESOURCE_URI,
+    MCP_SERVER,
+    MCP_TRANSPORT,
+    NETWORK_PROTOCOL_NAME,
+    NETWORK_TRANSPORT,
+    OPERATION_NAME,
+    PROMPT_NAME,
+    RPC_RESPONSE_STATUS_CODE,
+    TOOL_ERROR,
+    TOOL_NAME,
+)
+from .otel import tracer
+from .span import Attributes, LiveSpan, server_attributes
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from opentelemetry.trace import Tracer
+
+    from ..mcp.config import ServerConfig
+
+JsonObject = dict[str, Any]
+
+
+class McpTrace:
+    """An MCP client span; this base records nothing (tracing off).
+
+    As a context manager it is the current span of the block.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> McpTrace:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    def propagate(self, params: JsonObject | None) -> JsonObject | None:
+        """``params`` with the trace context in ``_meta`` (a copy; unchanged when off)."""
+        return params
+
+    def sent(self, request_id: int, protocol_version: str) -> None:
+        """The request went out with JSON-RPC id ``request_id``."""
+
+    def finish(self, result: JsonObject) -> JsonObject:
+        """Record what the answer says (a tool's ``isError``); return it."""
+        return result
+
+
+NO_MCP = McpTrace()
+
+
+def mcp_request(config: ServerConfig, method: str, params: JsonObject | None) -> McpTrace:
+    """Start the client span of one request ``method`` to the server of ``config``."""
+    t = tracer()
+    if t is None:
+        return NO_MCP
+    return _LiveMcp(t, config, method, params)
+
+
+class _LiveMcp(McpTrace):
+    __slots__ = ("_live", "_tool_call")
+
+    def __init__(
+        self, t: Tracer, config: ServerConfig, method: str, params: JsonObject | None
+    ) -> None:
+        from opentelemetry.trace import SpanKind
+
+        attributes: Attributes = {MCP_METHOD_NAME: method, MCP_SERVER: config.alias}
+        if config.command:
+            attributes.update({MCP_TRANSPORT: "stdio", NETWORK_TRANSPORT: "pipe"})
+        else:
+            attributes.update(
+                {
+                    MCP_TRANSPORT: "streamable_http",
+                    NETWORK_TRANSPORT: "tcp",
+                    NETWORK_PROTOCOL_NAME: "http",
+                }
+            )
+            attributes.update(server_attributes(config.url or ""))
+        target = params.get("name") if params else None
+        name = method
+        if method == "tools/call" and isinstance(target, str):
+            attributes.update({OPERATION_NAME: EXECUTE_TOOL, TOOL_NAME: target})
+            name = f"{method} {target}"
+        elif method == "prompts/get" and isinstance(target, str):
+            attributes[PROMPT_NAME] = target
+            name = f"{method} {target}"
+        elif method == "resources/read" and params and isinstance(params.get("uri"), str):
+            attributes[MCP_RESOURCE_URI] = params["uri"]
+        self._tool_call = method == "tools/call"
+        self._live = LiveSpan(t, name, SpanKind.CLIENT, attributes, content=False, attach=True)
+
+    def __enter__(self) -> McpTrace:
+        self._live.enter()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        code = getattr(error, "rpc_code", None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            self._live.set({RPC_RESPONSE_STATUS_CODE: str(code)})
+        self._live.exit(error)
+
+    def propagate(self, params: JsonObject | None) -> JsonObject | None:
+        from opentelemetry import propagate
+
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=self._live.context)
+        if not carrier:
+            return params
+        params = dict(params or {})
+        meta = params.get("_meta")
+        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **carrier}
+        return params
+
+    def sent(self, request_id: int, protocol_version: str) -> None:
+        attributes: Attributes = {JSONRPC_REQUEST_ID: str(request_id)}
+        if protocol_version:
+            attributes[MCP_PROTOCOL_VERSION] = protocol_version
+        self._live.set(attributes)
+
+    def finish(self, result: JsonObject) -> JsonObject:
+        if self._tool_call and result.get("isError") is True:
+            self._live.end(TOOL_ERROR)
+        return result

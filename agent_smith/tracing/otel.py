@@ -1,0 +1,92 @@
+"""Whether tracing is on, and the OpenTelemetry context plumbing the other modules share.
+
+Tracing is on once the application has imported ``opentelemetry.trace`` and
+set a real tracer provider. Until then :func:`tracer` returns ``None`` after a
+dictionary lookup, and nothing of OpenTelemetry is imported by us: an
+application that has the package installed (the ``mcp`` SDK depends on it)
+but does not use it pays nothing. We only ever call
+``trace.get_tracer("agent_smith")``, the context API and ``propagate.inject``;
+the provider, exporters, samplers and propagators are the application's.
+
+Threads do not inherit the OpenTelemetry context: :func:`in_context` captures
+the submitting thread's context and attaches it in the worker, so spans made
+there (and a sub-agent's whole tree) keep their parent.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+    from opentelemetry.util.types import AttributeValue
+
+T = TypeVar("T")
+
+_tracer: Tracer | None = None
+
+
+def tracer() -> Tracer | None:
+    """The ``agent_smith`` tracer once the application configured a provider, else None."""
+    global _tracer
+    if _tracer is not None:
+        return _tracer
+    api = sys.modules.get("opentelemetry.trace")
+    if api is None:
+        return None  # the application does not use OpenTelemetry
+    try:
+        provider = api.get_tracer_provider()
+        if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
+            return None  # no provider set (yet): the API would only make no-op spans
+    except AttributeError:  # another thread is importing the module right now
+        return None
+    from .. import __version__
+
+    # A global provider can be set only once, so the tracer never goes stale.
+    _tracer = api.get_tracer("agent_smith", __version__)
+    return _tracer
+
+
+def in_context(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn``, run in the caller's current trace context on whatever thread calls it.
+
+    Returns ``fn`` itself when tracing is off.
+    """
+    if tracer() is None:
+        return fn
+    from opentelemetry import context
+
+    captured = context.get_current()
+
+    def run(*args: Any, **kwargs: Any) -> T:
+        token = context.attach(captured)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            context.detach(token)
+
+    return run
+
+
+def inject(headers: dict[str, str]) -> None:
+    """Add the current trace context (``traceparent``...) to outgoing HTTP ``headers``.
+
+    Uses the application's global propagator; adds nothing when tracing is
+    off or no span is active.
+    """
+    if tracer() is None:
+        return
+    from opentelemetry import propagate
+
+    propagate.inject(headers)
+
+
+def add_event(name: str, attributes: Mapping[str, AttributeValue] | None = None) -> None:
+    """Add an event to the current span (the running turn's, inside a turn)."""
+    if tracer() is None:
+        return
+    from opentelemetry import trace
+
+    trace.get_current_span().add_event(name, attributes or {})
