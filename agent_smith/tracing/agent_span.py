@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..agent.events import FinalAnswer
+from ..errors import AgentBusyError, AgentStopped
 from .names import (
     AGENT_DEPTH,
     AGENT_ID,
@@ -34,7 +36,7 @@ from .names import (
     USAGE_INPUT_TOKENS,
     USAGE_OUTPUT_TOKENS,
 )
-from .otel import add_event, tracer
+from .otel import add_event, api, tracer
 from .span import Attributes, LiveSpan, provider
 
 if TYPE_CHECKING:
@@ -68,16 +70,11 @@ def approval(call: ToolCall, decision: str) -> None:
 def _traced(
     t: Tracer, agent: Agent, events: Iterator[AgentEvent], message: UserMessage | None
 ) -> Iterator[AgentEvent]:
-    from opentelemetry import context
-    from opentelemetry.trace import SpanKind
-
-    from ..agent.events import FinalAnswer
-    from ..errors import AgentBusyError, AgentStopped
-
+    otel = api()
     live = LiveSpan(
         t,
         f"{INVOKE_AGENT} {agent.name}",
-        SpanKind.INTERNAL,
+        otel.SpanKind.INTERNAL,
         _attributes(agent),
         content=agent.runtime.trace_content,
         attach=False,
@@ -88,13 +85,13 @@ def _traced(
     failure: BaseException | None = None
     try:
         while True:
-            token = context.attach(live.context)
+            token = otel.attach(live.context)
             try:
                 event = next(events)
             except StopIteration:
                 break
             finally:
-                context.detach(token)
+                otel.detach(token)
             if type(event) is FinalAnswer:
                 final = event.message
             yield event
@@ -102,13 +99,13 @@ def _traced(
         failure = err
         raise
     finally:
-        token = context.attach(live.context)
+        token = otel.attach(live.context)
         try:
             close = getattr(events, "close", None)
             if close is not None:
                 close()  # a caller that stopped early: the turn cleans up under its span
         finally:
-            context.detach(token)
+            otel.detach(token)
             if final is not None:
                 _record_output(live, final)
             elif not isinstance(failure, AgentBusyError):  # a busy agent's usage is another's

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..runtime import default_runtime
 from .names import (
     CHAT,
     ERROR_TYPE,
@@ -34,7 +35,7 @@ from .names import (
     USAGE_INPUT_TOKENS,
     USAGE_OUTPUT_TOKENS,
 )
-from .otel import tracer
+from .otel import api, tracer
 from .span import Attributes, LiveSpan, error_type, provider, server_attributes
 
 if TYPE_CHECKING:
@@ -97,8 +98,6 @@ def chat(
     t = tracer()
     if t is None:
         return NO_CHAT
-    from ..runtime import default_runtime
-
     content = (runtime or default_runtime()).trace_content
     return _LiveChat(t, model, url, request, body, content)
 
@@ -115,21 +114,20 @@ class _LiveChat(ChatTrace):
         body: dict[str, Any],
         content: bool,
     ) -> None:
-        from opentelemetry.trace import SpanKind
-
         attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: provider(url)}
         if model:
             attributes[REQUEST_MODEL] = model
         attributes.update(server_attributes(url))
-        for key, name in SAMPLING.items():
-            value = body.get(key)
-            if _is_attribute(value):
+        for key, value in body.items():
+            name = SAMPLING.get(key)
+            if name is not None and _is_attribute(value):
                 attributes[name] = value
         if body.get("response_format") is not None:
             attributes[OUTPUT_TYPE] = "json"
         name = f"{CHAT} {model}" if model else CHAT
         self._started = time.monotonic()
-        self._live = LiveSpan(t, name, SpanKind.CLIENT, attributes, content=content, attach=False)
+        kind = api().SpanKind.CLIENT
+        self._live = LiveSpan(t, name, kind, attributes, content=content, attach=False)
         if self._live.content:
             from . import content as text
 
@@ -148,9 +146,7 @@ class _LiveChat(ChatTrace):
         self._live.exit(error)
 
     def inject(self, headers: dict[str, str]) -> None:
-        from opentelemetry import propagate
-
-        propagate.inject(headers, context=self._live.context)
+        api().inject(headers, context=self._live.context)
 
     def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
         self._live.span.add_event(
@@ -201,6 +197,6 @@ class _LiveChat(ChatTrace):
 
 def _is_attribute(value: object) -> bool:
     """Whether a sampling value is one a span attribute can hold (numbers, text, stop lists)."""
-    if isinstance(value, list):
-        return bool(value) and all(isinstance(v, str) for v in value)
-    return isinstance(value, (int, float, str)) and not isinstance(value, bool)
+    if type(value) is list:
+        return bool(value) and all(type(v) is str for v in value)
+    return type(value) in (int, float, str)  # not bool, not None

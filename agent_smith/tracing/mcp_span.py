@@ -29,7 +29,7 @@ from .names import (
     TOOL_ERROR,
     TOOL_NAME,
 )
-from .otel import tracer
+from .otel import api, tracer
 from .span import Attributes, LiveSpan, server_attributes
 
 if TYPE_CHECKING:
@@ -90,8 +90,6 @@ class _LiveMcp(McpTrace):
     def __init__(
         self, t: Tracer, config: ServerConfig, method: str, params: JsonObject | None
     ) -> None:
-        from opentelemetry.trace import SpanKind
-
         attributes: Attributes = {MCP_METHOD_NAME: method, MCP_SERVER: config.alias}
         if config.command:
             attributes.update({MCP_TRANSPORT: "stdio", NETWORK_TRANSPORT: "pipe"})
@@ -115,7 +113,8 @@ class _LiveMcp(McpTrace):
         elif method == "resources/read" and params and isinstance(params.get("uri"), str):
             attributes[MCP_RESOURCE_URI] = params["uri"]
         self._tool_call = method == "tools/call"
-        self._live = LiveSpan(t, name, SpanKind.CLIENT, attributes, content=False, attach=True)
+        kind = api().SpanKind.CLIENT
+        self._live = LiveSpan(t, name, kind, attributes, content=False, attach=True)
 
     def __enter__(self) -> McpTrace:
         self._live.enter()
@@ -133,10 +132,8 @@ class _LiveMcp(McpTrace):
         self._live.exit(error)
 
     def propagate(self, params: JsonObject | None) -> JsonObject | None:
-        from opentelemetry import propagate
-
         carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=self._live.context)
+        api().inject(carrier, context=self._live.context)
         if not carrier:
             return params
         params = dict(params or {})

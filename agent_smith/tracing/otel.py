@@ -26,6 +26,32 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _tracer: Tracer | None = None
+_api: Api | None = None
+
+
+class Api:
+    """The parts of the OpenTelemetry API we use, looked up once (imports cost ~1 µs each)."""
+
+    def __init__(self) -> None:
+        from opentelemetry import context, propagate, trace
+
+        self.attach = context.attach
+        self.detach = context.detach
+        self.get_current = context.get_current
+        self.inject = propagate.inject  # reads the global propagator at each call
+        self.set_span_in_context = trace.set_span_in_context
+        self.get_current_span = trace.get_current_span
+        self.SpanKind = trace.SpanKind
+        self.Status = trace.Status
+        self.StatusCode = trace.StatusCode
+
+
+def api() -> Api:
+    """The OpenTelemetry API; call only once :func:`tracer` returned a tracer."""
+    global _api
+    if _api is None:
+        _api = Api()
+    return _api
 
 
 def tracer() -> Tracer | None:
@@ -56,16 +82,15 @@ def in_context(fn: Callable[..., T]) -> Callable[..., T]:
     """
     if tracer() is None:
         return fn
-    from opentelemetry import context
-
-    captured = context.get_current()
+    otel = api()
+    captured = otel.get_current()
 
     def run(*args: Any, **kwargs: Any) -> T:
-        token = context.attach(captured)
+        token = otel.attach(captured)
         try:
             return fn(*args, **kwargs)
         finally:
-            context.detach(token)
+            otel.detach(token)
 
     return run
 
@@ -78,15 +103,11 @@ def inject(headers: dict[str, str]) -> None:
     """
     if tracer() is None:
         return
-    from opentelemetry import propagate
-
-    propagate.inject(headers)
+    api().inject(headers)
 
 
 def add_event(name: str, attributes: Mapping[str, AttributeValue] | None = None) -> None:
     """Add an event to the current span (the running turn's, inside a turn)."""
     if tracer() is None:
         return
-    from opentelemetry import trace
-
-    trace.get_current_span().add_event(name, attributes or {})
+    api().get_current_span().add_event(name, attributes or {})

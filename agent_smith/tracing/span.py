@@ -19,8 +19,11 @@ from urllib.parse import urlsplit
 from ..errors import AgentSmithError, AgentTimeoutError, CancelledError, LlmApiError
 from ..logs import redact
 from .names import CANCELLED, ERROR_TYPE, SERVER_ADDRESS, SERVER_PORT, TIMEOUT
+from .otel import api
 
 if TYPE_CHECKING:
+    from contextvars import Token
+
     from opentelemetry.context import Context
     from opentelemetry.trace import SpanKind, Tracer
     from opentelemetry.util.types import AttributeValue
@@ -62,29 +65,24 @@ class LiveSpan:
         content: bool,
         attach: bool,
     ) -> None:
-        from opentelemetry import context, trace
-
-        parent = context.get_current()
+        otel = api()
+        parent = otel.get_current()
         self.span = tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
-        self.context: Context = trace.set_span_in_context(self.span, parent)
+        self.context: Context = otel.set_span_in_context(self.span, parent)
         self.content = content and self.span.is_recording()
         self._attach = attach
-        self._token: object = None
+        self._token: Token[Context] | None = None
         self._lock = threading.Lock()
         self._ended = False
 
     def enter(self) -> None:
         if self._attach:
-            from opentelemetry import context
-
-            self._token = context.attach(self.context)
+            self._token = api().attach(self.context)
 
     def exit(self, error: BaseException | None) -> None:
         """Detach (if attached) and end; an exception (not GeneratorExit) marks an error."""
         if self._token is not None:
-            from opentelemetry import context
-
-            context.detach(self._token)  # type: ignore[arg-type]
+            api().detach(self._token)
             self._token = None
         if error is None or isinstance(error, GeneratorExit):
             self.end()
@@ -99,15 +97,14 @@ class LiveSpan:
 
     def end(self, error: str | None = None, description: str | None = None) -> None:
         """End the span (once), with ``error.type`` and an error status when ``error`` is set."""
-        from opentelemetry.trace import Status, StatusCode
-
         with self._lock:
             if self._ended:
                 return
             self._ended = True
             if error is not None:
+                otel = api()
                 self.span.set_attribute(ERROR_TYPE, error)
-                self.span.set_status(Status(StatusCode.ERROR, description))
+                self.span.set_status(otel.Status(otel.StatusCode.ERROR, description))
             self.span.end()
 
     def describe(self, error: BaseException) -> str | None:

@@ -31,7 +31,7 @@ from .names import (
     TOOL_NAME,
     TOOL_TYPE,
 )
-from .otel import tracer
+from .otel import api, tracer
 from .span import Attributes, LiveSpan, error_type
 
 if TYPE_CHECKING:
@@ -107,8 +107,6 @@ class _LiveTool(ToolTrace):
     __slots__ = ("_error", "_live", "_running")
 
     def __init__(self, t: Tracer, call: ToolCall, tool: Tool | None, content: bool) -> None:
-        from opentelemetry.trace import SpanKind
-
         attributes: Attributes = {
             OPERATION_NAME: EXECUTE_TOOL,
             TOOL_NAME: call.name,
@@ -120,7 +118,8 @@ class _LiveTool(ToolTrace):
             if description:
                 attributes[TOOL_DESCRIPTION] = description
         name = f"{EXECUTE_TOOL} {call.name}"
-        self._live = LiveSpan(t, name, SpanKind.INTERNAL, attributes, content=content, attach=True)
+        kind = api().SpanKind.INTERNAL
+        self._live = LiveSpan(t, name, kind, attributes, content=content, attach=True)
         self._error: BaseException | None = None
         self._running: Token[ToolTrace] | None = None
         if self._live.content:
