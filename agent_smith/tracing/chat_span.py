@@ -36,11 +36,9 @@ from .names import (
     USAGE_OUTPUT_TOKENS,
 )
 from .otel import api, tracer
-from .span import Attributes, LiveSpan, error_type, provider, server_attributes
+from .span import Attributes, Handle, LiveHandle, LiveSpan, error_type, provider, server_attributes
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from opentelemetry.trace import Tracer
 
     from ..llm.events import StreamEvent
@@ -48,7 +46,7 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-class ChatTrace:
+class ChatTrace(Handle):
     """A ``chat`` span; this base records nothing (what callers get while tracing is off).
 
     Use it as a context manager around the call: an exception leaving the
@@ -56,17 +54,6 @@ class ChatTrace:
     """
 
     __slots__ = ()
-
-    def __enter__(self) -> ChatTrace:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
     def inject(self, headers: dict[str, str]) -> None:
         """Add this call's trace context to the request headers."""
@@ -102,8 +89,8 @@ def chat(
     return _LiveChat(t, model, url, request, body, content)
 
 
-class _LiveChat(ChatTrace):
-    __slots__ = ("_live", "_started")
+class _LiveChat(LiveHandle, ChatTrace):
+    __slots__ = ("_started",)
 
     def __init__(
         self,
@@ -127,7 +114,7 @@ class _LiveChat(ChatTrace):
         name = f"{CHAT} {model}" if model else CHAT
         self._started = time.monotonic()
         kind = api().SpanKind.CLIENT
-        self._live = LiveSpan(t, name, kind, attributes, content=content, attach=False)
+        super().__init__(LiveSpan(t, name, kind, attributes, content=content, attach=False))
         if self._live.content:
             from . import content as text
 
@@ -136,14 +123,6 @@ class _LiveChat(ChatTrace):
             if instructions is not None:
                 recorded[SYSTEM_INSTRUCTIONS] = instructions
             self._live.set(recorded)
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._live.exit(error)
 
     def inject(self, headers: dict[str, str]) -> None:
         api().inject(headers, context=self._live.context)

@@ -30,11 +30,9 @@ from .names import (
     TOOL_NAME,
 )
 from .otel import api, tracer
-from .span import Attributes, LiveSpan, server_attributes
+from .span import Attributes, Handle, LiveHandle, LiveSpan, server_attributes
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from opentelemetry.trace import Tracer
 
     from ..mcp.config import ServerConfig
@@ -42,24 +40,13 @@ if TYPE_CHECKING:
 JsonObject = dict[str, Any]
 
 
-class McpTrace:
+class McpTrace(Handle):
     """An MCP client span; this base records nothing (tracing off).
 
     As a context manager it is the current span of the block.
     """
 
     __slots__ = ()
-
-    def __enter__(self) -> McpTrace:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
     def propagate(self, params: JsonObject | None) -> JsonObject | None:
         """``params`` with the trace context in ``_meta`` (a copy; unchanged when off)."""
@@ -84,8 +71,8 @@ def mcp_request(config: ServerConfig, method: str, params: JsonObject | None) ->
     return _LiveMcp(t, config, method, params)
 
 
-class _LiveMcp(McpTrace):
-    __slots__ = ("_live", "_tool_call")
+class _LiveMcp(LiveHandle, McpTrace):
+    __slots__ = ("_tool_call",)
 
     def __init__(
         self, t: Tracer, config: ServerConfig, method: str, params: JsonObject | None
@@ -114,22 +101,12 @@ class _LiveMcp(McpTrace):
             attributes[MCP_RESOURCE_URI] = params["uri"]
         self._tool_call = method == "tools/call"
         kind = api().SpanKind.CLIENT
-        self._live = LiveSpan(t, name, kind, attributes, content=False, attach=True)
+        super().__init__(LiveSpan(t, name, kind, attributes, content=False, attach=True))
 
-    def __enter__(self) -> McpTrace:
-        self._live.enter()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _leaving(self, error: BaseException | None) -> None:
         code = getattr(error, "rpc_code", None)
         if isinstance(code, int) and not isinstance(code, bool):
             self._live.set({RPC_RESPONSE_STATUS_CODE: str(code)})
-        self._live.exit(error)
 
     def propagate(self, params: JsonObject | None) -> JsonObject | None:
         carrier: dict[str, str] = {}

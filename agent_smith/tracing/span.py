@@ -1,11 +1,12 @@
 """What every live span of ours shares: start under the current context, fail, end once.
 
-Each span kind has a handle class whose methods do nothing — the object
-callers get while tracing is off — and a live subclass built on
-:class:`LiveSpan`. A live span starts under the current context of the
-thread that made it. It is made current (attached) only around synchronous
-work (a tool call, an MCP request), never across a generator's ``yield``:
-a context attached there would leak into the caller's code between events.
+Each span kind has a handle class (a :class:`Handle`) whose methods do
+nothing — the object callers get while tracing is off — and a live subclass
+(a :class:`LiveHandle` over a :class:`LiveSpan`). A live span starts under
+the current context of the thread that made it. It is made current
+(attached) only around synchronous work (a tool call, an MCP request), never
+across a generator's ``yield``: a context attached there would leak into the
+caller's code between events.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import AgentSmithError, AgentTimeoutError, CancelledError, LlmApiError
@@ -23,12 +24,15 @@ from .otel import api
 
 if TYPE_CHECKING:
     from contextvars import Token
+    from types import TracebackType
 
     from opentelemetry.context import Context
     from opentelemetry.trace import SpanKind, Tracer
     from opentelemetry.util.types import AttributeValue
 
 Attributes = dict[str, "AttributeValue"]
+H = TypeVar("H", bound="Handle")
+L = TypeVar("L", bound="LiveHandle")
 
 # Hosts whose provider the conventions name; anything else speaks the OpenAI
 # chat-completions API, which is what gen_ai.provider.name "openai" describes.
@@ -112,6 +116,52 @@ class LiveSpan:
         if isinstance(error, AgentSmithError):
             return str(error)
         return str(redact(str(error))) if self.content else None
+
+
+class Handle:
+    """A span handle, a context manager around the traced work; this base records nothing."""
+
+    __slots__ = ()
+
+    def __enter__(self: H) -> H:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
+class LiveHandle(Handle):
+    """A handle over a live span: entering makes it current (if attached), leaving ends it."""
+
+    __slots__ = ("_live",)
+
+    def __init__(self, live: LiveSpan) -> None:
+        self._live = live
+
+    def __enter__(self: L) -> L:
+        self._live.enter()
+        self._entered()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._leaving(error)
+        self._live.exit(error)
+
+    def _entered(self) -> None:
+        """Called once the span is current."""
+
+    def _leaving(self, error: BaseException | None) -> None:
+        """Called before the span ends (``error``: what left the block)."""
 
 
 def error_type(error: BaseException) -> str:

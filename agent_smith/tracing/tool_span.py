@@ -32,11 +32,9 @@ from .names import (
     TOOL_TYPE,
 )
 from .otel import api, tracer
-from .span import Attributes, LiveSpan, error_type
+from .span import Attributes, Handle, LiveHandle, LiveSpan, error_type
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from opentelemetry.trace import Tracer
 
     from ..messages import ToolCall
@@ -44,24 +42,13 @@ if TYPE_CHECKING:
     from ..tools.base import Tool, ToolResult
 
 
-class ToolTrace:
+class ToolTrace(Handle):
     """An ``execute_tool`` span; this base records nothing (tracing off).
 
     As a context manager it is the current span of the block.
     """
 
     __slots__ = ()
-
-    def __enter__(self) -> ToolTrace:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
 
     def raised(self, error: BaseException) -> None:
         """The tool raised ``error`` (it becomes an error result)."""
@@ -103,8 +90,8 @@ def rejected_tool(call: ToolCall, problem: str, runtime: Runtime) -> None:
     live.end(INVALID_TOOL_CALL, str(redact(problem)) if live.content else None)
 
 
-class _LiveTool(ToolTrace):
-    __slots__ = ("_error", "_live", "_running")
+class _LiveTool(LiveHandle, ToolTrace):
+    __slots__ = ("_error", "_running")
 
     def __init__(self, t: Tracer, call: ToolCall, tool: Tool | None, content: bool) -> None:
         attributes: Attributes = {
@@ -119,7 +106,7 @@ class _LiveTool(ToolTrace):
                 attributes[TOOL_DESCRIPTION] = description
         name = f"{EXECUTE_TOOL} {call.name}"
         kind = api().SpanKind.INTERNAL
-        self._live = LiveSpan(t, name, kind, attributes, content=content, attach=True)
+        super().__init__(LiveSpan(t, name, kind, attributes, content=content, attach=True))
         self._error: BaseException | None = None
         self._running: Token[ToolTrace] | None = None
         if self._live.content:
@@ -127,21 +114,13 @@ class _LiveTool(ToolTrace):
 
             self._live.set({TOOL_CALL_ARGUMENTS: text.tool_arguments(call)})
 
-    def __enter__(self) -> ToolTrace:
-        self._live.enter()
+    def _entered(self) -> None:
         self._running = _running.set(self)
-        return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _leaving(self, error: BaseException | None) -> None:
         if self._running is not None:
             _running.reset(self._running)
             self._running = None
-        self._live.exit(error)
 
     def raised(self, error: BaseException) -> None:
         self._error = error
