@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..llm.events import Finished
 from ..runtime import default_runtime
 from .names import (
     CHAT,
@@ -137,8 +138,6 @@ class _LiveChat(LiveHandle, ChatTrace):
         return self._watch(events)
 
     def _watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
-        from ..llm.events import Finished
-
         first = True
         try:
             for event in events:

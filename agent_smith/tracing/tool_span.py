@@ -65,12 +65,12 @@ NO_TOOL = ToolTrace()
 
 # The span of the tool call running in this context, for tools that catch
 # their own exceptions (``@tool`` functions turn them into error results).
-_running: ContextVar[ToolTrace] = ContextVar("agent_smith_tool_span", default=NO_TOOL)
+_current: ContextVar[ToolTrace] = ContextVar("agent_smith_tool_span", default=NO_TOOL)
 
 
 def tool_raised(error: BaseException) -> None:
     """The running tool call (if traced) raised ``error``, which becomes its error result."""
-    _running.get().raised(error)
+    _current.get().raised(error)
 
 
 def execute_tool(call: ToolCall, tool: Tool, runtime: Runtime) -> ToolTrace:
@@ -91,7 +91,7 @@ def rejected_tool(call: ToolCall, problem: str, runtime: Runtime) -> None:
 
 
 class _LiveTool(LiveHandle, ToolTrace):
-    __slots__ = ("_error", "_running")
+    __slots__ = ("_error", "_token")
 
     def __init__(self, t: Tracer, call: ToolCall, tool: Tool | None, content: bool) -> None:
         attributes: Attributes = {
@@ -108,19 +108,19 @@ class _LiveTool(LiveHandle, ToolTrace):
         kind = api().SpanKind.INTERNAL
         super().__init__(LiveSpan(t, name, kind, attributes, content=content, attach=True))
         self._error: BaseException | None = None
-        self._running: Token[ToolTrace] | None = None
+        self._token: Token[ToolTrace] | None = None
         if self._live.content:
             from . import content as text
 
             self._live.set({TOOL_CALL_ARGUMENTS: text.tool_arguments(call)})
 
     def _entered(self) -> None:
-        self._running = _running.set(self)
+        self._token = _current.set(self)
 
     def _leaving(self, error: BaseException | None) -> None:
-        if self._running is not None:
-            _running.reset(self._running)
-            self._running = None
+        if self._token is not None:
+            _current.reset(self._token)
+            self._token = None
 
     def raised(self, error: BaseException) -> None:
         self._error = error
