@@ -53,9 +53,10 @@ print(json.dumps({
 """
 
 
-def _run(prelude: str) -> dict[str, object]:
+def _python(code: str) -> object:
+    """Run ``code`` in a fresh interpreter at the repository root; what it printed, as JSON."""
     out = subprocess.run(
-        [sys.executable, "-c", prelude + _TURN],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=120,
@@ -63,7 +64,12 @@ def _run(prelude: str) -> dict[str, object]:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    result: dict[str, object] = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def _run(prelude: str) -> dict[str, object]:
+    result = _python(prelude + _TURN)
+    assert isinstance(result, dict)
     assert result["answers"] == ["3 and 7", "3 and 7"]
     assert result["tracer"] is False
     assert result["traceparent"] is False
@@ -83,3 +89,29 @@ def test_with_the_api_imported_but_no_provider_set_nothing_is_traced() -> None:
     pytest.importorskip("opentelemetry.trace")
     result = _run("import opentelemetry.trace\n")
     assert "opentelemetry.trace" in result["otel"]  # type: ignore[operator]
+
+
+_LATE_PROVIDER = """
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from agent_smith import Agent, LlmClient, Runtime
+from tests.support.llm_server import ScriptedLlmServer, Text
+
+with Runtime() as runtime, ScriptedLlmServer() as server:
+    server.script(Text("one"), Text("two"))
+    agent = Agent(LlmClient(server.url, "m", runtime=runtime), name="late")
+    agent.send("before")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    agent.send("after")
+print(json.dumps(sorted(s.name for s in exporter.get_finished_spans())))
+"""
+
+
+def test_tracing_starts_when_the_application_sets_a_provider_later() -> None:
+    assert _python(_LATE_PROVIDER) == ["chat m", "invoke_agent late"]
