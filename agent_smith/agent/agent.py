@@ -248,7 +248,7 @@ class Agent(Closeable):
         Its ``usage`` is the whole turn's usage. Raises AgentStopped, CancelledError,
         AgentBusyError, the LLM client's errors, or ApprovalRequired (see :meth:`resume`).
         """
-        return drain(self._traced(_as_request(request)))
+        return drain(self._traced(_as_request(request), stepwise=False))
 
     def resume(self, state: PausedTurn, decisions: Decisions) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
@@ -256,11 +256,11 @@ class Agent(Closeable):
         ``decisions``: waiting call id -> True (run), False or a reason (deny). The agent may be
         new (any process) with the saved history; ConfigError, changing nothing, on a mismatch.
         """
-        return drain(self.resume_stream(state, decisions))
+        return drain(self._traced(AgentRequest(""), resumption(state, decisions), stepwise=False))
 
     def resume_stream(self, state: PausedTurn, decisions: Decisions) -> Iterator[AgentEvent]:
         """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
-        return self._traced(AgentRequest(""), resumption(state, decisions))  # no new message
+        return self._traced(AgentRequest(""), resumption(state, decisions), stepwise=True)
 
     def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.
@@ -268,7 +268,7 @@ class Agent(Closeable):
         The turn starts at the first ``next()``. Closing the iterator early (a
         ``break``) cancels the turn and leaves the history consistent.
         """
-        return self._traced(_as_request(request))
+        return self._traced(_as_request(request), stepwise=True)
 
     def cancel(self) -> None:
         """Stop the running turn (from any thread): it raises CancelledError soon."""
@@ -341,11 +341,11 @@ class Agent(Closeable):
     # -- the loop ------------------------------------------------------------
 
     def _traced(
-        self, request: AgentRequest, resume: Resumption | None = None
+        self, request: AgentRequest, resume: Resumption | None = None, *, stepwise: bool
     ) -> Iterator[AgentEvent]:
-        """The turn's events, as one ``invoke_agent`` span when tracing is on."""
-        message = request.user_message if resume is None else None
-        return invoke_agent(self, self._run(request, resume), message)
+        """The turn's events, as one ``invoke_agent`` span when tracing is on (see there)."""
+        message = request.user_message if resume is None else None  # a resumed turn has none
+        return invoke_agent(self, self._run(request, resume), message, stepwise=stepwise)
 
     def _run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         if not self._busy.acquire(blocking=False):

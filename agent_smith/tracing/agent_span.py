@@ -3,7 +3,8 @@
 A turn is a generator, so its span cannot simply be made current: the
 caller's code runs between events. :func:`invoke_agent` wraps the turn's
 events instead and attaches the span's context for each step the turn takes
-(from one event to the next), detaching it before handing the event over.
+(from one event to the next), detaching it before handing the event over;
+``send``, which drains the turn itself, has it attached once for the turn.
 Everything the turn does — LLM calls, tool dispatch, hooks — runs under the
 span; the caller's code between events runs under its own context. The
 parent is the caller's current span at the first step: a Flask request's,
@@ -48,16 +49,23 @@ if TYPE_CHECKING:
 
 
 def invoke_agent(
-    agent: Agent, events: Iterator[AgentEvent], message: UserMessage | None
+    agent: Agent,
+    events: Iterator[AgentEvent],
+    message: UserMessage | None,
+    *,
+    stepwise: bool = True,
 ) -> Iterator[AgentEvent]:
     """``events`` (a turn of ``agent``) traced as one span; ``events`` itself when off.
 
-    ``message`` is the user's message that starts the turn (None for a resumed one).
+    ``message`` is the user's message that starts the turn (None for a resumed
+    one). ``stepwise`` attaches the span for each step only, as a caller's
+    code runs between events; ``False`` (``send``, which drains the turn
+    itself) attaches it once for the whole turn.
     """
     t = tracer()
     if t is None:
         return events
-    return _traced(t, agent, events, message)
+    return _traced(t, agent, events, message, stepwise)
 
 
 def approval(call: ToolCall, decision: str) -> None:
@@ -68,7 +76,11 @@ def approval(call: ToolCall, decision: str) -> None:
 
 
 def _traced(
-    t: Tracer, agent: Agent, events: Iterator[AgentEvent], message: UserMessage | None
+    t: Tracer,
+    agent: Agent,
+    events: Iterator[AgentEvent],
+    message: UserMessage | None,
+    stepwise: bool,
 ) -> Iterator[AgentEvent]:
     otel = api()
     live = LiveSpan(
@@ -83,15 +95,17 @@ def _traced(
         _record_input(live, agent, message)
     final: AssistantMessage | None = None
     failure: BaseException | None = None
+    held = None if stepwise else otel.attach(live.context)
     try:
         while True:
-            token = otel.attach(live.context)
+            token = otel.attach(live.context) if stepwise else None
             try:
                 event = next(events)
             except StopIteration:
                 break
             finally:
-                otel.detach(token)
+                if token is not None:
+                    otel.detach(token)
             if type(event) is FinalAnswer:
                 final = event.message
             yield event
@@ -106,6 +120,8 @@ def _traced(
                 close()  # a caller that stopped early: the turn cleans up under its span
         finally:
             otel.detach(token)
+            if held is not None:
+                otel.detach(held)
             if final is not None:
                 _record_output(live, final)
             elif not isinstance(failure, AgentBusyError):  # a busy agent's usage is another's
