@@ -24,6 +24,7 @@ from .names import (
     AGENT_NAME,
     APPROVAL_DECISION,
     APPROVAL_EVENT,
+    CONVERSATION_ID,
     INPUT_MESSAGES,
     INVOKE_AGENT,
     OPERATION_NAME,
@@ -144,6 +145,8 @@ def _attributes(agent: Agent) -> Attributes:
         attributes[REQUEST_MODEL] = model
     if agent._invocation is not None:  # a sub-agent's id for this one call
         attributes[AGENT_ID] = agent._invocation
+    if agent._session is not None:
+        attributes[CONVERSATION_ID] = agent._session.session.session_id
     return attributes
 
 

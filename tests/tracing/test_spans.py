@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -12,6 +14,7 @@ from agent_smith import (
     LlmRequest,
     Runtime,
     SamplingParams,
+    SqliteSession,
     UserMessage,
     tool,
 )
@@ -140,3 +143,15 @@ def test_nothing_is_recorded_when_the_sampler_drops_the_trace(
         assert agent.send("Weather?").content == "Sunny."
     assert tracer() is not None
     assert spans.all() == []
+
+
+def test_a_turn_on_a_session_names_its_conversation(
+    spans: Spans, llm_server: ScriptedLlmServer, runtime: Runtime, tmp_path: Path
+) -> None:
+    llm_server.script(Text("hi"))
+    llm = LlmClient(llm_server.url, runtime=runtime)
+    with SqliteSession(tmp_path / "chats.db", "user-42") as session:
+        Agent(llm, session=session, name="remembering").send("hello")
+
+    turn = spans.one("invoke_agent remembering")
+    assert (turn.attributes or {})["gen_ai.conversation.id"] == "user-42"
