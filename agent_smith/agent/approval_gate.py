@@ -41,6 +41,7 @@ from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ..tools.base import Tool
 from ..tools.dispatch import ToolOutcome, check_call
 from ..tools.registry import ToolRegistry
+from ..tracing.agent_span import approval
 from .approvals import (
     ApprovalRequest,
     ApprovalRequested,
@@ -113,6 +114,7 @@ def decide_round(
         decision = decided.get(call.id)
         if decision is not None:
             decisions[index] = decision
+            approval(call, "approved" if decision.approved else "denied")
             continue
         description = tool.schema.description if tool is not None else ""
         asking.append((index, ApprovalRequest(call, description, agent.name, agent.depth, token)))
@@ -125,8 +127,10 @@ def decide_round(
         for (index, request), answer in zip(asking, answers, strict=True):
             if answer is None:
                 deferred.append(request)
+                approval(request.call, "deferred")
                 continue
             decisions[index] = answer
+            approval(request.call, "approved" if answer.approved else "denied")
             log.info(
                 "agent %s: call %s (%s) %s",
                 agent.name,

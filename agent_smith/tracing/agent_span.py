@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..agent.events import FinalAnswer
-from ..errors import AgentBusyError, AgentStopped
+from ..errors import AgentBusyError, AgentStopped, ApprovalRequired
 from .names import (
     AGENT_DEPTH,
     AGENT_ID,
@@ -29,8 +29,10 @@ from .names import (
     INVOKE_AGENT,
     OPERATION_NAME,
     OUTPUT_MESSAGES,
+    PAUSED,
     PROVIDER_NAME,
     REQUEST_MODEL,
+    RESUMED,
     STOP_CONDITION,
     SYSTEM_INSTRUCTIONS,
     TOOL_CALL_ID,
@@ -70,7 +72,11 @@ def invoke_agent(
 
 
 def approval(call: ToolCall, decision: str) -> None:
-    """Record an approval decision (``approved``, ``denied``...) on the running turn's span."""
+    """Record an approval decision on the running turn's span.
+
+    ``decision``: ``approved``, ``denied`` or ``deferred`` (nobody answered
+    yet: the turn pauses).
+    """
     add_event(
         APPROVAL_EVENT, {TOOL_NAME: call.name, TOOL_CALL_ID: call.id, APPROVAL_DECISION: decision}
     )
@@ -88,7 +94,7 @@ def _traced(
         t,
         f"{INVOKE_AGENT} {agent.name}",
         otel.SpanKind.INTERNAL,
-        _attributes(agent),
+        _started(agent, message),
         content=agent.runtime.trace_content,
         attach=False,
     )
@@ -129,6 +135,9 @@ def _traced(
                 _record_usage(live, agent.usage)
             if isinstance(failure, AgentStopped):
                 live.set({STOP_CONDITION: failure.condition})
+            if isinstance(failure, ApprovalRequired):  # a pause, not a failure
+                live.set({PAUSED: True})
+                failure = None
             live.exit(failure)
 
 
@@ -147,6 +156,14 @@ def _attributes(agent: Agent) -> Attributes:
         attributes[AGENT_ID] = agent._invocation
     if agent._session is not None:
         attributes[CONVERSATION_ID] = agent._session.session.session_id
+    return attributes
+
+
+def _started(agent: Agent, message: UserMessage | None) -> Attributes:
+    """The span's attributes at its start: the agent's, and whether the turn resumes one."""
+    attributes = _attributes(agent)
+    if message is None:
+        attributes[RESUMED] = True
     return attributes
 
 

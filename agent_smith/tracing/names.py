@@ -79,6 +79,8 @@ ERROR_TYPE = "error.type"
 # -- ours -----------------------------------------------------------------------
 AGENT_DEPTH = "agent_smith.agent.depth"
 STOP_CONDITION = "agent_smith.agent.stop_condition"
+PAUSED = "agent_smith.agent.paused"
+RESUMED = "agent_smith.agent.resumed"
 MCP_SERVER = "agent_smith.mcp.server"
 MCP_TRANSPORT = "agent_smith.mcp.transport"
 RETRY_EVENT = "agent_smith.retry"

@@ -6,6 +6,7 @@ import logging
 import threading
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from agent_smith import (
@@ -13,6 +14,8 @@ from agent_smith import (
     AgentConfig,
     AgentHooks,
     AgentStopped,
+    ApprovalRequest,
+    ApprovalRequired,
     LlmApiError,
     LlmClient,
     RetryPolicy,
@@ -197,3 +200,57 @@ def test_approvals_and_other_events_land_on_the_running_turns_span(
         ),
         ("custom", {"n": 1}),
     ]
+
+
+@tool(requires_approval=True)
+def pay(amount: int) -> str:
+    """Pay someone."""
+    return f"paid {amount}"
+
+
+def _approvals(span: ReadableSpan) -> list[tuple[object, object]]:
+    """(call id, decision) of each approval event on ``span``."""
+    return [
+        (attributes["gen_ai.tool.call.id"], attributes["agent_smith.approval.decision"])
+        for event in span.events
+        if event.name == "agent_smith.approval" and (attributes := event.attributes) is not None
+    ]
+
+
+def test_an_approvers_decisions_are_events_and_only_approved_calls_run(
+    spans: Spans, llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.script(Calls(("pay", {"amount": 5}), ("pay", {"amount": 500})), Text("done"))
+
+    def approver(request: ApprovalRequest) -> bool:
+        return int(request.arguments["amount"]) < 100
+
+    agent = Agent(_client(llm_server, runtime), tools=[pay], approver=approver, name="a")
+    with agent:
+        agent.send("pay twice")
+
+    turn = spans.one("invoke_agent a")
+    assert _approvals(turn) == [("call_0", "approved"), ("call_1", "denied")]
+    (ran,) = spans.named("execute_tool pay")
+    assert (ran.attributes or {})["gen_ai.tool.call.id"] == "call_0"
+    assert spans.parent_of(ran) is turn
+
+
+def test_a_paused_turn_is_no_error_and_its_resumption_is_a_span_of_its_own(
+    spans: Spans, llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.script(Calls(("pay", {"amount": 5})), Text("paid"))
+    agent = Agent(_client(llm_server, runtime), tools=[pay], name="a")
+    with agent:
+        with pytest.raises(ApprovalRequired) as paused:
+            agent.send("pay")
+        assert agent.resume(paused.value.state, {"call_0": True}).content == "paid"
+
+    first, second = sorted(spans.named("invoke_agent a"), key=lambda s: s.start_time or 0)
+    assert first.status.status_code is StatusCode.UNSET
+    assert (first.attributes or {})["agent_smith.agent.paused"] is True
+    assert "agent_smith.agent.resumed" not in (first.attributes or {})
+    assert _approvals(first) == [("call_0", "deferred")]
+    assert (second.attributes or {})["agent_smith.agent.resumed"] is True
+    assert _approvals(second) == [("call_0", "approved")]
+    assert spans.parent_of(spans.one("execute_tool pay")) is second
