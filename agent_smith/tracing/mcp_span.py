@@ -77,17 +77,16 @@ class _LiveMcp(LiveHandle, McpTrace):
     def __init__(
         self, t: Tracer, config: ServerConfig, method: str, params: JsonObject | None
     ) -> None:
-        attributes: Attributes = {MCP_METHOD_NAME: method, MCP_SERVER: config.alias}
-        if config.command:
-            attributes.update({MCP_TRANSPORT: "stdio", NETWORK_TRANSPORT: "pipe"})
+        transport = config.transport or ("stdio" if config.command else "streamable-http")
+        attributes: Attributes = {
+            MCP_METHOD_NAME: method,
+            MCP_SERVER: config.alias,
+            MCP_TRANSPORT: transport,
+        }
+        if transport == "stdio":
+            attributes[NETWORK_TRANSPORT] = "pipe"
         else:
-            attributes.update(
-                {
-                    MCP_TRANSPORT: "streamable_http",
-                    NETWORK_TRANSPORT: "tcp",
-                    NETWORK_PROTOCOL_NAME: "http",
-                }
-            )
+            attributes.update({NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL_NAME: "http"})
             attributes.update(server_attributes(config.url or ""))
         target = params.get("name") if params else None
         name = method

@@ -67,6 +67,7 @@ def test_a_json_rpc_error_gives_its_code(spans: Spans, runtime: Runtime) -> None
     assert attributes["error.type"] == "-32602"
     assert attributes["rpc.response.status_code"] == "-32602"
     assert attributes["network.protocol.name"] == "http"
+    assert attributes["agent_smith.mcp.transport"] == "streamable-http"
     assert attributes["server.address"] == "127.0.0.1"
     assert attributes["server.port"] == int(url.split(":")[2].split("/")[0])
     assert span.status.status_code is StatusCode.ERROR

@@ -19,6 +19,7 @@ from agent_smith import (
     ServerConfig,
     UserMessage,
 )
+from tests.support.fake_legacy_sse import FakeLegacySseServer
 from tests.support.fake_mcp_http import FakeMcpServer
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.tracing.conftest import Spans
@@ -110,3 +111,18 @@ def test_an_agents_mcp_tool_call_is_a_client_span_under_its_execute_tool_span(
 def _now() -> str:
     """The time."""
     return "noon"
+
+
+def test_legacy_sse_posts_carry_their_spans_traceparent(
+    spans: Spans, w3c: None, runtime: Runtime
+) -> None:
+    with FakeLegacySseServer() as server:
+        config = ServerConfig(alias="old", url=server.url, transport="sse")
+        with McpClient.connect(config, runtime=runtime) as client:
+            assert client.call_tool("echo", {"text": "hi"}).content == "hi"
+        (index,) = [i for i, body in enumerate(server.posts) if body.get("method") == "tools/call"]
+        headers = server.post_headers[index]
+
+    span = spans.one("tools/call echo")
+    assert (span.attributes or {})["agent_smith.mcp.transport"] == "sse"
+    assert headers["traceparent"] == _traceparent(span)
