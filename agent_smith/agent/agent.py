@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
-from ..cancellation import CancellationSource, CancellationToken
+from ..cancellation import CancellationToken
 from ..errors import AgentBusyError, AgentSmithError, ApprovalRequired, CancelledError
 from ..llm.request import SamplingParams
 from ..logs import invoke_hook
@@ -36,12 +36,10 @@ from .events import (
     NO_HOOKS,
     AgentEvent,
     AgentHooks,
-    forwarding_hooks,
-    new_invocation_id,
 )
+from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
 from .toolset import ToolSet
-from .tree import AgentTree
 from .turn import Turn
 
 if TYPE_CHECKING:
@@ -73,17 +71,6 @@ class AgentRequest:
         return m if isinstance(m, UserMessage) else UserMessage(m)
 
 
-@dataclass(frozen=True)
-class _Lineage:
-    """Where a sub-agent sits: its tree, depth, cancel parents, id and parent's turn."""
-
-    tree: AgentTree
-    depth: int
-    cancel: tuple[CancellationToken, ...]
-    invocation: str
-    parent_turn: Turn | None
-
-
 class Agent(Closeable):
     """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
 
@@ -109,7 +96,7 @@ class Agent(Closeable):
         name: str = "agent",
         session: Session | None = None,
         approver: Approver | None = None,
-        _lineage: _Lineage | None = None,
+        _lineage: Lineage | None = None,
     ) -> None:
         self.name = name
         self.approver = approver
@@ -298,30 +285,18 @@ class Agent(Closeable):
         usage to this turn's, and by default reports its events to this
         agent's ``on_subagent_event`` tagged with a new invocation id.
         """
-        turn = self._turn
-        tree = turn.tree if turn is not None else AgentTree(self._config.tree_max_iterations)
-        parents = [t for t in (turn.source.token if turn else None, cancel) if t is not None]
-        depth = self._depth + 1
-        invocation = new_invocation_id(name)
+        lineage = Lineage.below(self, name, cancel)
         return Agent(
             llm if llm is not None else self._llm,
             system_prompt,
             tools,
             memory=memory,
             config=config if config is not None else self._config,
-            hooks=hooks
-            if hooks is not None
-            else forwarding_hooks(
-                self._hooks,
-                name=name,
-                depth=depth,
-                invocation=invocation,
-                parent_invocation=self._invocation,
-            ),
+            hooks=hooks if hooks is not None else lineage.hooks(self, name),
             runtime=self._runtime,
             name=name,
             approver=self.approver,
-            _lineage=_Lineage(tree, depth, tuple(parents), invocation, turn),
+            _lineage=lineage,
         )
 
     def close(self) -> None:
@@ -378,15 +353,8 @@ class Agent(Closeable):
     def _begin(self) -> Turn:
         if self._session is not None:
             self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
-        config = self._config
-        lineage = self._lineage
-        if lineage is None:
-            tree = AgentTree(config.tree_max_iterations)
-            source = tree.cancel
-        else:
-            tree = lineage.tree
-            source = CancellationSource(tree.cancel.token, *lineage.cancel)
-        turn = Turn(self.name, tree, source, config)
+        tree, source = turn_tree(self._config, self._lineage)
+        turn = Turn(self.name, tree, source, self._config)
         self._turn = turn
         return turn
 
@@ -395,9 +363,8 @@ class Agent(Closeable):
             turn.finish()
         finally:
             self._usage = turn.usage
-            if self._lineage is not None and self._lineage.parent_turn is not None:
-                # Stopped or not, the child's tokens were spent on its parent's behalf.
-                self._lineage.parent_turn.add_usage(turn.usage)
+            if self._lineage is not None:
+                self._lineage.report_usage(turn.usage)  # stopped or not
             self._turn = None
             if self._session is not None:
                 self._session.end_turn()
