@@ -6,7 +6,18 @@ import json
 import subprocess
 import sys
 
-FORBIDDEN = ("openai", "pydantic", "httpx", "jsonschema", "mcp", "xllamacpp", "flask", "jwt")
+FORBIDDEN = (
+    "openai",
+    "pydantic",
+    "httpx",
+    "jsonschema",
+    "mcp",
+    "xllamacpp",
+    "flask",
+    "jwt",
+    "distributed",
+    "dask",
+)
 
 
 def test_import_pulls_in_no_heavy_packages() -> None:

@@ -1,0 +1,77 @@
+"""What runs on a worker: one input through a cached agent, as plain data back.
+
+The driver submits :func:`run_item` with a :class:`Job` to its executor. Both
+are module-level and the job is a frozen dataclass of plain values, so they
+pickle for process pools and Dask, which import this module by name on the
+worker. The agent comes from the process's :class:`AgentCache` (or the one
+the driver passes for local threads). A failure of the agent (any
+:class:`AgentSmithError`) comes back as an :class:`Outcome` with the error,
+which is cheaper to ship and clearer than a pickled traceback; anything else
+(a bug, a killed worker) reaches the driver as the future's exception.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AgentSmithError, ConfigError
+from ..messages import TokenUsage
+from .cache import AgentCache, CacheStats, process_cache
+from .result import ItemError, json_ready
+from .spec import AgentSpec
+
+
+@dataclass(frozen=True)
+class Job:
+    """One attempt at one input: the spec, the input, and the run's concurrency."""
+
+    spec: AgentSpec
+    id: str
+    input: str
+    attempt: int = 1
+    slots: int = 8
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an attempt produced; ``retryable`` is False for errors that would repeat."""
+
+    content: str | None = None
+    output: Any = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    error: ItemError | None = None
+    retryable: bool = False
+    seconds: float = 0.0
+
+
+def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
+    """Run ``job.input`` through an agent built from ``job.spec`` (built once per process)."""
+    started = time.monotonic()
+    usage = TokenUsage()
+    try:
+        with (cache or process_cache()).lease(job.spec, slots=job.slots) as agent:
+            try:
+                message = agent.send(job.input)
+            finally:
+                usage = agent.usage
+    except AgentSmithError as err:
+        # A spec that does not build, or an input the agent refuses, fails the same way again.
+        return Outcome(
+            usage=usage,
+            error=ItemError.of(err),
+            retryable=not isinstance(err, ConfigError),
+            seconds=time.monotonic() - started,
+        )
+    return Outcome(
+        content=message.content,
+        output=json_ready(getattr(message, "output", None)),
+        usage=usage,
+        seconds=time.monotonic() - started,
+    )
+
+
+def worker_stats(spec: AgentSpec) -> CacheStats:
+    """What this process's cache built for ``spec`` (run it on workers: ``client.run``)."""
+    return process_cache().stats(spec)
