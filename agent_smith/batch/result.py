@@ -67,9 +67,7 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this result (one line of a ``.jsonl`` results file)."""
-        data = dataclasses.asdict(self)
-        data["seconds"] = round(self.seconds, 6)
-        return data
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: object) -> BatchResult:

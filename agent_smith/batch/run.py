@@ -269,7 +269,7 @@ def _result(attempt: _Attempt, outcome: Outcome) -> BatchResult:
         usage=outcome.usage,
         error=outcome.error,
         attempts=attempt.number,
-        seconds=outcome.seconds,
+        seconds=round(outcome.seconds, 6),  # microseconds: what a results file is worth
     )
 
 
