@@ -38,6 +38,7 @@ import functools
 import logging
 import os
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
@@ -123,10 +124,12 @@ class _Attempt:
 
 
 class BatchRun(Closeable, Iterator[BatchResult]):
-    """A running batch: iterate it for results; ``skipped`` and ``pending`` say how many.
+    """A running batch: iterate it for results; ``skipped``, ``pending``, ``done`` count.
 
+    ``id`` names this run on the workers (see :func:`~agent_smith.batch.worker.stop_run`).
     ``skipped`` inputs were already in the results file; ``pending`` is how
-    many this run will produce a result for.
+    many this run will produce a result for; ``done`` how many it has
+    recorded so far (also one written just before an interrupt).
     """
 
     def __init__(
@@ -141,8 +144,10 @@ class BatchRun(Closeable, Iterator[BatchResult]):
         retries: int,
     ) -> None:
         self.spec = spec
+        self.id = uuid.uuid4().hex
         self.skipped = skipped
         self.pending = len(todo)
+        self.done = 0
         self._todo = todo
         self._sink = sink
         self._executor = executor
@@ -181,7 +186,7 @@ class BatchRun(Closeable, Iterator[BatchResult]):
             while queue or in_flight:
                 while queue and len(in_flight) < self._concurrency:
                     item, number = queue.popleft()
-                    job = Job(self.spec, item.id, item.input, number, self._concurrency)
+                    job = Job(self.spec, item.id, item.input, number, self.id, self._concurrency)
                     in_flight[self._submit(executor, task, job)] = _Attempt(
                         item, number, time.monotonic()
                     )
@@ -207,6 +212,7 @@ class BatchRun(Closeable, Iterator[BatchResult]):
                     if self._sink is not None:
                         self._sink.write(result)
                     recorded.add(result.id)
+                    self.done += 1
                     yield result
         finally:
             self._stop(executor, owned=owned, cache=cache, in_flight=list(in_flight))
@@ -231,7 +237,7 @@ class BatchRun(Closeable, Iterator[BatchResult]):
             for future in in_flight:
                 future.cancel()
             if cache is not None:
-                cache.cancel_all()  # running turns on our threads stop within moments
+                cache.stop(self.id)  # running turns on our threads stop within moments
                 wait(in_flight, timeout=CANCEL_WAIT)
             if owned:
                 executor.shutdown(wait=True, cancel_futures=True)

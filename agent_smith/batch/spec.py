@@ -22,6 +22,7 @@ required, everything else optional::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -42,6 +43,7 @@ from .names import check_name, resolve_name
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from ..agent.events import AgentHooks
     from ..llm.client import LlmClient
     from ..mcp.client import McpClient
     from ..runtime import Runtime
@@ -151,7 +153,7 @@ class AgentSpec:
         data: dict[str, Any] = json.loads(json.dumps(to_plain(self)))
         return data
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """A digest of the whole recipe: equal specs have equal keys in every process."""
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
@@ -216,8 +218,9 @@ class AgentSpec:
         runtime: Runtime | None = None,
         llm: LlmClient | None = None,
         mcp_clients: Sequence[McpClient] | None = None,
+        hooks: AgentHooks | None = None,
     ) -> Agent:
-        """Make the agent this spec describes.
+        """Make the agent this spec describes (with ``hooks``, if given).
 
         Without ``llm`` a new client is made (on ``runtime``). Without
         ``mcp_clients`` the spec's MCP servers are connected and owned by the
@@ -237,6 +240,7 @@ class AgentSpec:
             self.system_prompt,
             tools,
             config=self.config,
+            hooks=hooks,
             runtime=runtime,
         )
         try:

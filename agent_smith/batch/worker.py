@@ -25,13 +25,18 @@ from .spec import AgentSpec
 
 @dataclass(frozen=True)
 class Job:
-    """One attempt at one input: the spec, the input, and the run's concurrency."""
+    """One attempt at one input: the spec, the input, its batch run and that run's concurrency."""
 
     spec: AgentSpec
     id: str
     input: str
     attempt: int = 1
+    run: str = ""
     slots: int = 8
+
+    def __dask_tokenize__(self) -> tuple[str, str, int]:
+        """Dask's task key for this job (its own hashing of the whole spec costs ~1 ms)."""
+        return (self.spec.key, self.id, self.attempt)
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,8 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
     started = time.monotonic()
     usage = TokenUsage()
     try:
-        with (cache or process_cache()).lease(job.spec, slots=job.slots) as agent:
+        lender = cache or process_cache()
+        with lender.lease(job.spec, slots=job.slots, run=job.run) as agent:
             try:
                 message = agent.send(job.input)
             finally:
@@ -70,6 +76,11 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
         usage=usage,
         seconds=time.monotonic() - started,
     )
+
+
+def stop_run(run: str) -> int:
+    """Stop batch ``run`` in this process (``client.run`` it on the workers); turns cancelled."""
+    return process_cache().stop(run)
 
 
 def worker_stats(spec: AgentSpec) -> CacheStats:

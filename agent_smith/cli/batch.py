@@ -28,9 +28,9 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
-from typing import Any
+from dataclasses import dataclass
 
 from ..batch.inputs import read_inputs
 from ..batch.run import run_batch
@@ -129,12 +129,16 @@ def main(argv: Sequence[str]) -> int:
     _configure_logging(args.verbose)
     # "module:function" names in the spec resolve against the current directory
     # too, as `python -m` would; local Dask workers inherit this path.
-    sys.path.insert(0, os.getcwd())
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         return _run(args)
     except Fatal as err:
         sys.stderr.write(f"agent-smith batch: error: {err}\n")
         return EXIT_FATAL
+    except KeyboardInterrupt:  # before the run started, or a second Ctrl-C while stopping
+        sys.stderr.write("\nagent-smith batch: interrupted\n")
+        return EXIT_INTERRUPTED
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -146,40 +150,38 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise Fatal(str(err)) from err
     started = time.monotonic()
-    progress: Progress | None = None
-    try:
-        with _executor(args) as (executor, where):
-            try:
-                run = run_batch(
-                    spec,
-                    inputs,
-                    executor=executor,
-                    concurrency=args.concurrency,
-                    results=args.output,
-                    retries=args.retries,
-                    item_timeout=args.item_timeout,
-                    rerun_failed=args.rerun_failed,
-                )
-            except (ConfigError, ResultsError) as err:
-                raise Fatal(str(err)) from err
+    with _backend(args) as backend:
+        try:
+            run = run_batch(
+                spec,
+                inputs,
+                executor=backend.executor,
+                concurrency=args.concurrency,
+                results=args.output,
+                retries=args.retries,
+                item_timeout=args.item_timeout,
+                rerun_failed=args.rerun_failed,
+            )
+        except (ConfigError, ResultsError) as err:
+            raise Fatal(str(err)) from err
+        progress = Progress(run.pending, stream=sys.stderr, tty=sys.stderr.isatty())
+        try:
             with run:
                 skipped = f", {run.skipped} already in {args.output}" if run.skipped else ""
-                _say(f"{len(inputs)} inputs{skipped}; running {run.pending} on {where}")
-                progress = Progress(run.pending, stream=sys.stderr, tty=sys.stderr.isatty())
+                _say(f"{len(inputs)} inputs{skipped}; running {run.pending} on {backend.where}")
                 for result in run:
                     progress.add(result)
                 progress.finish()
-    except KeyboardInterrupt:
-        done = progress.done if progress is not None else 0
-        sys.stderr.write("\n")
-        _say(
-            f"interrupted: {done} result(s) of this run are in {args.output}; "
-            "run the same command again to resume"
-        )
-        return EXIT_INTERRUPTED
-    except ResultsError as err:  # e.g. the disk filled up while writing
-        raise Fatal(str(err)) from err
-    assert progress is not None
+        except KeyboardInterrupt:
+            backend.cancel(run.id)  # the run cancelled its futures; now the turns
+            sys.stderr.write("\n")
+            _say(
+                f"interrupted: {run.skipped + run.done} of {len(inputs)} inputs are done "
+                f"(results in {args.output}); run the same command again to resume"
+            )
+            return EXIT_INTERRUPTED
+        except ResultsError as err:  # e.g. the disk filled up while writing
+            raise Fatal(str(err)) from err
     seconds = time.monotonic() - started
     _say(
         f"{progress.done} result(s), {progress.failed} failed, in {seconds:.1f} s; "
@@ -188,36 +190,41 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_SOME_FAILED if progress.failed else EXIT_OK
 
 
+@dataclass
+class _Backend:
+    """Where the inputs run: the executor (None: local threads), its name, its cancel."""
+
+    executor: Executor | None
+    where: str
+    cancel: Callable[[str], None]
+
+
 @contextlib.contextmanager
-def _executor(args: argparse.Namespace) -> Iterator[tuple[Executor | None, str]]:
-    """The executor the options ask for (None: local threads) and how to name it."""
+def _backend(args: argparse.Namespace) -> Iterator[_Backend]:
+    """The executor the options ask for: local threads, or a Dask client."""
     if args.scheduler is None and args.local_cluster is None:
-        yield None, f"{args.concurrency} local threads"
+        # Local threads: closing the run already cancels the turns running there.
+        yield _Backend(None, f"{args.concurrency} local threads", lambda run: None)
         return
     try:
-        from distributed import Client, LocalCluster
+        from .dask_cluster import dask_backend
     except ImportError as err:
         raise Fatal(f"--scheduler and --local-cluster need Dask: {DASK_HINT}") from err
+    workers = args.local_cluster
+    threads = math.ceil(args.concurrency / workers) if workers else 1
     with contextlib.ExitStack() as stack:
-        target: Any
-        if args.local_cluster is not None:
-            workers = args.local_cluster
-            cluster = LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=workers,
-                threads_per_worker=math.ceil(args.concurrency / workers),
-                processes=True,
-                dashboard_address=None,
-            )
-            target = stack.enter_context(cluster)
-            where = f"{workers} local Dask worker process(es)"
-        else:
-            target, where = args.scheduler, f"the Dask cluster at {args.scheduler}"
         try:
-            client = Client(target, timeout=CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
-            stack.enter_context(client)
+            dask = stack.enter_context(
+                dask_backend(
+                    scheduler=args.scheduler,
+                    local_workers=workers,
+                    threads=threads,
+                    timeout=CONNECT_TIMEOUT,
+                )
+            )
         except (OSError, TimeoutError) as err:
             raise Fatal(f"cannot reach the Dask scheduler at {args.scheduler}: {err}") from err
-        yield client.get_executor(), where  # type: ignore[no-untyped-call]
+        yield _Backend(dask.executor, dask.where, dask.cancel)
 
 
 def _say(text: str) -> None:

@@ -66,13 +66,14 @@ class Progress:
         self._stream.flush()
 
     def status(self) -> str:
-        """``120/500 done, 3 failed, 12.3/s, ETA 0:31``."""
+        """``120/500 done, 3 failed, 12.3/s, ETA 0:31`` (a rate under 1/s is per minute)."""
         elapsed = max(self._clock() - self._started, 1e-9)
         rate = self.done / elapsed
         left = self.total - self.done
         eta = _clock_time(left / rate) if rate > 0 else "?"
+        speed = f"{rate:.1f}/s" if rate >= 1 else f"{rate * 60:.1f}/min"
         return (
-            f"{self.done}/{self.total} done, {self.failed} failed, {rate:.1f}/s, "
+            f"{self.done}/{self.total} done, {self.failed} failed, {speed}, "
             f"ETA {eta if left else '0:00'}"
         )
 
