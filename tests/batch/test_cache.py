@@ -72,7 +72,7 @@ def test_a_spec_that_does_not_build_is_not_cached(
     assert cache.stats(spec).agents == 1
 
 
-def test_cancel_all_stops_a_lent_agents_turn(cache: AgentCache) -> None:
+def test_stopping_a_run_cancels_its_running_turn_only(cache: AgentCache) -> None:
     gate = threading.Event()
     hold = Hold(gate, Text("too late"))
     with ScriptedLlmServer() as server:
@@ -80,15 +80,31 @@ def test_cancel_all_stops_a_lent_agents_turn(cache: AgentCache) -> None:
         spec = AgentSpec(server.url)
 
         def run() -> str:
-            with cache.lease(spec, slots=1) as agent:
+            with cache.lease(spec, slots=1, run="run-1") as agent:
                 return agent.send("wait").content
 
         turn = Background(run)
         assert hold.reached.wait(WAIT)
-        cache.cancel_all()
+        assert cache.stop("run-2") == 0
+        assert cache.stop("run-1") == 1
         assert turn.join(CANCEL_BOUND), "the turn did not stop"
         gate.set()
     assert isinstance(turn.error, CancelledError)
+
+
+def test_a_stopped_run_gets_no_agent_and_a_turn_just_starting_cancels_itself(
+    cache: AgentCache, llm_server: ScriptedLlmServer
+) -> None:
+    spec = AgentSpec(llm_server.url)
+    with cache.lease(spec, slots=1, run="r") as agent:
+        assert cache.stop("r") == 1  # lent, but its turn has not begun: nothing to cancel yet
+        with pytest.raises(CancelledError):
+            agent.send("too late")  # ... so the turn cancels itself at its first message
+    with pytest.raises(CancelledError, match="stopped"), cache.lease(spec, slots=1, run="r"):
+        pass
+    assert llm_server.requests == []
+    with cache.lease(spec, slots=1, run="other") as agent:
+        assert agent.send("fine").content  # the same agent serves other runs
 
 
 def test_a_closed_cache_lends_nothing(llm_server: ScriptedLlmServer) -> None:
