@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,12 +180,16 @@ class AgentSpec:
                 raise ConfigError(f"{what} {name!r} is not a tool, a Tool class or a function")
         return tools
 
-    def resolve_output_type(self) -> type | None:
-        """Import the output type (``None`` without one); ConfigError if it is not a type."""
+    def resolve_output_type(self) -> Any:
+        """Import the output type (``None`` without one); ConfigError if it is not a type.
+
+        A class or a typing construct (``list[Invoice]``, a ``Literal``) named
+        by a module attribute both count.
+        """
         if self.output_type is None:
             return None
         value = resolve_name(self.output_type, what="AgentSpec.output_type")
-        if not isinstance(value, type):
+        if not isinstance(value, type) and typing.get_origin(value) is None:
             raise ConfigError(f"AgentSpec.output_type {self.output_type!r} is not a type")
         return value
 

@@ -127,6 +127,8 @@ def test_a_tool_that_does_not_resolve_is_a_config_error(name: str, message: str)
 def test_the_output_type_resolves_to_a_type() -> None:
     spec = AgentSpec("http://h", output_type="tests.support.batch:Verdict")
     assert spec.resolve_output_type() is Verdict
+    generic = AgentSpec("http://h", output_type="tests.support.batch:Verdicts")
+    assert generic.resolve_output_type() == list["Verdict"]
     assert AgentSpec("http://h").resolve_output_type() is None
     with pytest.raises(ConfigError, match="is not a type"):
         AgentSpec("http://h", output_type="tests.support.batch:NOT_A_TOOL").resolve_output_type()

@@ -44,6 +44,8 @@ def add(a: int, b: int) -> int:
 
 NOT_A_TOOL = 42
 
+Verdicts = list["Verdict"]  # a typing construct, named like a class
+
 
 @dataclass(frozen=True)
 class Verdict:
