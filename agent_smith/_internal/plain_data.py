@@ -27,7 +27,7 @@ _NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a s
 def from_plain(cls: type[T], data: object, *, where: str) -> T:
     """Build the dataclass ``cls`` from a JSON object; ConfigError names the bad key."""
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where} must be an object, got {_json_type(data)}")
+        raise ConfigError(f"{where} must be an object, got {json_type(data)}")
     hints = get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     unknown = sorted(str(k) for k in data if k not in known)
@@ -57,12 +57,12 @@ def _convert(value: object, hint: Any, where: str) -> Any:
         return value
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where} must be a list, got {_json_type(value)}")
+            raise ConfigError(f"{where} must be a list, got {json_type(value)}")
         inner = get_args(hint)[0]
         return tuple(_convert(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
     if origin is dict:
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-            raise ConfigError(f"{where} must be an object, got {_json_type(value)}")
+            raise ConfigError(f"{where} must be an object, got {json_type(value)}")
         inner = get_args(hint)[1]
         return {k: _convert(v, inner, f"{where}.{k}") for k, v in value.items()}
     if hint in _NAMES:
@@ -70,12 +70,13 @@ def _convert(value: object, hint: Any, where: str) -> Any:
         if hint is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if not ok:
-            raise ConfigError(f"{where} must be {_NAMES[hint]}, got {_json_type(value)}")
+            raise ConfigError(f"{where} must be {_NAMES[hint]}, got {json_type(value)}")
         return value
     raise TypeError(f"from_plain cannot check a field of type {hint!r}")  # a programming error
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """How a JSON value's type is named in an error message (``a string``, ``null``)."""
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ParseError, ResultsError
 from .result import BatchResult
-from .sink import ResultSink, lock_exclusively
+from .sink import ResultSink, lock_exclusively, results_failure
 
 log = logging.getLogger("agent_smith.batch")
 
@@ -27,18 +27,12 @@ class JsonlSink(ResultSink):
         super().__init__(path)
         self._fd: int | None = None
         created = not path.exists()
-        try:
+        with self._opening():
             self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             lock_exclusively(self._fd, path)
             if created:
                 _fsync_directory(path)
             self._ok = {r.id: r.ok for r in _read(path, repair=self._fd)}
-        except OSError as err:
-            self.close()
-            raise _failed("open", path, err) from err
-        except BaseException:
-            self.close()
-            raise
 
     def recorded(self) -> dict[str, bool]:
         return dict(self._ok)
@@ -54,7 +48,7 @@ class JsonlSink(ResultSink):
                 view = view[written:]
             os.fsync(self._fd)
         except OSError as err:
-            raise _failed("write to", self.path, err) from err
+            raise results_failure("write to", self.path, err) from err
         self._ok[result.id] = result.ok
 
     def drop_failed(self) -> int:
@@ -74,7 +68,7 @@ class JsonlSink(ResultSink):
             os.replace(temp, self.path)
             _fsync_directory(self.path)
         except OSError as err:
-            raise _failed("rewrite", self.path, err) from err
+            raise results_failure("rewrite", self.path, err) from err
         old_fd, self._fd = self._fd, new_fd
         if old_fd is not None:
             os.close(old_fd)
@@ -93,7 +87,7 @@ def read_jsonl(path: Path) -> list[BatchResult]:
     try:
         return _read(path, repair=None)
     except OSError as err:
-        raise _failed("read", path, err) from err
+        raise results_failure("read", path, err) from err
 
 
 def _read(path: Path, *, repair: int | None) -> list[BatchResult]:
@@ -120,10 +114,6 @@ def _read(path: Path, *, repair: int | None) -> list[BatchResult]:
             message = f"{path}:{number}: not a batch result ({err})"
             raise ResultsError(message, path=str(path)) from err
     return results
-
-
-def _failed(what: str, path: Path, err: OSError) -> ResultsError:
-    return ResultsError(f"cannot {what} results file {str(path)!r}: {err}", path=str(path))
 
 
 def _fsync_directory(path: Path) -> None:

@@ -12,9 +12,11 @@ open: two batches writing one file would record ids twice.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from abc import abstractmethod
+from collections.abc import Iterator
 from pathlib import Path
 
 from .._internal.closing import Closeable
@@ -44,6 +46,18 @@ class ResultSink(Closeable):
     def drop_failed(self) -> int:
         """Remove the failed results (to run those inputs again); return how many."""
 
+    @contextlib.contextmanager
+    def _opening(self) -> Iterator[None]:
+        """Around opening: a failure closes what was opened; an OSError is a ResultsError."""
+        try:
+            yield
+        except OSError as err:
+            self.close()
+            raise results_failure("open", self.path, err) from err
+        except BaseException:
+            self.close()
+            raise
+
 
 def open_sink(path: str | os.PathLike[str]) -> ResultSink:
     """Open (or create) the results file at ``path``; ResultsError if it cannot be used."""
@@ -69,6 +83,11 @@ def read_results(path: str | os.PathLike[str]) -> list[BatchResult]:
     from .jsonl import read_jsonl
 
     return read_jsonl(target)
+
+
+def results_failure(what: str, path: Path, err: Exception) -> ResultsError:
+    """The error for a results file that could not be opened, read or written."""
+    return ResultsError(f"cannot {what} results file {str(path)!r}: {err}", path=str(path))
 
 
 def lock_exclusively(fd: int, path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import ResultsError
 from ..messages import TokenUsage
 from .result import BatchResult, ItemError
-from .sink import ResultSink, lock_exclusively
+from .sink import ResultSink, lock_exclusively, results_failure
 
 SCHEMA_VERSION = "1"
 
@@ -53,17 +53,11 @@ class SqliteSink(ResultSink):
         super().__init__(path)
         self._lock_fd: int | None = None
         self._db: sqlite3.Connection | None = None
-        try:
+        with self._opening():
             self._db = _connect(path)
             # The advisory lock sits on the database file itself, beside SQLite's own locks.
             self._lock_fd = os.open(path, os.O_RDONLY)
             lock_exclusively(self._lock_fd, path)
-        except OSError as err:
-            self.close()
-            raise _failed("open", path, err) from err
-        except BaseException:
-            self.close()
-            raise
 
     def recorded(self) -> dict[str, bool]:
         rows = self._run("read", "SELECT id, ok FROM results").fetchall()
@@ -88,12 +82,12 @@ class SqliteSink(ResultSink):
         db = self._db
         if db is None:
             name = str(self.path)
-            raise ResultsError(f"results database {name!r} is closed", path=name)
+            raise ResultsError(f"results file {name!r} is closed", path=name)
         try:
             with db:
                 return db.execute(sql, args)
         except sqlite3.Error as err:
-            raise _failed(what, self.path, err) from err
+            raise results_failure(what, self.path, err) from err
 
 
 def read_sqlite(path: Path) -> list[BatchResult]:
@@ -102,7 +96,7 @@ def read_sqlite(path: Path) -> list[BatchResult]:
     try:
         rows = db.execute(f"SELECT {_COLUMNS} FROM results ORDER BY rowid").fetchall()
     except sqlite3.Error as err:
-        raise _failed("read", path, err) from err
+        raise results_failure("read", path, err) from err
     finally:
         db.close()
     return [_result(row) for row in rows]
@@ -113,7 +107,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         # The driver may be resumed from another thread than the one that opened it.
         db = sqlite3.connect(path, check_same_thread=False)
     except sqlite3.Error as err:
-        raise _failed("open", path, err) from err
+        raise results_failure("open", path, err) from err
     try:
         db.execute("PRAGMA busy_timeout = 5000")
         db.execute("PRAGMA journal_mode = WAL")
@@ -127,21 +121,17 @@ def _connect(path: Path) -> sqlite3.Connection:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version != SCHEMA_VERSION:
             raise ResultsError(
-                f"results database {str(path)!r} has schema version {version}, "
+                f"results file {str(path)!r} has schema version {version}, "
                 f"this agent_smith writes {SCHEMA_VERSION}",
                 path=str(path),
             )
     except sqlite3.Error as err:
         db.close()
-        raise _failed("use", path, err) from err
+        raise results_failure("use", path, err) from err
     except ResultsError:
         db.close()
         raise
     return db
-
-
-def _failed(what: str, path: Path, err: Exception) -> ResultsError:
-    return ResultsError(f"cannot {what} results database {str(path)!r}: {err}", path=str(path))
 
 
 def _row(result: BatchResult) -> tuple[Any, ...]:

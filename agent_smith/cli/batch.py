@@ -36,7 +36,7 @@ from ..batch.inputs import read_inputs
 from ..batch.run import run_batch
 from ..batch.spec import AgentSpec
 from ..errors import ConfigError, ResultsError
-from .main import _configure_logging
+from .main import _configure_logging, add_verbose_option
 from .progress import Progress
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
 
@@ -104,13 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the inputs whose recorded result is a failure again",
     )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="log to stderr: -v INFO, -vv DEBUG, -vvv wire-level TRACE",
-    )
+    add_verbose_option(parser)
     return parser
 
 

@@ -132,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="approve every tool call that needs approval (else: asked y/N, denied without a TTY)",
     )
+    add_verbose_option(parser)
+    parser.add_argument("-V", "--version", action="version", version=f"agent-smith {__version__}")
+    return parser
+
+
+def add_verbose_option(parser: argparse.ArgumentParser) -> None:
+    """``-v``/``--verbose`` (counted), which the logging set-up reads."""
     parser.add_argument(
         "-v",
         "--verbose",
@@ -139,8 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="log to stderr: -v INFO, -vv DEBUG, -vvv wire-level TRACE",
     )
-    parser.add_argument("-V", "--version", action="version", version=f"agent-smith {__version__}")
-    return parser
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -8,6 +8,7 @@ built; after each, every input must be in the results exactly once.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -119,22 +120,22 @@ def test_each_worker_builds_its_agents_llm_client_and_mcp_connection_once(
     assert sum(s.agents for s in stats.values()) <= WORKERS * THREADS < len(results)
 
 
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agent_smith", "batch", *args]
-
-
-def _spec_file(tmp_path: Path, url: str) -> Path:
-    path = tmp_path / "spec.json"
-    path.write_text(f'{{"base_url": "{url}", "system_prompt": "cli"}}', encoding="utf-8")
-    return path
-
-
-def _inputs_file(tmp_path: Path, n: int) -> Path:
-    import json
-
-    path = tmp_path / "inputs.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in _inputs(n)), encoding="utf-8")
-    return path
+def _command(tmp_path: Path, url: str, n: int, client: Client) -> list[str]:
+    """``agent-smith batch`` of ``n`` inputs on the cluster, results in ``out.jsonl``."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base_url": url, "system_prompt": "cli"}), encoding="utf-8")
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text("".join(json.dumps(row) + "\n" for row in _inputs(n)), encoding="utf-8")
+    files = [str(spec), str(inputs), "-o", str(tmp_path / "out.jsonl")]
+    return [
+        sys.executable,
+        "-m",
+        "agent_smith",
+        "batch",
+        *files,
+        "--scheduler",
+        client.scheduler.address,
+    ]
 
 
 def test_a_driver_killed_mid_run_resumes_where_it_stopped(client: Client, tmp_path: Path) -> None:
@@ -151,14 +152,7 @@ def test_a_driver_killed_mid_run_resumes_where_it_stopped(client: Client, tmp_pa
 
     out = tmp_path / "out.jsonl"
     with ScriptedLlmServer(responder) as server:
-        command = _cli(
-            str(_spec_file(tmp_path, server.url)),
-            str(_inputs_file(tmp_path, 200)),
-            "-o",
-            str(out),
-            "--scheduler",
-            client.scheduler.address,
-        )
+        command = _command(tmp_path, server.url, 200, client)
         driver = subprocess.Popen(command, stderr=subprocess.DEVNULL, cwd=REPO)
         try:
             assert enough.wait(WAIT), "the driver never got going"
@@ -198,14 +192,7 @@ def test_ctrl_c_cancels_the_inputs_in_flight_and_the_rerun_finishes(
 
     out = tmp_path / "out.jsonl"
     with ScriptedLlmServer(responder) as server:
-        command = _cli(
-            str(_spec_file(tmp_path, server.url)),
-            str(_inputs_file(tmp_path, 120)),
-            "-o",
-            str(out),
-            "--scheduler",
-            client.scheduler.address,
-        )
+        command = _command(tmp_path, server.url, 120, client)
         driver = subprocess.Popen(
             command, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True
         )
