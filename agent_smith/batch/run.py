@@ -33,6 +33,7 @@ executors their futures are; nothing half-written is left behind.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -41,9 +42,16 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    InvalidStateError,
+    ThreadPoolExecutor,
+    wait,
+)
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..errors import CancelledError, ConfigError
@@ -153,10 +161,21 @@ class BatchRun(Closeable, Iterator[BatchResult]):
         self._executor = executor
         self._concurrency = concurrency
         self._retries = retries
+        # Done when cancel() is called: in the wait set, it wakes the driver at once.
+        self._cancelled: Future[None] = Future()
         self._results = self._drive()
 
     def __next__(self) -> BatchResult:
         return next(self._results)
+
+    def cancel(self) -> None:
+        """Stop the run from any thread: iterating it then raises CancelledError.
+
+        What is in flight is cancelled and the results file closed, as by
+        :meth:`close` (which only the iterating thread may call).
+        """
+        with contextlib.suppress(InvalidStateError):  # cancelled already
+            self._cancelled.set_result(None)
 
     def close(self) -> None:
         """Stop: cancel what is in flight, close the results file (safe to call twice)."""
@@ -190,7 +209,10 @@ class BatchRun(Closeable, Iterator[BatchResult]):
                     in_flight[self._submit(executor, task, job)] = _Attempt(
                         item, number, time.monotonic()
                     )
-                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                waiting: list[Future[Any]] = [*in_flight, self._cancelled]
+                finished, _ = wait(waiting, return_when=FIRST_COMPLETED)
+                if self._cancelled.done():
+                    raise CancelledError("the batch run was cancelled", operation="batch")
                 for future in finished:
                     attempt = in_flight.pop(future)
                     outcome = _settle(future, attempt)

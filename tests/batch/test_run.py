@@ -14,13 +14,15 @@ from agent_smith import (
     AgentConfig,
     AgentSpec,
     BatchInput,
+    CancelledError,
     ConfigError,
     ItemError,
     read_results,
     run_batch,
 )
+from agent_smith.batch.sink import open_sink
 from agent_smith.batch.spec import AgentSpec as SpecClass
-from tests.support.background import CANCEL_BOUND
+from tests.support.background import CANCEL_BOUND, WAIT, Background
 from tests.support.batch import answer, last_user_text, pid_then_answer
 from tests.support.llm_server import Hold, JsonObject, Raw, Reply, ScriptedLlmServer, Text
 
@@ -164,6 +166,29 @@ def test_stopping_early_cancels_the_turns_in_flight(tmp_path: Path, no_thread_le
         gate.set()
     assert stopped < CANCEL_BOUND, f"close() took {stopped:.2f} s"
     assert [r.input for r in read_results(out)] == ["fast"]
+
+
+def test_cancel_from_another_thread_stops_the_iterating_one(
+    tmp_path: Path, no_thread_leak: None
+) -> None:
+    gate = threading.Event()
+    holds = [Hold(gate, Text("too late")) for _ in range(3)]
+    out = tmp_path / "out.jsonl"
+    with ScriptedLlmServer() as server:
+        server.script(*holds)
+        run = run_batch(AgentSpec(server.url), ["a", "b", "c"], results=out)
+        iterating = Background(lambda: list(run))
+        try:
+            assert all(hold.reached.wait(WAIT) for hold in holds)
+            run.cancel()
+            run.cancel()  # twice is fine
+            assert iterating.join(CANCEL_BOUND), "the run did not stop"
+        finally:
+            gate.set()
+            iterating.join(WAIT)
+    assert isinstance(iterating.error, CancelledError)
+    assert read_results(out) == []
+    open_sink(out).close()  # the run let go of the file
 
 
 def test_item_timeout_bounds_each_attempt(tmp_path: Path, no_thread_leak: None) -> None:
