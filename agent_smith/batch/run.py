@@ -51,7 +51,7 @@ from concurrent.futures import (
     wait,
 )
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._internal.closing import Closeable
 from ..errors import CancelledError, ConfigError
@@ -59,10 +59,8 @@ from .cache import AgentCache
 from .inputs import BatchInput, as_inputs
 from .result import BatchResult, ItemError
 from .sink import ResultSink, open_sink
+from .spec import AgentSpec
 from .worker import Job, Outcome, run_item
-
-if TYPE_CHECKING:
-    from .spec import AgentSpec
 
 log = logging.getLogger("agent_smith.batch")
 
@@ -95,8 +93,14 @@ def run_batch(
         raise ConfigError(f"run_batch: concurrency must be a positive integer, got {concurrency!r}")
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ConfigError(f"run_batch: retries must be a non-negative integer, got {retries!r}")
-    if item_timeout is not None and not item_timeout > 0:
+    if item_timeout is not None and (
+        isinstance(item_timeout, bool)
+        or not isinstance(item_timeout, (int, float))
+        or not item_timeout > 0
+    ):
         raise ConfigError(f"run_batch: item_timeout must be positive, got {item_timeout!r}")
+    if not isinstance(spec, AgentSpec):
+        raise ConfigError("run_batch: spec must be an AgentSpec (AgentSpec.load reads a file)")
     if executor is not None and not isinstance(executor, Executor):
         raise ConfigError("run_batch: executor must be a concurrent.futures.Executor")
     items = as_inputs(inputs)
@@ -124,7 +128,7 @@ def run_batch(
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Attempt:
     item: BatchInput
     number: int

@@ -261,12 +261,18 @@ def test_a_process_pool_runs_the_batch_in_other_processes(no_thread_leak: None) 
         ({"concurrency": 0}, "concurrency must be a positive integer"),
         ({"retries": -1}, "retries must be a non-negative integer"),
         ({"item_timeout": 0}, "item_timeout must be positive"),
+        ({"item_timeout": "5"}, "item_timeout must be positive"),
         ({"executor": object()}, "concurrent.futures.Executor"),
     ],
 )
 def test_bad_options_are_config_errors(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         run_batch(AgentSpec("http://h"), ["a"], **options)
+
+
+def test_a_spec_path_instead_of_a_spec_says_how_to_load_one() -> None:
+    with pytest.raises(ConfigError, match=r"AgentSpec\.load"):
+        run_batch("spec.json", ["a"])  # type: ignore[arg-type]
 
 
 def test_a_shut_down_executor_is_a_config_error(server: ScriptedLlmServer) -> None:
