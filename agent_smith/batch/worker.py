@@ -34,9 +34,13 @@ class Job:
     run: str = ""
     slots: int = 8
 
-    def __dask_tokenize__(self) -> tuple[str, str, int]:
-        """Dask's task key for this job (its own hashing of the whole spec costs ~1 ms)."""
-        return (self.spec.key, self.id, self.attempt)
+    def __dask_tokenize__(self) -> tuple[str, str, str, int]:
+        """Dask's task key: one per run, input and attempt (hashing the whole spec costs ~1 ms).
+
+        Dask merges tasks with equal keys, so a rerun's input must not share
+        the key of the same input still running for an interrupted run.
+        """
+        return (self.run, self.spec.key, self.id, self.attempt)
 
 
 @dataclass(frozen=True)
