@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_SOME_FAILED if progress.failed else EXIT_OK
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Backend:
     """Where the inputs run: the executor (None: local threads), its name, its cancel."""
 
@@ -217,6 +217,8 @@ def _backend(args: argparse.Namespace) -> Iterator[_Backend]:
                 )
             )
         except (OSError, TimeoutError) as err:
+            if args.scheduler is None:
+                raise Fatal(f"cannot start the local Dask cluster: {err}") from err
             raise Fatal(f"cannot reach the Dask scheduler at {args.scheduler}: {err}") from err
         yield _Backend(dask.executor, dask.where, dask.cancel)
 

@@ -11,6 +11,11 @@ leaves the interrupt to the driver, which cancels the run and then closes
 the cluster. On interrupt the driver also cancels the turns still running on
 the workers, which Dask's own cancellation cannot stop (a running task's
 thread runs on), so no worker keeps paying for an LLM call nobody will read.
+
+Cancelling races with results still arriving: Dask's ``ClientExecutor`` then
+tries to set a result on the future just cancelled, and tornado logs that
+``InvalidStateError`` with a traceback. It is harmless (the result is not
+wanted), so while the command runs that one log record is dropped.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, InvalidStateError
 from typing import Any
 
 from distributed import Client, LocalCluster
@@ -37,6 +42,14 @@ class IgnoreInterrupts(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # runs on the worker's main thread
+
+
+class _CancelledResultRace(logging.Filter):
+    """Drops tornado's log of a result set on a future the batch had cancelled."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, InvalidStateError) and "CANCELLED" in str(error))
 
 
 class DaskBackend:
@@ -63,6 +76,9 @@ def dask_backend(
 ) -> Iterator[DaskBackend]:
     """Connect to ``scheduler``, or start ``local_workers`` processes of ``threads`` each."""
     with contextlib.ExitStack() as stack:
+        quiet, tornado = _CancelledResultRace(), logging.getLogger("tornado.application")
+        tornado.addFilter(quiet)
+        stack.callback(tornado.removeFilter, quiet)
         target: Any = scheduler
         where = f"the Dask cluster at {scheduler}"
         if local_workers is not None:
