@@ -109,7 +109,7 @@ def test_each_worker_builds_its_agents_llm_client_and_mcp_connection_once(
     with ScriptedLlmServer(responder) as server:
         demo = ServerConfig(alias="demo", command=(sys.executable, str(EXAMPLE_SERVER)))
         spec = AgentSpec(server.url, system_prompt="counted", mcp_servers=(demo,))
-        results = list(run_batch(spec, _inputs(200), executor=client.get_executor()))
+        results = list(run_batch(spec, _inputs(100), executor=client.get_executor()))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
     assert all(r.content == f"echoed {r.input}" for r in results)
     stats = client.run(worker_stats, spec)
