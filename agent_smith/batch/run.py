@@ -60,7 +60,7 @@ from .inputs import BatchInput, as_inputs
 from .result import BatchResult, ItemError
 from .sink import ResultSink, open_sink
 from .spec import AgentSpec
-from .worker import Job, Outcome, run_item
+from .worker import Job, Outcome, retryable, run_item
 
 log = logging.getLogger("agent_smith.batch")
 
@@ -286,7 +286,7 @@ def _settle(future: Future[Outcome], attempt: _Attempt) -> Outcome:
         err = raised
     return Outcome(
         error=ItemError.of(err),
-        retryable=not isinstance(err, ConfigError),
+        retryable=retryable(err),
         seconds=time.monotonic() - attempt.submitted,
     )
 

@@ -6,8 +6,9 @@ objects: the LLM's base URL and model, the *name* of the environment variable
 that holds the API key (each worker reads it; the key never enters the spec,
 a pickle or a log), the system prompt, tools and the output type as
 importable ``"module:attribute"`` names, MCP :class:`ServerConfig` values, an
-:class:`AgentConfig` and :class:`SamplingParams`. :meth:`AgentSpec.build`
-turns the recipe into an :class:`Agent`.
+:class:`AgentConfig` and :class:`SamplingParams`, and the importable name of
+an approver for tool calls that need approval (a batch has no person to ask).
+:meth:`AgentSpec.build` turns the recipe into an :class:`Agent`.
 
 The JSON form is an object with the field names as keys; ``base_url`` is
 required, everything else optional::
@@ -44,6 +45,7 @@ from .names import check_name, resolve_name
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from ..agent.approvals import Approver
     from ..agent.events import AgentHooks
     from ..llm.client import LlmClient
     from ..mcp.client import McpClient
@@ -56,6 +58,7 @@ _SCALARS = {
     "api_key_env": str,
     "system_prompt": str,
     "output_type": str,
+    "approver": str,
     "request_timeout": float,
 }
 
@@ -67,7 +70,10 @@ class AgentSpec:
     ``tools`` are importable names of a :class:`Tool` object, a ``Tool``
     subclass (instantiated without arguments) or a plain function (wrapped
     with ``make_tool``). ``output_type`` names the type of the agent's typed
-    output. Lists are accepted and stored as tuples.
+    output, ``approver`` a function deciding on calls that need approval
+    (without one such a call pauses the turn, which fails the input). MCP
+    servers with OAuth (``auth``) hold live objects and are refused. Lists
+    are accepted and stored as tuples.
     """
 
     base_url: str
@@ -80,6 +86,7 @@ class AgentSpec:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     request_timeout: float = 60.0
     output_type: str | None = None
+    approver: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("tools", "mcp_servers"):
@@ -95,13 +102,20 @@ class AgentSpec:
             )
         for i, name in enumerate(self.tools):
             check_name(name, what=f"AgentSpec.tools[{i}]")
-        if self.output_type is not None:
-            check_name(self.output_type, what="AgentSpec.output_type")
+        for field_name in ("output_type", "approver"):
+            if getattr(self, field_name) is not None:
+                check_name(getattr(self, field_name), what=f"AgentSpec.{field_name}")
         aliases = [s.alias for s in self.mcp_servers if isinstance(s, ServerConfig)]
         if len(aliases) != len(self.mcp_servers):
             raise ConfigError("AgentSpec.mcp_servers must hold ServerConfig values")
         if len(set(aliases)) != len(aliases):
             raise ConfigError("AgentSpec.mcp_servers: two servers have the same alias")
+        for server in self.mcp_servers:
+            if server.auth is not None:  # handlers and token stores do not travel to workers
+                raise ConfigError(
+                    f"AgentSpec.mcp_servers: {server.alias!r} uses OAuth ('auth'), which a "
+                    "batch spec cannot carry; give the server 'headers' or a 'bearer_token'"
+                )
         if not isinstance(self.config, AgentConfig):
             raise ConfigError("AgentSpec.config must be an AgentConfig")
         if not isinstance(self.sampling, SamplingParams):
@@ -193,6 +207,15 @@ class AgentSpec:
             raise ConfigError(f"AgentSpec.output_type {self.output_type!r} is not a type")
         return value
 
+    def resolve_approver(self) -> Approver | None:
+        """Import the approver (``None`` without one); ConfigError if it is not callable."""
+        if self.approver is None:
+            return None
+        value = resolve_name(self.approver, what="AgentSpec.approver")
+        if not callable(value):
+            raise ConfigError(f"AgentSpec.approver {self.approver!r} is not a function")
+        return typing.cast("Approver", value)
+
     def api_key(self) -> str | None:
         """The API key from the environment variable ``api_key_env`` (in this process)."""
         if self.api_key_env is None:
@@ -247,6 +270,7 @@ class AgentSpec:
             config=self.config,
             hooks=hooks,
             runtime=runtime,
+            approver=self.resolve_approver(),
         )
         try:
             if mcp_clients is None:
@@ -282,7 +306,7 @@ def _field_from_json(key: str, value: Any) -> Any:
                 raise ConfigError(f"agent spec: mcp_servers[{i}]: {err}") from err
         return tuple(configs)
     expected = _SCALARS[key]
-    if value is None and key in ("api_key_env", "output_type"):
+    if value is None and key in ("api_key_env", "output_type", "approver"):
         return None
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AgentSmithError, ConfigError
+from ..errors import AgentSmithError, ApprovalRequired, ConfigError
 from ..messages import TokenUsage
 from .cache import AgentCache, CacheStats, process_cache
 from .result import ItemError, json_ready
@@ -67,11 +67,10 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
             finally:
                 usage = agent.usage
     except AgentSmithError as err:
-        # A spec that does not build, or an input the agent refuses, fails the same way again.
         return Outcome(
             usage=usage,
             error=ItemError.of(err),
-            retryable=not isinstance(err, ConfigError),
+            retryable=retryable(err),
             seconds=time.monotonic() - started,
         )
     return Outcome(
@@ -80,6 +79,15 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
         usage=usage,
         seconds=time.monotonic() - started,
     )
+
+
+def retryable(err: BaseException) -> bool:
+    """Whether another attempt at an input that failed with ``err`` could succeed.
+
+    Not after a ConfigError (a spec that does not build, a bad setting) nor
+    an ApprovalRequired (a call waiting for a person): they would repeat.
+    """
+    return not isinstance(err, (ConfigError, ApprovalRequired))
 
 
 def stop_run(run: str) -> int:

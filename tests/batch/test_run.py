@@ -24,7 +24,15 @@ from agent_smith.batch.sink import open_sink
 from agent_smith.batch.spec import AgentSpec as SpecClass
 from tests.support.background import CANCEL_BOUND, WAIT, Background
 from tests.support.batch import answer, last_user_text, pid_then_answer
-from tests.support.llm_server import Hold, JsonObject, Raw, Reply, ScriptedLlmServer, Text
+from tests.support.llm_server import (
+    Calls,
+    Hold,
+    JsonObject,
+    Raw,
+    Reply,
+    ScriptedLlmServer,
+    Text,
+)
 
 INPUTS = [f"question {i}" for i in range(60)]
 
@@ -103,6 +111,14 @@ def test_a_config_error_is_not_retried(
         (1, "ConfigError"),
     ]
     assert server.requests == []
+
+
+def test_a_call_waiting_for_approval_fails_the_input_once(server: ScriptedLlmServer) -> None:
+    server.script(Calls(("delete_record", {"name": "x"})))
+    spec = AgentSpec(server.url, tools=("tests.support.batch:delete_record",))
+    (result,) = run_batch(spec, ["delete x"], retries=3)
+    assert result.error is not None and result.error.type == "ApprovalRequired"
+    assert result.attempts == 1  # a person is needed: another attempt would pause again
 
 
 def test_a_rerun_skips_what_is_recorded_and_records_each_id_once(

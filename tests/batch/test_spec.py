@@ -30,6 +30,7 @@ FULL = {
     "sampling": {"temperature": 0, "stop": ["\n\n"], "extra": {"seed": 1}},
     "request_timeout": 20,
     "output_type": "tests.support.batch:Verdict",
+    "approver": "tests.support.batch:deny_everything",
 }
 
 
@@ -91,6 +92,28 @@ def test_load_names_the_file_and_the_problem(tmp_path: Path) -> None:
 def test_bad_values_name_the_key(change: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         AgentSpec.from_dict({"base_url": "http://127.0.0.1:8080", **change})
+
+
+def test_an_mcp_server_with_oauth_cannot_travel_in_a_spec() -> None:
+    server = {"alias": "web", "url": "http://127.0.0.1:1/mcp", "auth": {"client_id": "me"}}
+    with pytest.raises(ConfigError, match="'web' uses OAuth"):
+        AgentSpec.from_dict({"base_url": "http://h", "mcp_servers": [server]})
+
+
+def test_the_approver_decides_on_calls_that_need_approval() -> None:
+    with ScriptedLlmServer() as server:
+        server.script(Calls(("delete_record", {"name": "x"})), Text("done"))
+        spec = AgentSpec(
+            server.url,
+            tools=("tests.support.batch:delete_record",),
+            approver="tests.support.batch:deny_everything",
+        )
+        with spec.build() as agent:
+            agent.send("delete x")
+    (result,) = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert '"denied":true' in result["content"].replace(" ", "")
+    with pytest.raises(ConfigError, match="is not a function"):
+        AgentSpec("http://h", approver="tests.support.batch:NOT_A_TOOL").resolve_approver()
 
 
 def test_two_mcp_servers_may_not_share_an_alias() -> None:

@@ -37,6 +37,17 @@ class ShoutTool(Tool):
         return ToolResult(str(args.get("text", "")).upper())
 
 
+@tool(requires_approval=True)
+def delete_record(name: str) -> str:
+    """Delete a record (a call that needs approval)."""
+    return f"deleted {name}"
+
+
+def deny_everything(request: object) -> bool:
+    """An approver for unattended runs: no call that needs approval may run."""
+    return False
+
+
 def add(a: int, b: int) -> int:
     """Add two integers (a plain function, wrapped by make_tool)."""
     return a + b
