@@ -193,3 +193,11 @@ class ApprovalRequired(AgentSmithError):
     def requests(self) -> tuple[ApprovalRequest, ...]:
         """The calls waiting for a decision, in the order the model made them."""
         return self.state.requests
+
+
+class ResultsError(AgentSmithError):
+    """A batch's results file cannot be opened, read, locked or written (``path``)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path

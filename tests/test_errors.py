@@ -28,6 +28,7 @@ import agent_smith as a
         (a.AgentStopped("s", condition="deadline"), {"condition": "deadline"}),
         (a.TruncatedReplyError("cut"), {"finish_reason": "length"}),
         (a.SessionError("bad", store="chats.db"), {"store": "chats.db"}),
+        (a.ResultsError("bad", path="out.jsonl"), {"path": "out.jsonl"}),
     ],
 )
 def test_every_error_is_an_agent_smith_error_with_its_fields(

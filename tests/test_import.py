@@ -16,6 +16,8 @@ FORBIDDEN = (
     "xllamacpp",
     "flask",
     "jwt",
+    "distributed",
+    "dask",
 )
 
 

@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "In the REPL: /exit or Ctrl-D quits; Ctrl-C cancels the reply being written, "
-            "or discards the line at the prompt."
+            "or discards the line at the prompt. 'agent-smith batch -h': run an agent "
+            "over a file of inputs."
         ),
     )
     where = parser.add_mutually_exclusive_group()
@@ -131,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="approve every tool call that needs approval (else: asked y/N, denied without a TTY)",
     )
+    add_verbose_option(parser)
+    parser.add_argument("-V", "--version", action="version", version=f"agent-smith {__version__}")
+    return parser
+
+
+def add_verbose_option(parser: argparse.ArgumentParser) -> None:
+    """``-v``/``--verbose`` (counted), which the logging set-up reads."""
     parser.add_argument(
         "-v",
         "--verbose",
@@ -138,8 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="log to stderr: -v INFO, -vv DEBUG, -vvv wire-level TRACE",
     )
-    parser.add_argument("-V", "--version", action="version", version=f"agent-smith {__version__}")
-    return parser
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -264,7 +270,12 @@ def _note(text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agent-smith`` and ``python -m agent_smith``; returns the exit status."""
-    args = parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["batch"]:  # the one subcommand: batch runs (cli/batch.py)
+        from .batch import main as batch_main
+
+        return batch_main(words[1:])
+    args = parse_args(words)
     _configure_logging(args.verbose)
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):  # a model's odd character must not crash us

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
+from .._internal.plain_data import json_type
 from ..errors import AgentSmithError, ConfigError, ParseError, SkillError
 from ..mcp.config import ServerConfig
 from .frontmatter import parse_front_matter
@@ -193,7 +194,7 @@ class _ManifestLoader:
         """An optional string field (``null`` counts as absent)."""
         value = data.get(key)
         if value is not None and not isinstance(value, str):
-            raise self.fail(f"field {key!r} must be a string, got {_json_type(value)}")
+            raise self.fail(f"field {key!r} must be a string, got {json_type(value)}")
         return value
 
     def required(self, data: Mapping[str, Any], key: str) -> str:
@@ -216,12 +217,12 @@ class _ManifestLoader:
         if entries is None:
             return []
         if not isinstance(entries, list):
-            raise self.fail(f"field 'mcp_servers' must be a list, got {_json_type(entries)}")
+            raise self.fail(f"field 'mcp_servers' must be a list, got {json_type(entries)}")
         configs: list[ServerConfig] = []
         for index, entry in enumerate(entries):
             where = f"mcp_servers[{index}]"
             if not isinstance(entry, dict):
-                raise self.fail(f"{where} must be an object, got {_json_type(entry)}")
+                raise self.fail(f"{where} must be an object, got {json_type(entry)}")
             try:
                 config = ServerConfig.from_dict(self.expand(entry))
             except ConfigError as err:
@@ -270,20 +271,6 @@ class _ManifestLoader:
             close_clients(clients, skill_name=self.name)
             raise
         return clients
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else type(value).__name__
 
 
 def _load_skill_md(folder: Path, path: Path, label: str) -> Skill:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import requests
 
-from agent_smith import SqliteSession
+from agent_smith import SqliteSession, read_results
 from tests.support.approvals import denied, tool_contents
 from tests.support.llm_server import Calls, Chunks, Raw, ScriptedLlmServer, Text, sse_frames
 
@@ -331,3 +331,68 @@ def test_flask_a_new_question_instead_of_a_click_denies_the_waiting_note(
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "user"]
     assert '"denied":true' in sent[3]["content"]
     assert browser.get(f"{url}/pending", timeout=TIMEOUT).json() == []
+
+
+# --- batch/ ------------------------------------------------------------------
+
+BATCH = EXAMPLES / "batch"
+
+
+def _calculating_model(body: dict[str, Any]) -> Calls | Text:
+    """Like a model that follows the example's prompt: calculator first, then the number."""
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return Text(messages[-1]["content"])
+    question = messages[-1]["content"]
+    expression = question.removeprefix("What is ").removesuffix("?")
+    return Calls(("calculator", {"expression": expression}))
+
+
+def test_batch_script_runs_every_input_then_resumes_with_nothing_left(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    command = [sys.executable, str(BATCH / "run_batch.py"), str(results)]
+    with ScriptedLlmServer(_calculating_model) as server:
+        first = subprocess.run(
+            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
+        )
+        again = subprocess.run(
+            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
+        )
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert sorted(lines[:-1]) == [
+        "q1: '391' (right)",
+        "q2: '10' (right)",
+        "q3: '57' (right)",
+        "q4: '1025' (right)",
+        "q5: '10' (right)",
+        "q6: '9801' (right)",
+    ]
+    assert lines[-1] == f"0 skipped (already in {results}), 6 run"
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == f"6 skipped (already in {results}), 0 run\n"
+    system = server.requests[0]["messages"][0]["content"]
+    assert "calculator" in system and server.requests[0]["temperature"] == 0
+
+
+def test_batch_command_runs_the_example_spec_and_inputs(tmp_path: Path) -> None:
+    out = tmp_path / "out.sqlite"
+    files = [str(BATCH / "spec.json"), str(BATCH / "inputs.jsonl"), "-o", str(out)]
+    with ScriptedLlmServer(_calculating_model) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_smith", "batch", *files, "-e", server.url],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=_env(server),
+        )
+    assert done.returncode == 0, done.stderr
+    assert "6 result(s), 0 failed" in done.stderr
+    assert {r.id: r.content for r in read_results(out)} == {
+        "q1": "391",
+        "q2": "10",
+        "q3": "57",
+        "q4": "1025",
+        "q5": "10",
+        "q6": "9801",
+    }

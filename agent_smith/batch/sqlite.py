@@ -1,0 +1,167 @@
+"""The SQLite results sink: one row per result in a ``results`` table.
+
+WAL journal with ``synchronous=FULL``: each insert is its own transaction and
+is on disk when it returns. The id is the primary key, so the database itself
+refuses a second result for one id. Columns are plain values for querying
+(``SELECT id, content FROM results WHERE ok = 1``); ``output`` is JSON text.
+The schema version is kept in a ``meta`` table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..errors import ResultsError
+from ..messages import TokenUsage
+from .result import BatchResult, ItemError
+from .sink import ResultSink, lock_exclusively, results_failure
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    id TEXT PRIMARY KEY,
+    input TEXT NOT NULL,
+    ok INTEGER NOT NULL,
+    content TEXT,
+    output TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    total_tokens INTEGER NOT NULL,
+    error_type TEXT,
+    error_message TEXT,
+    attempts INTEGER NOT NULL,
+    seconds REAL NOT NULL
+);
+"""
+_COLUMNS = (
+    "id, input, ok, content, output, prompt_tokens, completion_tokens, total_tokens, "
+    "error_type, error_message, attempts, seconds"
+)
+_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+
+
+class SqliteSink(ResultSink):
+    """Inserts results into a SQLite database (created if missing)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._lock_fd: int | None = None
+        self._db: sqlite3.Connection | None = None
+        with self._opening():
+            self._db = _connect(path)
+            # The advisory lock sits on the database file itself, beside SQLite's own locks.
+            self._lock_fd = os.open(path, os.O_RDONLY)
+            lock_exclusively(self._lock_fd, path)
+
+    def recorded(self) -> dict[str, bool]:
+        rows = self._run("read", "SELECT id, ok FROM results").fetchall()
+        return {ident: bool(ok) for ident, ok in rows}
+
+    def write(self, result: BatchResult) -> None:
+        self._run("write to", _INSERT, _row(result))
+
+    def drop_failed(self) -> int:
+        return self._run("rewrite", "DELETE FROM results WHERE ok = 0").rowcount
+
+    def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def _run(self, what: str, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """One statement in its own transaction, committed (and synced) before returning."""
+        db = self._db
+        if db is None:
+            name = str(self.path)
+            raise ResultsError(f"results file {name!r} is closed", path=name)
+        try:
+            with db:
+                return db.execute(sql, args)
+        except sqlite3.Error as err:
+            raise results_failure(what, self.path, err) from err
+
+
+def read_sqlite(path: Path) -> list[BatchResult]:
+    """Every result in the database at ``path``, in the order they were inserted."""
+    db = _connect(path)
+    try:
+        rows = db.execute(f"SELECT {_COLUMNS} FROM results ORDER BY rowid").fetchall()
+    except sqlite3.Error as err:
+        raise results_failure("read", path, err) from err
+    finally:
+        db.close()
+    return [_result(row) for row in rows]
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        # The driver may be resumed from another thread than the one that opened it.
+        db = sqlite3.connect(path, check_same_thread=False)
+    except sqlite3.Error as err:
+        raise results_failure("open", path, err) from err
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        with db:
+            db.executescript(_SCHEMA)
+            db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (SCHEMA_VERSION,),
+            )
+        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if version != SCHEMA_VERSION:
+            raise ResultsError(
+                f"results file {str(path)!r} has schema version {version}, "
+                f"this agent_smith writes {SCHEMA_VERSION}",
+                path=str(path),
+            )
+    except sqlite3.Error as err:
+        db.close()
+        raise results_failure("use", path, err) from err
+    except ResultsError:
+        db.close()
+        raise
+    return db
+
+
+def _row(result: BatchResult) -> tuple[Any, ...]:
+    error = result.error
+    return (
+        result.id,
+        result.input,
+        int(result.ok),
+        result.content,
+        None if result.output is None else json.dumps(result.output, ensure_ascii=False),
+        result.usage.prompt,
+        result.usage.completion,
+        result.usage.total,
+        None if error is None else error.type,
+        None if error is None else error.message,
+        result.attempts,
+        result.seconds,
+    )
+
+
+def _result(row: tuple[Any, ...]) -> BatchResult:
+    ident, text, ok, content, output, prompt, completion, total = row[:8]
+    error_type, error_message, attempts, seconds = row[8:]
+    return BatchResult(
+        id=ident,
+        input=text,
+        content=content,
+        output=None if output is None else json.loads(output),
+        usage=TokenUsage(prompt, completion, total),
+        error=None if ok else ItemError(error_type or "", error_message or ""),
+        attempts=attempts,
+        seconds=seconds,
+    )

@@ -1,0 +1,100 @@
+"""What runs on a worker: one input through a cached agent, as plain data back.
+
+The driver submits :func:`run_item` with a :class:`Job` to its executor. Both
+are module-level and the job is a frozen dataclass of plain values, so they
+pickle for process pools and Dask, which import this module by name on the
+worker. The agent comes from the process's :class:`AgentCache` (or the one
+the driver passes for local threads). A failure of the agent (any
+:class:`AgentSmithError`) comes back as an :class:`Outcome` with the error,
+which is cheaper to ship and clearer than a pickled traceback; anything else
+(a bug, a killed worker) reaches the driver as the future's exception.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AgentSmithError, ApprovalRequired, ConfigError
+from ..messages import TokenUsage
+from .cache import AgentCache, CacheStats, process_cache
+from .result import ItemError, json_ready
+from .spec import AgentSpec
+
+
+@dataclass(frozen=True)
+class Job:
+    """One attempt at one input: the spec, the input, its batch run and that run's concurrency."""
+
+    spec: AgentSpec
+    id: str
+    input: str
+    attempt: int = 1
+    run: str = ""
+    slots: int = 8
+
+    def __dask_tokenize__(self) -> tuple[str, str, str, int]:
+        """Dask's task key: one per run, input and attempt (hashing the whole spec costs ~1 ms).
+
+        Dask merges tasks with equal keys, so a rerun's input must not share
+        the key of the same input still running for an interrupted run.
+        """
+        return (self.run, self.spec.key, self.id, self.attempt)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an attempt produced; ``retryable`` is False for errors that would repeat."""
+
+    content: str | None = None
+    output: Any = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    error: ItemError | None = None
+    retryable: bool = False
+    seconds: float = 0.0
+
+
+def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
+    """Run ``job.input`` through an agent built from ``job.spec`` (built once per process)."""
+    started = time.monotonic()
+    usage = TokenUsage()
+    try:
+        lender = cache or process_cache()
+        with lender.lease(job.spec, slots=job.slots, run=job.run) as agent:
+            try:
+                message = agent.send(job.input)
+            finally:
+                usage = agent.usage
+    except AgentSmithError as err:
+        return Outcome(
+            usage=usage,
+            error=ItemError.of(err),
+            retryable=retryable(err),
+            seconds=time.monotonic() - started,
+        )
+    return Outcome(
+        content=message.content,
+        output=json_ready(getattr(message, "output", None)),
+        usage=usage,
+        seconds=time.monotonic() - started,
+    )
+
+
+def retryable(err: BaseException) -> bool:
+    """Whether another attempt at an input that failed with ``err`` could succeed.
+
+    Not after a ConfigError (a spec that does not build, a bad setting) nor
+    an ApprovalRequired (a call waiting for a person): they would repeat.
+    """
+    return not isinstance(err, (ConfigError, ApprovalRequired))
+
+
+def stop_run(run: str) -> int:
+    """Stop batch ``run`` in this process (``client.run`` it on the workers); turns cancelled."""
+    return process_cache().stop(run)
+
+
+def worker_stats(spec: AgentSpec) -> CacheStats:
+    """What this process's cache built for ``spec`` (run it on workers: ``client.run``)."""
+    return process_cache().stats(spec)

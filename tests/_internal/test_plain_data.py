@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from agent_smith import ConfigError
+from agent_smith._internal.plain_data import from_plain, to_plain
+
+
+@dataclass(frozen=True)
+class Settings:
+    count: int = 1
+    ratio: float = 0.5
+    on: bool = True
+    name: str = ""
+    limit: int | None = None
+    words: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ConfigError("count must not be negative")
+
+
+def test_values_are_checked_and_converted() -> None:
+    settings = from_plain(
+        Settings,
+        {"count": 2, "ratio": 1, "on": False, "limit": None, "words": ["a"], "extra": {"k": [1]}},
+        where="s",
+    )
+    assert settings == Settings(2, 1.0, False, "", None, ("a",), {"k": [1]})
+    assert isinstance(settings.ratio, float)
+    assert from_plain(Settings, to_plain(settings), where="s") == settings
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"count": True}, "s.count must be an integer, got a boolean"),
+        ({"count": 1.5}, "s.count must be an integer, got a number"),
+        ({"ratio": "1"}, "s.ratio must be a number, got a string"),
+        ({"on": 1}, "s.on must be true or false"),
+        ({"name": None}, "s.name must be a string, got null"),
+        ({"limit": "3"}, "s.limit must be an integer"),
+        ({"words": "a"}, "s.words must be a list"),
+        ({"words": [1]}, r"s.words\[0\] must be a string"),
+        ({"extra": []}, "s.extra must be an object"),
+        ({"other": 1}, "s: unknown key 'other'"),
+        ({"count": -1}, "s: count must not be negative"),
+    ],
+)
+def test_a_bad_value_names_its_key(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        from_plain(Settings, data, where="s")
+
+
+def test_a_non_object_is_refused() -> None:
+    with pytest.raises(ConfigError, match="s must be an object, got a list"):
+        from_plain(Settings, [1], where="s")
