@@ -44,7 +44,8 @@ from .base import (
     ToolSchema,
     check_tool_name,
 )
-from .schema import callable_name, function_schema, hint_source, parse_docstring
+from .docstring import parse_docstring
+from .schema import callable_name, function_schema, hint_source
 
 log = logging.getLogger("agent_smith.tool")
 

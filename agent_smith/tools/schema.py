@@ -1,16 +1,20 @@
-"""JSON Schema for a plain function's parameters, from its type hints and docstring.
+"""JSON Schema from Python types: a function's parameters, a typed output.
 
 Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``list[...]``,
 ``tuple[...]``, ``set[...]``, ``dict[str, ...]``, ``Any``, ``Optional[...]`` /
 ``X | None`` (nullable), other unions (``anyOf``), ``Literal[...]``, ``Enum``
-subclasses (an enum of their values) and dataclasses (nested objects). A
+subclasses (an enum of their values), dataclasses and ``TypedDict`` classes
+(nested objects), and pydantic models, duck-typed: a class with
+``model_json_schema`` and ``model_validate`` gives its own schema, its
+``$defs`` inlined (pydantic itself is never imported here). A
 parameter with a default is not required and its default is recorded. A
 parameter annotated :class:`~agent_smith.tools.base.ToolContext` is left out:
-the tool receives its context there.
+the tool receives its context there. The same :func:`type_schema` describes
+typed agent outputs (:mod:`agent_smith.agent.output_type`).
 
-Descriptions come from the docstring: its first paragraph describes the tool,
-and a Google-style ``Args:`` section or a NumPy-style ``Parameters`` section
-describes the parameters.
+Descriptions come from the docstring (:mod:`.docstring`): its first paragraph
+describes the tool (or the dataclass), and a Google-style ``Args:`` section or
+a NumPy-style ``Parameters`` section describes the parameters (or fields).
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ import dataclasses
 import enum
 import functools
 import inspect
-import re
 import types
 import typing
 from collections.abc import Callable
@@ -27,12 +30,9 @@ from typing import Any, Literal, Union
 
 from ..errors import ConfigError
 from .base import JsonObject, ToolContext
+from .docstring import Docstring, parse_docstring
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
-_GOOGLE_SECTIONS = ("args", "arguments", "parameters", "params", "keyword args")
-_NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
-_GOOGLE_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?::.*)?$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,9 +125,31 @@ def type_schema(annotation: Any) -> JsonObject:
         return {"type": "object", "additionalProperties": value or True}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _enum_schema([member.value for member in annotation])
+    if is_model_class(annotation):
+        return _model_schema(annotation)
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         return _dataclass_schema(annotation)
+    if is_typeddict(annotation):
+        return _typeddict_schema(annotation)
     raise ConfigError(f"unsupported type annotation {annotation!r}")
+
+
+def is_model_class(annotation: Any) -> bool:
+    """Whether ``annotation`` looks like a pydantic model class (duck-typed, never imported)."""
+    return (
+        isinstance(annotation, type)
+        and callable(getattr(annotation, "model_json_schema", None))
+        and callable(getattr(annotation, "model_validate", None))
+    )
+
+
+def is_typeddict(annotation: Any) -> bool:
+    """Whether ``annotation`` is a ``TypedDict`` class (``typing``'s or ``typing_extensions``')."""
+    return (
+        isinstance(annotation, type)
+        and issubclass(annotation, dict)
+        and hasattr(annotation, "__required_keys__")
+    )
 
 
 def _enum_schema(values: list[Any]) -> JsonObject:
@@ -196,6 +218,51 @@ def _dataclass_schema(cls: type) -> JsonObject:
     return schema
 
 
+def _typeddict_schema(cls: type) -> JsonObject:
+    hints = resolve_hints(cls)
+    # inspect.getdoc would inherit dict's own docstring.
+    doc = parse_docstring(cls.__dict__.get("__doc__") or "")
+    required = getattr(cls, "__required_keys__", frozenset())
+    fields = [
+        (name, type_schema(hint), _REQUIRED if name in required else _NO_DEFAULT)
+        for name, hint in hints.items()
+    ]
+    schema = _object_schema(fields, doc)
+    if doc.description:
+        schema["description"] = doc.description
+    return schema
+
+
+def _model_schema(cls: type) -> JsonObject:
+    try:
+        schema = cls.model_json_schema()  # type: ignore[attr-defined]
+    except Exception as err:  # a model's own schema hook may raise anything
+        raise ConfigError(f"{cls.__name__}.model_json_schema() failed: {err}") from err
+    if not isinstance(schema, dict):
+        raise ConfigError(f"{cls.__name__}.model_json_schema() did not return a dict")
+    defs = schema.pop("$defs", {})
+    # Inlined, the schema can nest anywhere (a "#/$defs/..." ref resolves against the root).
+    return _inline_refs(schema, defs, (), cls.__name__)  # type: ignore[no-any-return]
+
+
+def _inline_refs(node: Any, defs: JsonObject, seen: tuple[str, ...], owner: str) -> Any:
+    if isinstance(node, list):
+        return [_inline_refs(item, defs, seen, owner) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.removeprefix("#/$defs/")
+        if name == ref or name not in defs:
+            raise ConfigError(f"{owner}: cannot resolve the schema reference {ref!r}")
+        if name in seen:
+            raise ConfigError(f"{owner}: recursive models ({name}) have no inline JSON schema")
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        target = _inline_refs(defs[name], defs, (*seen, name), owner)
+        return {**target, **_inline_refs(siblings, defs, seen, owner)}
+    return {key: _inline_refs(value, defs, seen, owner) for key, value in node.items()}
+
+
 _NO_DEFAULT = object()
 _REQUIRED = object()
 
@@ -236,100 +303,3 @@ def json_default(value: Any) -> Any:
         items = [json_default(v) for v in value]
         return _NO_DEFAULT if any(i is _NO_DEFAULT for i in items) else items
     return _NO_DEFAULT
-
-
-@dataclasses.dataclass(frozen=True)
-class Docstring:
-    """A docstring split into the description and per-parameter text."""
-
-    description: str
-    params: dict[str, str]
-
-
-def parse_docstring(doc: str) -> Docstring:
-    """Split a cleaned docstring into its first paragraph and parameter descriptions.
-
-    Understands Google style (``Args:`` then indented ``name (type): text``)
-    and NumPy style (``Parameters`` underlined with dashes, then ``name : type``
-    with the text indented below).
-    """
-    lines = inspect.cleandoc(doc).splitlines()
-    paragraph: list[str] = []
-    for index, line in enumerate(lines):
-        if not line.strip():
-            if paragraph:
-                break
-            continue
-        if _is_section_start(lines, index):
-            break
-        paragraph.append(line.strip())
-    params: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        header = lines[i].strip().lower()
-        if header.rstrip(":") in _GOOGLE_SECTIONS and header.endswith(":"):
-            i = _google_params(lines, i + 1, params)
-        elif (
-            header in ("parameters", "other parameters")
-            and i + 1 < len(lines)
-            and _NUMPY_UNDERLINE.match(lines[i + 1])
-        ):
-            i = _numpy_params(lines, i + 2, params)
-        else:
-            i += 1
-    return Docstring(" ".join(paragraph), params)
-
-
-def _is_section_start(lines: list[str], index: int) -> bool:
-    header = lines[index].strip().lower()
-    if header.endswith(":") and header.rstrip(":") in (*_GOOGLE_SECTIONS, "returns", "raises"):
-        return True
-    return index + 1 < len(lines) and bool(_NUMPY_UNDERLINE.match(lines[index + 1]))
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _google_params(lines: list[str], i: int, params: dict[str, str]) -> int:
-    base: int | None = None
-    name: str | None = None
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        indent = _indent(line)
-        if base is None:
-            base = indent
-        if indent == 0 or indent < base:
-            break
-        match = _GOOGLE_PARAM.match(line.strip()) if indent == base else None
-        if match:
-            name = match.group(1).lstrip("*")
-            params[name] = match.group(2).strip()
-        elif name is not None:
-            params[name] = f"{params[name]} {line.strip()}".strip()
-        i += 1
-    return i
-
-
-def _numpy_params(lines: list[str], i: int, params: dict[str, str]) -> int:
-    name: str | None = None
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        if _indent(line) == 0:
-            if i + 1 < len(lines) and _NUMPY_UNDERLINE.match(lines[i + 1]):
-                break  # the next section
-            match = _NUMPY_PARAM.match(line.strip())
-            if match is None:
-                break
-            name = match.group(1).lstrip("*")
-            params[name] = ""
-        elif name is not None:
-            params[name] = f"{params[name]} {line.strip()}".strip()
-        i += 1
-    return i
