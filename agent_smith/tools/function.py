@@ -3,9 +3,9 @@
 The schema comes from the function's type hints and docstring (see
 :mod:`agent_smith.tools.schema`) unless one is given, in which case it is used
 verbatim. Arguments arrive as keyword arguments, converted back to the
-annotated types (a dataclass parameter receives an instance, an ``Enum``
-parameter a member). A parameter annotated ``ToolContext`` receives the call's
-context instead.
+annotated types by :mod:`agent_smith.tools.convert` (a dataclass parameter
+receives an instance, an ``Enum`` parameter a member). A parameter annotated
+``ToolContext`` receives the call's context instead.
 
 Return values are normalised as seed §10.2: ``str`` is the text; ``None`` is
 empty text; a ``ToolResult`` passes through; anything else JSON-serialisable
@@ -21,16 +21,13 @@ Cancelling the call's token cancels the coroutine.
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import functools
 import inspect
 import json
 import logging
-import types
 import typing
 from collections.abc import Callable
-from typing import Any, Literal, Union, overload
+from typing import Any, overload
 
 from ..errors import CancelledError, ConfigError, ToolError
 from ..tracing.tool_span import tool_raised
@@ -44,6 +41,7 @@ from .base import (
     ToolSchema,
     check_tool_name,
 )
+from .convert import convert_value, to_json_value
 from .docstring import parse_docstring
 from .schema import callable_name, function_schema, hint_source
 
@@ -232,41 +230,6 @@ def _lenient_hints(fn: ToolFunction) -> dict[str, Any]:
         return {}
 
 
-def convert_value(value: Any, annotation: Any) -> Any:
-    """Turn a validated JSON value back into the annotated Python type."""
-    if value is None or annotation is Any:
-        return value
-    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(annotation, type):
-        if issubclass(annotation, enum.Enum):
-            return annotation(value)
-        if dataclasses.is_dataclass(annotation) and isinstance(value, dict):
-            hints = typing.get_type_hints(annotation)
-            fields = {f.name for f in dataclasses.fields(annotation) if f.init}
-            kwargs = {
-                k: convert_value(v, hints.get(k, Any)) for k, v in value.items() if k in fields
-            }
-            return annotation(**kwargs)
-        return value
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is Union or origin is types.UnionType:
-        options = [a for a in args if a is not type(None)]
-        return convert_value(value, options[0]) if len(options) == 1 else value
-    if origin is Literal or not args:
-        return value
-    if origin in (list, set, frozenset) and isinstance(value, list):
-        return origin(convert_value(v, args[0]) for v in value)
-    if origin is tuple and isinstance(value, list):
-        if args[-1] is Ellipsis:
-            return tuple(convert_value(v, args[0]) for v in value)
-        return tuple(convert_value(v, a) for v, a in zip(value, args, strict=False))
-    if origin is dict and isinstance(value, dict) and len(args) == 2:
-        return {k: convert_value(v, args[1]) for k, v in value.items()}
-    return value
-
-
 def normalize_result(value: Any) -> ToolResult:
     """Map a tool function's return value onto a :class:`ToolResult` (seed §10.2)."""
     if isinstance(value, ToolResult):
@@ -275,10 +238,7 @@ def normalize_result(value: Any) -> ToolResult:
         return ToolResult("")
     if isinstance(value, str):
         return ToolResult(value)
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
+    value = to_json_value(value)
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
