@@ -22,6 +22,7 @@ from .errors import (
     McpAuthError,
     McpError,
     McpProtocolError,
+    OutputValidationError,
     ParseError,
     ResultsError,
     SessionError,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         ToolCallRequested,
         ToolResultReady,
     )
+    from .agent.output_type import parse_output
     from .agent.paused import PausedTurn
     from .agent.subagents import SubAgentSpec, SubAgentTool
     from .batch import (
@@ -171,6 +173,7 @@ _LAZY: dict[str, str] = {
     "SubAgentEvent": "agent.events",
     "ToolCallRequested": "agent.events",
     "ToolResultReady": "agent.events",
+    "parse_output": "agent.output_type",
     "LlmClient": "llm.client",
     "Finished": "llm.events",
     "ReasoningDelta": "llm.events",
@@ -306,6 +309,7 @@ __all__ = [
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
+    "OutputValidationError",
     "ParseError",
     "PausedTurn",
     "ReasoningDelta",
@@ -356,6 +360,7 @@ __all__ = [
     "messages_from_json",
     "messages_to_json",
     "normalize_skill_name",
+    "parse_output",
     "read_inputs",
     "read_results",
     "redact",

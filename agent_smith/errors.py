@@ -46,6 +46,23 @@ class TruncatedReplyError(ParseError):
         self.finish_reason = finish_reason
 
 
+class OutputValidationError(ParseError):
+    """The model's replies never fitted the requested output type, retries included.
+
+    ``raw`` is the last reply's text (or the ``final_result`` call's
+    arguments), ``errors`` what was wrong with it, ``attempts`` how many
+    replies were read.
+    """
+
+    def __init__(
+        self, message: str, *, raw: str, errors: tuple[str, ...] = (), attempts: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.errors = errors
+        self.attempts = attempts
+
+
 class ToolError(AgentSmithError):
     """A tool failed. Inside the agent loop this becomes an error tool message."""
 

@@ -15,11 +15,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from dataclasses_json import DataClassJsonMixin
+from dataclasses_json import DataClassJsonMixin, config
 
 from .errors import ConfigError, ParseError
 
 JsonObject = dict[str, Any]
+
+# A field kept out of to_dict() and ignored by from_dict().
+_NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: None)
 
 
 @dataclass(frozen=True)
@@ -136,13 +139,19 @@ class AssistantMessage(DataClassJsonMixin):
     """A model turn: text, tool calls, or both.
 
     ``reasoning`` holds the model's thinking text when the server streams it
-    separately; it is never sent back to the server.
+    separately; it is never sent back to the server. ``output`` holds the
+    validated typed output (an instance of the turn's ``output_type``) of a
+    final answer, whose raw JSON stays in ``content``. It is derived data:
+    never on the wire, left out of ``messages_to_json`` (a loaded history has
+    ``output=None``; ``parse_output(T, message.content)`` rebuilds it) and
+    not compared by ``==``.
     """
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: TokenUsage | None = None
     reasoning: str | None = None
+    output: Any = field(default=None, compare=False, metadata=_NOT_SERIALISED)
     role: ClassVar[str] = "assistant"
 
     def to_openai(self) -> JsonObject:

@@ -222,7 +222,7 @@ def _typeddict_schema(cls: type) -> JsonObject:
     hints = resolve_hints(cls)
     # inspect.getdoc would inherit dict's own docstring.
     doc = parse_docstring(cls.__dict__.get("__doc__") or "")
-    required = getattr(cls, "__required_keys__", frozenset())
+    required: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
     fields = [
         (name, type_schema(hint), _REQUIRED if name in required else _NO_DEFAULT)
         for name, hint in hints.items()
