@@ -46,10 +46,12 @@ if TYPE_CHECKING:
         AgentHooks,
         AssistantTurn,
         FinalAnswer,
+        OutputRetry,
         SubAgentEvent,
         ToolCallRequested,
         ToolResultReady,
     )
+    from .agent.output import OutputMode
     from .agent.output_type import parse_output
     from .agent.paused import PausedTurn
     from .agent.subagents import SubAgentSpec, SubAgentTool
@@ -170,9 +172,11 @@ _LAZY: dict[str, str] = {
     "AgentHooks": "agent.events",
     "AssistantTurn": "agent.events",
     "FinalAnswer": "agent.events",
+    "OutputRetry": "agent.events",
     "SubAgentEvent": "agent.events",
     "ToolCallRequested": "agent.events",
     "ToolResultReady": "agent.events",
+    "OutputMode": "agent.output",
     "parse_output": "agent.output_type",
     "LlmClient": "llm.client",
     "Finished": "llm.events",
@@ -309,6 +313,8 @@ __all__ = [
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
+    "OutputMode",
+    "OutputRetry",
     "OutputValidationError",
     "ParseError",
     "PausedTurn",

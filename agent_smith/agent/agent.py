@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
@@ -39,6 +39,7 @@ from .events import (
 )
 from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
+from .output import OutputMode, check_output_options
 from .toolset import ToolSet
 from .turn import Turn
 
@@ -59,16 +60,24 @@ _NO_USAGE = TokenUsage()
 
 @dataclass(frozen=True)
 class AgentRequest:
-    """One user turn with per-turn options (``None``: the agent's defaults)."""
+    """One user turn with per-turn options (``None``: the agent's defaults; see :mod:`.output`)."""
 
     message: str | UserMessage
     sampling: SamplingParams | None = None
     stream: bool | None = None
+    output_type: Any = None
+    output_mode: OutputMode | None = None
+
+    def __post_init__(self) -> None:
+        check_output_options(self.output_type, self.output_mode)
 
     @property
     def user_message(self) -> UserMessage:
         m = self.message
         return m if isinstance(m, UserMessage) else UserMessage(m)
+
+
+_Request = str | UserMessage | AgentRequest
 
 
 class Agent(Closeable):
@@ -80,7 +89,9 @@ class Agent(Closeable):
     :mod:`agent_smith.sessions`) loads the stored conversation now, stores
     each message as it is recorded and lets one turn at a time run on it;
     the caller closes it. ``approver`` decides on calls needing approval
-    (:mod:`.approvals`). ``_lineage`` is for framework use (see :meth:`spawn_child`).
+    (:mod:`.approvals`). ``output_type`` and ``output_mode`` are the default
+    typed output of every turn (:mod:`.output`). ``_lineage`` is for framework
+    use (see :meth:`spawn_child`).
     """
 
     def __init__(
@@ -96,11 +107,16 @@ class Agent(Closeable):
         name: str = "agent",
         session: Session | None = None,
         approver: Approver | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode = "auto",
         _lineage: Lineage | None = None,
     ) -> None:
+        check_output_options(output_type, output_mode)
         self.name = name
         self.approver = approver
         self.system_prompt = system_prompt
+        self.output_type = output_type
+        self.output_mode: OutputMode = output_mode
         self._llm = llm
         self._memory: Memory = memory if memory is not None else FullMemory()
         self._config = config
@@ -229,13 +245,16 @@ class Agent(Closeable):
 
     # -- running -------------------------------------------------------------
 
-    def send(self, request: str | UserMessage | AgentRequest) -> AssistantMessage:
+    def send(
+        self, request: _Request, *, output_type: Any = None, output_mode: OutputMode | None = None
+    ) -> AssistantMessage:
         """Run one turn to its end and return the final assistant message.
 
-        Its ``usage`` is the whole turn's usage. Raises AgentStopped, CancelledError,
-        AgentBusyError, the LLM client's errors, or ApprovalRequired (see :meth:`resume`).
+        Its ``usage`` is the whole turn's usage; with an ``output_type`` its ``output`` is the
+        validated value. Raises AgentStopped, CancelledError, AgentBusyError, the LLM client's
+        errors, OutputValidationError, or ApprovalRequired (see :meth:`resume`).
         """
-        return drain(self._traced(_as_request(request), stepwise=False))
+        return drain(self._traced(_as_request(request, output_type, output_mode), stepwise=False))
 
     def resume(self, state: PausedTurn, decisions: Decisions) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
@@ -249,13 +268,15 @@ class Agent(Closeable):
         """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
         return self._traced(AgentRequest(""), resumption(state, decisions), stepwise=True)
 
-    def stream(self, request: str | UserMessage | AgentRequest) -> Iterator[AgentEvent]:
+    def stream(
+        self, request: _Request, *, output_type: Any = None, output_mode: OutputMode | None = None
+    ) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.
 
         The turn starts at the first ``next()``. Closing the iterator early (a
         ``break``) cancels the turn and leaves the history consistent.
         """
-        return self._traced(_as_request(request), stepwise=True)
+        return self._traced(_as_request(request, output_type, output_mode), stepwise=True)
 
     def cancel(self) -> None:
         """Stop the running turn (from any thread): it raises CancelledError soon."""
@@ -374,10 +395,12 @@ class Agent(Closeable):
         invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
 
 
-def _as_request(request: str | UserMessage | AgentRequest) -> AgentRequest:
-    if isinstance(request, AgentRequest):
-        return request
-    return AgentRequest(request)
+def _as_request(request: _Request, output_type: Any, mode: OutputMode | None) -> AgentRequest:
+    if not isinstance(request, AgentRequest):
+        return AgentRequest(request, output_type=output_type, output_mode=mode)
+    if output_type is not None:
+        request = replace(request, output_type=output_type)
+    return request if mode is None else replace(request, output_mode=mode)
 
 
 def _runtime_of(llm: object) -> Runtime:

@@ -39,6 +39,8 @@ class AgentConfig:
     ``skill_context_max_bytes`` (a larger skill context is refused).
     ``stream`` is the default for requests that do not choose.
     ``max_subagent_depth`` limits nesting (0 disables sub-agents).
+    ``output_retries`` is how many times a reply that does not fit the turn's
+    ``output_type`` is sent back to the model before ``OutputValidationError``.
     """
 
     max_iterations: int = 16
@@ -55,6 +57,7 @@ class AgentConfig:
     failure_guard: bool = True
     steer_after_failed_rounds: int = 3
     stop_after_failed_rounds: int = 6
+    output_retries: int = 2
 
     def __post_init__(self) -> None:
         positive = {
@@ -74,6 +77,8 @@ class AgentConfig:
         for key, value in positive.items():
             if isinstance(value, bool) or not value > 0:
                 raise ConfigError(f"AgentConfig.{key} must be positive, got {value!r}")
+        if isinstance(self.output_retries, bool) or self.output_retries < 0:
+            raise ConfigError("AgentConfig.output_retries must not be negative")
         if self.max_subagent_depth < 0:
             raise ConfigError("AgentConfig.max_subagent_depth must not be negative")
         if self.loop_guard_repeats < 2:

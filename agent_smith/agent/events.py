@@ -52,6 +52,23 @@ class FinalAnswer:
 
 
 @dataclass(frozen=True)
+class OutputRetry:
+    """The reply did not fit the turn's ``output_type``; the model is asked again.
+
+    ``attempt`` counts the failed replies so far (1 for the first),
+    ``errors`` says what was wrong, ``raw`` is the reply's text (or the
+    ``final_result`` call's arguments) and ``feedback`` the message that
+    tells the model (a user message, or the ``final_result`` tool's error
+    result), already in the history.
+    """
+
+    attempt: int
+    errors: tuple[str, ...]
+    raw: str
+    feedback: Message
+
+
+@dataclass(frozen=True)
 class SubAgentEvent:
     """Something that happened in a descendant agent, tagged for a tree view.
 
@@ -79,6 +96,7 @@ AgentEvent = (
     | ToolResultReady
     | AssistantTurn
     | FinalAnswer
+    | OutputRetry
 )
 
 

@@ -36,6 +36,7 @@ from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from .output import TurnOutput, turn_output
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -67,11 +68,13 @@ class TurnLoop:
         token = turn.source.token
         sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
         streaming = agent.config.stream if request.stream is None else request.stream
+        output = turn_output(agent, request)
         if resume is not None:
             from .paused import resume_round  # loaded only when a turn resumes
 
             resumed = resume_round(agent, turn, resume)
-            answer = yield from self._act(resumed.calls, agent._tools.registry(), resumed)
+            tools = output.tools(agent._tools.registry())
+            answer = yield from self._act(resumed.calls, tools, output, resumed)
             if answer is not None:
                 yield self._final(answer)
                 return
@@ -87,34 +90,45 @@ class TurnLoop:
                 registry.schemas(),
                 sampling,
             )
+            registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
             if streaming:
                 response = yield from self._stream_reply(llm_request, token)
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
-            message = response.message
+            message = output.read(response.message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
-            if calls and turn.loops is not None:
-                turn.loops.check(calls)  # before the repeated calls run or enter history
+            guarded = output.guarded(calls)
+            if guarded and turn.loops is not None:
+                turn.loops.check(guarded)  # before the repeated calls run or enter history
             turn.pending = calls
             self.record(message)
             yield AssistantTurn(message)
             if not calls:
+                retry = output.rejected(message)
+                if retry is not None:
+                    self.record(retry.feedback)
+                    yield retry
+                    continue
                 yield self._final(message)
                 return
             hooks = agent.hooks
             for call in calls:
                 invoke_hook(hooks.on_tool_call, call, name="on_tool_call")
                 yield ToolCallRequested(call)
-            answer = yield from self._act(calls, registry)
+            answer = yield from self._act(calls, registry, output)
             if answer is not None:
                 yield self._final(answer)
                 return
 
     def _act(
-        self, calls: Sequence[ToolCall], registry: ToolRegistry, resumed: ResumedRound | None = None
+        self,
+        calls: Sequence[ToolCall],
+        registry: ToolRegistry,
+        output: TurnOutput,
+        resumed: ResumedRound | None = None,
     ) -> Generator[AgentEvent, None, AssistantMessage | None]:
         """Approve and run a round's calls and record their results; a done answer ends the turn."""
         agent, turn, hooks = self._agent, self._turn, self._agent.hooks
@@ -137,9 +151,12 @@ class TurnLoop:
         turn.pending = ()
         for result in results:
             yield ToolResultReady(result)
+        retry = output.rejected_call(outcomes)
+        if retry is not None:
+            yield retry
         done = done_message(outcomes)
         if done is not None:
-            answer = AssistantMessage(done)
+            answer = output.answer(done, outcomes)
             self.record(answer)
             yield AssistantTurn(answer)
             return answer

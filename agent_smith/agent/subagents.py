@@ -56,6 +56,7 @@ one client at once, and its owner keeps its events).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -74,7 +75,9 @@ from ..tools.base import (
     ToolSchema,
     check_tool_name,
 )
+from ..tools.convert import to_json_value
 from .config import AgentConfig
+from .output import OutputMode, check_output_options
 
 if TYPE_CHECKING:
     from ..llm.client import LlmClient
@@ -105,7 +108,10 @@ class SubAgentSpec:
     ``memory_factory`` makes the child's memory (default ``FullMemory``).
     ``config`` ``None``: the calling agent's config. ``requires_approval``
     (``True`` or a predicate of the call's arguments) makes each invocation
-    wait for approval, like a tool's.
+    wait for approval, like a tool's. With ``output_type`` the child's turn
+    must end in a valid value of that type (``output_mode`` as for
+    :meth:`Agent.send`), returned to the parent as JSON text plus
+    ``structured``.
     """
 
     name: str
@@ -116,10 +122,13 @@ class SubAgentSpec:
     memory_factory: Callable[[], Memory] | None = None
     config: AgentConfig | None = None
     requires_approval: ApprovalMarker = False
+    output_type: Any = None
+    output_mode: OutputMode | None = None
 
     def __post_init__(self) -> None:
         check_tool_name(self.name, kind="sub-agent")
         ToolOptions(requires_approval=self.requires_approval)  # ConfigError if it is no marker
+        check_output_options(self.output_type, self.output_mode)
         object.__setattr__(self, "tool_factories", tuple(self.tool_factories))
         object.__setattr__(self, "mcp_clients", tuple(self.mcp_clients))
 
@@ -188,7 +197,9 @@ class SubAgentTool(Tool):
         )
         log.debug("agent %s: sub-agent %s starts at depth %d", parent.name, spec.name, child.depth)
         try:
-            answer = child.send(str(args["task"]))
+            answer = child.send(
+                str(args["task"]), output_type=spec.output_type, output_mode=spec.output_mode
+            )
         except AgentStopped as err:
             return ToolResult(
                 f"sub-agent {spec.name!r} stopped ({err.condition}): {err}",
@@ -201,7 +212,10 @@ class SubAgentTool(Tool):
             return ToolResult(f"sub-agent {spec.name!r} failed: {err}", is_error=True)
         finally:
             child.close()
-        return ToolResult(answer.content)
+        if spec.output_type is None:
+            return ToolResult(answer.content)
+        value = to_json_value(answer.output)
+        return ToolResult(json.dumps(value, ensure_ascii=False), structured=value)
 
     def _fresh_tools(self) -> list[Tool | Callable[..., Any]]:
         tools: list[Tool | Callable[..., Any]] = [make() for make in self.spec.tool_factories]
