@@ -1,0 +1,97 @@
+"""Typed output end to end against a real llama.cpp server (see conftest.py for which one).
+
+Under a ``json_schema`` grammar (native mode) even the tiny scripted model can
+only write JSON that fits the schema, so the agent must return a valid
+instance; in tool mode llama-server's own tool-call grammar shapes the
+``final_result`` arguments. Against a live ``LLAMA_SERVER_URL`` the same
+scenarios run with assertions on types only. The native test takes about
+3 s on an idle two-core machine (grammar-constrained sampling checks the
+tiny model's 151k-token vocabulary at every rejected token) and longer
+under load; it is the one end-to-end proof of a nested instance.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_smith import (
+    Agent,
+    AgentRequest,
+    FinalAnswer,
+    LlmClient,
+    OutputValidationError,
+    Runtime,
+    SamplingParams,
+    TokenDelta,
+)
+from agent_smith.llm.local_server import LocalLlamaServer
+from tests.integration.conftest import LlamaEndpoint
+from tests.support.invoices import Address, City, Currency, Invoice, Line
+
+pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
+
+#: Bounded so a model that never closes its JSON fails instead of running on.
+SAMPLING = SamplingParams(temperature=0, max_tokens=768)
+
+
+@pytest.fixture
+def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
+    return LlmClient(
+        llama_endpoint.url,
+        "test",
+        api_key=llama_endpoint.api_key,
+        default_sampling=SAMPLING,
+        runtime=runtime,
+    )
+
+
+def test_native_mode_yields_a_valid_nested_instance_streamed(
+    llm: LlmClient, llama_endpoint: LlamaEndpoint
+) -> None:
+    agent = Agent(llm, "Extract the invoice as JSON.")
+    request = AgentRequest(
+        "Invoice INV-7 to ACME, 1 Main St, Oslo: 100 bolts at 0.25 EUR, sent, unpaid.",
+        stream=True,
+        output_type=Invoice,
+    )
+    events = list(agent.stream(request))
+    reply = next(e.message for e in events if isinstance(e, FinalAnswer))
+    invoice = reply.output
+    assert isinstance(invoice, Invoice)
+    assert isinstance(invoice.address, Address) and isinstance(invoice.currency, Currency)
+    assert all(isinstance(line, Line) for line in invoice.lines)
+    assert invoice.status in ("draft", "sent", "paid")
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == reply.content
+    json.loads(reply.content)  # .content is the raw JSON the server sent
+    if llama_endpoint.scripted:
+        assert invoice.number == "Paris"  # the tiny model writes "Paris" into every string
+
+
+def test_tool_mode_final_result_call_yields_an_instance(
+    llm: LlmClient, llama_endpoint: LlamaEndpoint
+) -> None:
+    agent = Agent(llm, "Answer by calling final_result.")
+    reply = agent.send("Which city is the capital of France?", output_type=City, output_mode="tool")
+    assert isinstance(reply.output, City)
+    assert json.loads(reply.content) == {"name": reply.output.name, "country": reply.output.country}
+    if llama_endpoint.scripted:
+        assert reply.output == City("Paris", "Paris")
+
+
+def test_prompted_mode_without_a_grammar_for_the_schema_exhausts_its_retries(
+    local_llama: LocalLlamaServer, runtime: Runtime
+) -> None:
+    # json_object only constrains the reply to some JSON object: the tiny model
+    # writes {"Paris": "Paris"} every time, which never fits a City.
+    tiny = LlmClient(local_llama.endpoint, "tiny", default_sampling=SAMPLING, runtime=runtime)
+    agent = Agent(tiny)
+    with pytest.raises(OutputValidationError) as caught:
+        agent.send("Where?", output_type=City, output_mode="prompted")
+    assert caught.value.attempts == 3
+    assert json.loads(caught.value.raw) == {"Paris": "Paris"}
+    assert "'name' is a required property" in caught.value.errors
+    assert (
+        len(agent.history) == 6
+    )  # user, then three replies each followed by feedback but the last
