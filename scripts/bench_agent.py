@@ -8,6 +8,11 @@ One run measures, side by side:
   ``floor``  a minimal hand-written ``requests.Session`` loop doing the same
              two round trips (tools run inline, no events, no hooks);
   ``agent``  ``Agent.send()`` with the same tools;
+* the same turn with a typed output (``output_type=Invoice``, the ten-field
+  nested dataclass of tests/support/invoices.py; with tools that is tool
+  mode): the second reply is a ``final_result`` call. The floor sends the
+  same ``final_result`` tool and builds the ``Invoice`` from its arguments
+  by hand (no validation); the agent validates and converts it;
 * one turn whose four tools each sleep 0.2 s (they run in parallel);
 * building an ``Agent`` with a shared ``LlmClient``: time and memory
   (``tracemalloc``) per agent.
@@ -46,6 +51,10 @@ from agent_smith import (  # noqa: E402
     Runtime,
     make_tool,
 )
+from agent_smith.agent.output import FINAL_RESULT as FINAL  # noqa: E402
+from agent_smith.agent.output import FinalResultTool  # noqa: E402
+from agent_smith.agent.output_type import output_schema  # noqa: E402
+from tests.support.invoices import INVOICE, Address, Currency, Invoice, Line  # noqa: E402
 
 MODEL = "bench"
 
@@ -58,9 +67,11 @@ def serve(tools: int) -> None:
 
     A request whose last message is the user's gets ``tools`` parallel calls
     (``tool0`` ... with ``{"x": i}``); one that ends in tool results gets a
-    short text answer.
+    short text answer, or a ``final_result`` call with the invoice when
+    that tool is offered.
     """
     from tests.support import llm_server
+    from tests.support.invoices import INVOICE_DATA
     from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
     # http.server writes headers and body separately; with Nagle on, the
@@ -69,9 +80,11 @@ def serve(tools: int) -> None:
     llm_server._Handler.disable_nagle_algorithm = True
 
     def respond(body: dict[str, Any]) -> Calls | Text:
+        names = [t["function"]["name"] for t in body.get("tools") or []]
         if body["messages"][-1]["role"] == "user":
-            names = [t["function"]["name"] for t in body.get("tools") or []]
             return Calls(*((names[i % len(names)], {"x": i}) for i in range(tools)))
+        if FINAL in names:
+            return Calls((FINAL, INVOICE_DATA))
         return Text("All done.")
 
     with ScriptedLlmServer(respond) as server:
@@ -111,7 +124,23 @@ def tool_functions(count: int, sleep: float = 0.0) -> list[Callable[[int], str]]
     return [make(i) for i in range(count)]
 
 
-def make_floor(url: str, tools: int, stream: bool) -> Callable[[], str]:
+def invoice_by_hand(data: dict[str, Any]) -> Invoice:
+    """What a hand-written loop does with the final_result arguments: no checks."""
+    return Invoice(
+        number=data["number"],
+        customer=data["customer"],
+        address=Address(**data["address"]),
+        currency=Currency(data["currency"]),
+        status=data["status"],
+        lines=[Line(x["item"], x["quantity"], float(x["unit_price"])) for x in data["lines"]],
+        total=float(data["total"]),
+        paid=data["paid"],
+        note=data.get("note"),
+        tags=data.get("tags", []),
+    )
+
+
+def make_floor(url: str, tools: int, stream: bool, typed: bool = False) -> Callable[[], str]:
     """Two round trips with requests + json, the calls run inline."""
     session = requests.Session()
     chat = url + "/v1/chat/completions"
@@ -131,9 +160,15 @@ def make_floor(url: str, tools: int, stream: bool) -> Callable[[], str]:
         }
         for name in fns
     ]
+    if typed:
+        parameters = output_schema(Invoice).schema
+        schemas.append(FinalResultTool(output_schema(Invoice)).schema.to_openai())
+        assert schemas[-1]["function"]["parameters"] is parameters
 
     def ask(messages: list[dict[str, Any]]) -> dict[str, Any]:
         body = {"model": MODEL, "messages": messages, "tools": schemas, "stream": stream}
+        if typed:
+            body["tool_choice"] = "required"
         if not stream:
             response = session.post(chat, json=body)
             response.raise_for_status()
@@ -181,6 +216,9 @@ def make_floor(url: str, tools: int, stream: bool) -> Callable[[], str]:
                 return str(message["content"])
             for call in message["tool_calls"]:
                 fn = call["function"]
+                if fn["name"] == FINAL:
+                    invoice = invoice_by_hand(json.loads(fn["arguments"]))
+                    return "All done." if invoice == INVOICE else repr(invoice)
                 result = fns[fn["name"]](**json.loads(fn["arguments"]))
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
 
@@ -191,14 +229,22 @@ def make_floor(url: str, tools: int, stream: bool) -> Callable[[], str]:
 
 
 def make_agent_turn(
-    llm: LlmClient, runtime: Runtime, tools: int, stream: bool, sleep: float = 0.0
+    llm: LlmClient,
+    runtime: Runtime,
+    tools: int,
+    stream: bool,
+    sleep: float = 0.0,
+    typed: bool = False,
 ) -> Callable[[], str]:
     agent = Agent(llm, "Be brief.", tool_functions(tools, sleep), runtime=runtime)
-    request = AgentRequest("Run the tools.", stream=stream)
+    request = AgentRequest("Run the tools.", stream=stream, output_type=Invoice if typed else None)
 
     def turn() -> str:
         agent.memory.clear()  # same two round trips, same body size, every turn
-        return agent.send(request).content
+        reply = agent.send(request)
+        if typed:
+            return "All done." if reply.output == INVOICE else repr(reply.output)
+        return reply.content
 
     return turn
 
@@ -273,15 +319,16 @@ def main() -> None:
         with Runtime() as runtime:
             llm = LlmClient(url, MODEL, runtime=runtime, max_retries=0)
             rows = []
-            for stream in (False, True):
-                times = per_turn(
-                    {
-                        "floor": make_floor(url, args.tools, stream),
-                        "agent": make_agent_turn(llm, runtime, args.tools, stream),
-                    },
-                    args.turns,
-                )
-                rows.append((stream, times))
+            for typed in (False, True):
+                for stream in (False, True):
+                    times = per_turn(
+                        {
+                            "floor": make_floor(url, args.tools, stream, typed),
+                            "agent": make_agent_turn(llm, runtime, args.tools, stream, typed=typed),
+                        },
+                        args.turns,
+                    )
+                    rows.append((typed, stream, times))
             sleepy = make_agent_turn(llm, runtime, 4, False, sleep=0.2)
             sleepy()
             sleepy_times = [timed(sleepy)[0] for _ in range(10)]
@@ -299,11 +346,12 @@ def main() -> None:
         "| agent p95 (ms) | framework time (ms) | CPU per turn, floor / agent (ms) |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for stream, times in rows:
+    for typed, stream, times in rows:
         (floor, floor_cpu), (agent, agent_cpu) = times["floor"], times["agent"]
         fm, am = statistics.median(floor), statistics.median(agent)
+        kind = ("streamed" if stream else "not streamed") + (", typed output" if typed else "")
         print(
-            f"| {'streamed' if stream else 'not streamed'} | {fm * 1e3:.2f} | {am * 1e3:.2f} "
+            f"| {kind} | {fm * 1e3:.2f} | {am * 1e3:.2f} "
             f"| {am / fm:.2f}x | {p95(floor) * 1e3:.2f} | {p95(agent) * 1e3:.2f} "
             f"| {(am - fm) * 1e3:.2f} | {statistics.median(floor_cpu) * 1e3:.2f} / "
             f"{statistics.median(agent_cpu) * 1e3:.2f} |"
