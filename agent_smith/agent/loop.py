@@ -107,7 +107,7 @@ class TurnLoop:
             self.record(message)
             yield AssistantTurn(message)
             if not calls:
-                retry = output.rejected(message)
+                retry = output.rejection()
                 if retry is not None:
                     self.record(retry.feedback)
                     yield retry

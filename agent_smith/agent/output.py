@@ -53,7 +53,7 @@ from ..tools.dispatch import ToolOutcome
 from ..tools.registry import ToolRegistry
 from ..tools.validation import validation_errors
 from .events import OutputRetry
-from .output_type import OutputSchema, output_schema
+from .output_type import OutputSchema, first_line, output_schema
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentRequest
@@ -104,8 +104,8 @@ class TurnOutput:
         """A reply, with ``output`` set when it is a final answer that fits."""
         return message
 
-    def rejected(self, message: AssistantMessage) -> OutputRetry | None:
-        """After a final reply was recorded: the retry to make, if it did not fit."""
+    def rejection(self) -> OutputRetry | None:
+        """After the final reply just read was recorded: the retry, if it did not fit."""
         return None
 
     def rejected_call(self, outcomes: Sequence[ToolOutcome]) -> OutputRetry | None:
@@ -202,7 +202,7 @@ class TypedOutput(TurnOutput):
             return message
         return replace(message, output=value)
 
-    def rejected(self, message: AssistantMessage) -> OutputRetry | None:
+    def rejection(self) -> OutputRetry | None:
         if self._problem is None:
             return None
         errors, raw = self._problem
@@ -220,11 +220,11 @@ class TypedOutput(TurnOutput):
         failed = mine[0]
         call = failed.call
         if call.invalid_arguments is not None:
-            errors: tuple[str, ...] = ("the arguments are not a valid JSON object",)
+            found = ["the arguments are not a valid JSON object"]
         else:
             found = validation_errors(self._schema.schema, call.arguments)
-            errors = tuple(found) if found else (failed.result.content,)
         raw = call.arguments_text()
+        errors = self._schema.problem(raw, found or [failed.result.content]).errors
         self._count_failure(errors, raw)
         return OutputRetry(self._attempts, errors, raw, failed.message)
 
@@ -239,7 +239,7 @@ class TypedOutput(TurnOutput):
         except OutputValidationError as problem:
             raise OutputValidationError(
                 f"agent {self._agent!r}: a tool ended the turn with a final message that does "
-                f"not fit {self._schema.name}: {problem.errors[0]}",
+                f"not fit {self._schema.name}: {first_line(problem.errors)}",
                 raw=done,
                 errors=problem.errors,
             ) from None
@@ -256,12 +256,12 @@ class TypedOutput(TurnOutput):
             self._agent,
             self._attempts,
             self._schema.name,
-            errors[0],
+            first_line(errors),
         )
         if self._attempts > self._retries:
             raise OutputValidationError(
                 f"agent {self._agent!r}: the reply does not fit {self._schema.name} after "
-                f"{self._attempts} attempt(s): {errors[0]}",
+                f"{self._attempts} attempt(s): {first_line(errors)}",
                 raw=raw,
                 errors=errors,
                 attempts=self._attempts,

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from .._internal.text import truncate_utf8
 from ..errors import ConfigError, OutputValidationError
 from ..tools.base import JsonObject
 from ..tools.convert import Converter, converter
@@ -64,7 +65,7 @@ class OutputSchema:
         try:
             value = json.loads(body)
         except json.JSONDecodeError as err:
-            raise self._problem(text, [f"the reply is not valid JSON ({err})"]) from None
+            raise self.problem(text, [f"the reply is not valid JSON ({err})"]) from None
         return self.convert(value, raw=text)
 
     def convert(self, value: Any, *, raw: str, validated: bool = False) -> Any:
@@ -72,19 +73,27 @@ class OutputSchema:
         if not validated:
             errors = validation_errors(self.schema, value)
             if errors:
-                raise self._problem(raw, errors)
+                raise self.problem(raw, errors)
         if self.wrapped:
             value = value[WRAPPER_KEY]
         try:
             return self._convert(value)
         except (TypeError, ValueError) as err:  # __post_init__ checks, pydantic validators
-            detail = " ".join(str(err).split())[:_MAX_PROBLEM]
-            raise self._problem(raw, [f"{self.name} rejected the value: {detail}"]) from err
+            detail = " ".join(str(err).split())
+            raise self.problem(raw, [f"{self.name} rejected the value: {detail}"]) from err
 
-    def _problem(self, raw: str, errors: list[str]) -> OutputValidationError:
+    def problem(self, raw: str, errors: list[str]) -> OutputValidationError:
+        """The error for ``raw`` not fitting, each of ``errors`` capped at 300 bytes."""
+        # A message may quote a large value; the model needs the gist, not all of it.
+        capped = tuple(truncate_utf8(error, _MAX_PROBLEM) for error in errors)
         return OutputValidationError(
-            f"the reply does not fit {self.name}: {errors[0]}", raw=raw, errors=tuple(errors)
+            f"the reply does not fit {self.name}: {first_line(capped)}", raw=raw, errors=capped
         )
+
+
+def first_line(errors: tuple[str, ...]) -> str:
+    """The first error on one line, for an exception message or a log line."""
+    return errors[0].split("\n", 1)[0] if errors else "no details"
 
 
 def output_schema(output_type: Any) -> OutputSchema:

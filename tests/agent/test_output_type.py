@@ -122,3 +122,14 @@ def test_all_problems_are_reported_not_only_the_first() -> None:
 def test_types_without_a_json_form_are_config_errors(output_type: Any) -> None:
     with pytest.raises(ConfigError):
         output_schema(output_type)
+
+
+def test_a_problem_quoting_a_huge_value_is_cut_and_the_message_stays_one_line() -> None:
+    text = json.dumps({"name": ["x" * 5000], "country": "NO"})
+    with pytest.raises(OutputValidationError) as caught:
+        parse_output(City, text)
+    error = caught.value.errors[0]
+    assert error.startswith("at 'name': ['xxx") and "[truncated, original size" in error
+    assert len(error.encode()) < 400
+    assert "\n" not in str(caught.value)
+    assert caught.value.raw == text  # the raw reply itself is kept whole
