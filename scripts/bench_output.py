@@ -11,7 +11,7 @@ own ``TypeAdapter(Invoice).validate_json`` on the same text (compiled Rust,
 not used by agent_smith). The first call (building schema, validator and
 converter) is timed separately.
 
-    .venv/bin/python scripts/bench_output.py [--calls 20000]
+    .venv/bin/python scripts/bench_output.py [--calls 2000] [--runs 30]
 """
 
 from __future__ import annotations
@@ -38,8 +38,12 @@ from tests.support.invoices import INVOICE, INVOICE_JSON, Invoice  # noqa: E402
 TARGET_US = 200.0
 
 
-def per_call_us(fn: Callable[[], Any], calls: int, repeats: int = 7) -> tuple[float, float]:
-    """(best, median) of ``repeats`` runs, in µs per call."""
+def per_call_us(fn: Callable[[], Any], calls: int, repeats: int) -> tuple[float, float]:
+    """(best, median) of ``repeats`` runs, in µs per call.
+
+    Many short runs: on a shared machine the best one approximates an
+    uncontended core, the median shows what the load costs.
+    """
     runs = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -51,7 +55,8 @@ def per_call_us(fn: Callable[[], Any], calls: int, repeats: int = 7) -> tuple[fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--calls", type=int, default=2000, help="calls per run")
+    parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -86,18 +91,19 @@ def main() -> None:
         f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, "
         f"load average {load}"
     )
-    print(f"\n{len(INVOICE_JSON)}-byte Invoice reply, {args.calls} calls x 7 runs\n")
+    print(f"\n{len(INVOICE_JSON)}-byte Invoice reply, {args.runs} runs of {args.calls} calls\n")
     print("| step | best (µs) | median (µs) |")
     print("|---|---:|---:|")
-    medians = []
+    bests, medians = [], []
     for name, fn in steps:
-        best, median = per_call_us(fn, args.calls)
+        best, median = per_call_us(fn, args.calls, args.runs)
+        bests.append(best)
         medians.append(median)
         print(f"| {name} | {best:.1f} | {median:.1f} |")
-    read_median = medians[0]
-    verdict = "meets" if read_median <= TARGET_US else "MISSES"
     print(f"\nFirst read (builds schema, validator, converter): {first_ms:.1f} ms")
-    print(f"read median {read_median:.1f} µs {verdict} the {TARGET_US:.0f} µs target")
+    for what, value in (("best", bests[0]), ("median", medians[0])):
+        verdict = "meets" if value <= TARGET_US else "misses"
+        print(f"read, {what} run: {value:.1f} µs, {verdict} the {TARGET_US:.0f} µs target")
 
 
 if __name__ == "__main__":
