@@ -128,6 +128,8 @@ def turn_output(agent: Agent, request: AgentRequest) -> TurnOutput:
     """How this turn asks for and checks its output (see the module doc)."""
     output_type = request.output_type if request.output_type is not None else agent.output_type
     mode = request.output_mode or agent.output_mode
+    if request.output_mode is None and request.output_type is not None and mode == "text":
+        mode = "auto"  # an agent-wide "text" does not overrule a type asked for this turn
     if output_type is None:
         if request.output_mode not in (None, "text"):
             raise ConfigError(f"output_mode {request.output_mode!r} needs an output_type")

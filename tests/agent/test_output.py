@@ -339,6 +339,10 @@ def test_agent_default_output_type_request_override_and_text_mode(
     plain = agent.send("Chat.", output_mode="text")
     assert plain.output is None and plain.content == "Just text."
     assert "response_format" not in llm_server.requests[2]
+    llm_server.script(Text("Chat."), Text('{"response": 5}'))
+    chatty = Agent(llm, output_type=City, output_mode="text")
+    assert chatty.send("Hi").output is None
+    assert chatty.send("How many?", output_type=int).output == 5
 
 
 def test_typeddict_and_pydantic_outputs_through_the_agent(
