@@ -115,8 +115,7 @@ class Agent(Closeable):
         self.name = name
         self.approver = approver
         self.system_prompt = system_prompt
-        self.output_type = output_type
-        self.output_mode: OutputMode = output_mode
+        self.output_type, self.output_mode = output_type, output_mode
         self._llm = llm
         self._memory: Memory = memory if memory is not None else FullMemory()
         self._config = config

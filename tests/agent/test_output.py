@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -28,6 +29,7 @@ from agent_smith import (
     OutputRetry,
     OutputValidationError,
     Runtime,
+    SqliteSession,
     SubAgentSpec,
     SubAgentTool,
     TokenDelta,
@@ -441,3 +443,15 @@ def test_a_typed_sub_agent_that_never_fits_is_an_error_result(
     assert result.is_error and "sub-agent 'geo' failed" in result.content
     with pytest.raises(ConfigError):
         SubAgentSpec(name="geo", description="x", output_type=object)
+
+
+def test_a_session_stores_the_raw_reply_and_a_reload_rebuilds_the_output(
+    llm_server: ScriptedLlmServer, llm: LlmClient, tmp_path: Path
+) -> None:
+    llm_server.script(Text(INVOICE_JSON))
+    with SqliteSession(tmp_path / "chats.db", "user-1") as session:
+        Agent(llm, session=session).send("Read this.", output_type=Invoice)
+    with SqliteSession(tmp_path / "chats.db", "user-1") as session:
+        stored = Agent(llm, session=session).history
+    assert stored[-1].content == INVOICE_JSON and stored[-1].output is None  # type: ignore[union-attr]
+    assert parse_output(Invoice, stored[-1].content) == INVOICE
