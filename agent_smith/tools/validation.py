@@ -38,9 +38,9 @@ def validation_errors(schema: JsonObject, instance: Any) -> list[str]:
         validator = _validator(schema)
     except jsonschema.exceptions.SchemaError as err:
         return [_invalid_schema(err)]
-    found = list(islice(validator.iter_errors(instance), 64))
-    if not found:
+    if validator.is_valid(instance):  # the common case, without collecting anything
         return []
+    found = list(islice(validator.iter_errors(instance), 64))
     best = jsonschema.exceptions.best_match(found)
     ordered = [best, *(e for e in found if e is not best)]
     return [_describe(error) for error in ordered[:_MAX_REPORTED]]
