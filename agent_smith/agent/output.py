@@ -287,6 +287,8 @@ class TypedOutput(TurnOutput):
 class FinalResultTool(Tool):
     """The synthetic ``final_result`` tool of tool mode: its arguments are the output."""
 
+    inline = True  # it only converts validated arguments
+
     def __init__(self, schema: OutputSchema) -> None:
         self._output = schema
         about = f" {schema.description}" if schema.description else ""

@@ -7,7 +7,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..cancellation import CancellationToken
 from ..errors import ConfigError
@@ -102,6 +102,10 @@ class ToolContext:
 
 class Tool(ABC):
     """Base class for tools. Most users write ``@tool`` functions instead."""
+
+    #: Run in the dispatching thread rather than on the pool: only for a tool
+    #: that returns at once and never blocks, as no timeout can stop it.
+    inline: ClassVar[bool] = False
 
     @property
     @abstractmethod

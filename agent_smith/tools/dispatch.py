@@ -2,7 +2,9 @@
 
 Every call is checked first (known tool, parseable arguments, arguments that
 fit the schema); a call that fails a check gets an error message without
-running. The others go to the runtime's pool for the caller's depth at once.
+running. The others go to the runtime's pool for the caller's depth at once,
+except a tool marked ``inline`` (one that returns at once, such as typed
+output's ``final_result``), which runs in the dispatching thread.
 Each call's timeout counts from when a worker starts it, so a call queued
 behind others at a busy depth does not time out in the queue. A call that
 overruns has its token cancelled and its worker abandoned (the pool grows by
@@ -123,6 +125,12 @@ def dispatch_tool_calls(
             continue
         timeout = registry.options(call.name).timeout or default_timeout
         run = _Running(call, tool, timeout, CancellationSource(cancel))
+        if tool.inline:  # returns at once (final_result): no thread hop to the pool
+            ran: Future[ToolResult] = Future()
+            ran.set_result(_invoke(run, runtime, depth, agent, wake))
+            outcomes[index] = _finish(run, ran, max_result_bytes)
+            run.source.detach()
+            continue
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
         run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)

@@ -330,3 +330,36 @@ def test_async_tools_run_in_parallel_too(runtime: Runtime) -> None:
     registry = registry_of(make_tool(meet))
     calls = [ToolCall("a", "meet", {}), ToolCall("b", "meet", {})]
     assert [o.message.content for o in dispatch(calls, registry, runtime)] == ["met", "met"]
+
+
+class _Where(Tool):
+    """Reports the thread it ran in; ``inline`` is set per instance's class."""
+
+    def __init__(self, name: str) -> None:
+        self._schema = ToolSchema(name, "", {"type": "object", "additionalProperties": False})
+
+    @property
+    def schema(self) -> ToolSchema:
+        return self._schema
+
+    def invoke(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(threading.current_thread().name)
+
+
+class _InlineWhere(_Where):
+    inline = True
+
+
+def test_an_inline_tool_runs_in_the_dispatching_thread_beside_pooled_calls(
+    runtime: Runtime,
+) -> None:
+    registry = registry_of(_Where("pooled"), _InlineWhere("inline"))
+    calls = [
+        ToolCall("1", "pooled", {}),
+        ToolCall("2", "inline", {}),
+        ToolCall("3", "inline", {"x": 1}),
+    ]
+    pooled, inline, invalid = dispatch(calls, registry, runtime)
+    assert pooled.message.content != threading.current_thread().name
+    assert inline.message.content == threading.current_thread().name
+    assert "invalid arguments" in error_of(invalid)  # still checked against its schema first
