@@ -38,7 +38,7 @@ from .logs import (
 )
 
 if TYPE_CHECKING:
-    from .agent.agent import Agent, AgentRequest
+    from .agent.agent import Agent
     from .agent.approvals import ApprovalRequest, ApprovalRequested, Approver, Decision
     from .agent.config import AgentConfig
     from .agent.events import (
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .agent.output import OutputMode
     from .agent.output_type import parse_output
     from .agent.paused import PausedTurn
+    from .agent.request import AgentRequest
     from .agent.subagents import SubAgentSpec, SubAgentTool
     from .batch import (
         AgentSpec,
@@ -152,7 +153,7 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
     "Agent": "agent.agent",
-    "AgentRequest": "agent.agent",
+    "AgentRequest": "agent.request",
     "ApprovalRequest": "agent.approvals",
     "ApprovalRequested": "agent.approvals",
     "Approver": "agent.approvals",

@@ -15,16 +15,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
 from ..errors import AgentBusyError, AgentSmithError, ApprovalRequired, CancelledError
-from ..llm.request import SamplingParams
 from ..logs import invoke_hook
 from ..memory import FullMemory, Memory
-from ..messages import AssistantMessage, Message, TokenUsage, UserMessage
+from ..messages import AssistantMessage, Message, TokenUsage
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
@@ -40,6 +38,7 @@ from .events import (
 from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
 from .output import OutputMode, check_output_options
+from .request import AgentRequest, RequestLike, as_request
 from .toolset import ToolSet
 from .turn import Turn
 
@@ -56,28 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _NO_USAGE = TokenUsage()
-
-
-@dataclass(frozen=True)
-class AgentRequest:
-    """One user turn with per-turn options (``None``: the agent's defaults; see :mod:`.output`)."""
-
-    message: str | UserMessage
-    sampling: SamplingParams | None = None
-    stream: bool | None = None
-    output_type: Any = None
-    output_mode: OutputMode | None = None
-
-    def __post_init__(self) -> None:
-        check_output_options(self.output_type, self.output_mode)
-
-    @property
-    def user_message(self) -> UserMessage:
-        m = self.message
-        return m if isinstance(m, UserMessage) else UserMessage(m)
-
-
-_Request = str | UserMessage | AgentRequest
 
 
 class Agent(Closeable):
@@ -245,7 +222,11 @@ class Agent(Closeable):
     # -- running -------------------------------------------------------------
 
     def send(
-        self, request: _Request, *, output_type: Any = None, output_mode: OutputMode | None = None
+        self,
+        request: RequestLike,
+        *,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
     ) -> AssistantMessage:
         """Run one turn to its end and return the final assistant message.
 
@@ -253,7 +234,7 @@ class Agent(Closeable):
         validated value. Raises AgentStopped, CancelledError, AgentBusyError, the LLM client's
         errors, OutputValidationError, or ApprovalRequired (see :meth:`resume`).
         """
-        return drain(self._traced(_as_request(request, output_type, output_mode), stepwise=False))
+        return drain(self._traced(as_request(request, output_type, output_mode), stepwise=False))
 
     def resume(self, state: PausedTurn, decisions: Decisions) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
@@ -268,14 +249,18 @@ class Agent(Closeable):
         return self._traced(AgentRequest(""), resumption(state, decisions), stepwise=True)
 
     def stream(
-        self, request: _Request, *, output_type: Any = None, output_mode: OutputMode | None = None
+        self,
+        request: RequestLike,
+        *,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
     ) -> Iterator[AgentEvent]:
         """Run one turn, yielding LLM stream events and agent events as they happen.
 
         The turn starts at the first ``next()``. Closing the iterator early (a
         ``break``) cancels the turn and leaves the history consistent.
         """
-        return self._traced(_as_request(request, output_type, output_mode), stepwise=True)
+        return self._traced(as_request(request, output_type, output_mode), stepwise=True)
 
     def cancel(self) -> None:
         """Stop the running turn (from any thread): it raises CancelledError soon."""
@@ -392,14 +377,6 @@ class Agent(Closeable):
 
     def _on_mcp_event(self, event: object) -> None:
         invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")
-
-
-def _as_request(request: _Request, output_type: Any, mode: OutputMode | None) -> AgentRequest:
-    if not isinstance(request, AgentRequest):
-        return AgentRequest(request, output_type=output_type, output_mode=mode)
-    if output_type is not None:
-        request = replace(request, output_type=output_type)
-    return request if mode is None else replace(request, output_mode=mode)
 
 
 def _runtime_of(llm: object) -> Runtime:

@@ -40,8 +40,9 @@ from .output import TurnOutput, turn_output
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentRequest
+    from .agent import Agent
     from .paused import ResumedRound, Resumption
+    from .request import AgentRequest
 
 log = logging.getLogger(__name__)
 

@@ -56,7 +56,8 @@ from .events import OutputRetry
 from .output_type import OutputSchema, first_line, output_schema
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentRequest
+    from .agent import Agent
+    from .request import AgentRequest
 
 log = logging.getLogger("agent_smith.agent")
 
