@@ -21,6 +21,7 @@ from agent_smith import (
     AgentConfig,
     AgentHooks,
     AgentRequest,
+    ApprovalRequired,
     AssistantMessage,
     ConfigError,
     FinalAnswer,
@@ -455,3 +456,29 @@ def test_a_session_stores_the_raw_reply_and_a_reload_rebuilds_the_output(
         stored = Agent(llm, session=session).history
     assert stored[-1].content == INVOICE_JSON and stored[-1].output is None  # type: ignore[union-attr]
     assert parse_output(Invoice, stored[-1].content) == INVOICE
+
+
+# -- approvals -----------------------------------------------------------------------
+
+
+def test_a_typed_turn_paused_for_approval_resumes_to_its_output(
+    llm_server: ScriptedLlmServer, llm: LlmClient
+) -> None:
+    @tool(requires_approval=True)
+    def book(city: str) -> str:
+        """Book a trip."""
+        return f"booked {city}"
+
+    # The paused round holds final_result too: on resume it must still be found.
+    llm_server.script(Calls(("book", {"city": "Oslo"}), ("final_result", OSLO)))
+    agent = Agent(llm, tools=[book], output_type=City)
+    with pytest.raises(ApprovalRequired) as caught:
+        agent.send("Book Oslo and tell me where it is.")
+    assert llm_server.requests[0]["tools"][-1]["function"]["name"] == "final_result"
+    reply = agent.resume(caught.value.state, {caught.value.requests[0].call_id: True})
+    assert reply.output == City("Oslo", "NO")
+    assert len(llm_server.requests) == 1  # the resumed round ended the turn
+    assert [m.content for m in agent.history if isinstance(m, ToolMessage)] == [
+        "booked Oslo",
+        "Final result accepted.",
+    ]
