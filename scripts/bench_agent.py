@@ -12,7 +12,9 @@ One run measures, side by side:
   nested dataclass of tests/support/invoices.py; with tools that is tool
   mode): the second reply is a ``final_result`` call. The floor sends the
   same ``final_result`` tool and builds the ``Invoice`` from its arguments
-  by hand (no validation); the agent validates and converts it;
+  by hand (no validation); the agent validates and converts it. A second
+  floor also validates the arguments (a compiled ``jsonschema`` validator),
+  which shows what the agent adds beyond the validation itself;
 * one turn whose four tools each sleep 0.2 s (they run in parallel);
 * building an ``Agent`` with a shared ``LlmClient``: time and memory
   (``tracemalloc``) per agent.
@@ -39,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import requests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,7 +143,9 @@ def invoice_by_hand(data: dict[str, Any]) -> Invoice:
     )
 
 
-def make_floor(url: str, tools: int, stream: bool, typed: bool = False) -> Callable[[], str]:
+def make_floor(
+    url: str, tools: int, stream: bool, typed: bool = False, validate: bool = False
+) -> Callable[[], str]:
     """Two round trips with requests + json, the calls run inline."""
     session = requests.Session()
     chat = url + "/v1/chat/completions"
@@ -164,6 +169,7 @@ def make_floor(url: str, tools: int, stream: bool, typed: bool = False) -> Calla
         parameters = output_schema(Invoice).schema
         schemas.append(FinalResultTool(output_schema(Invoice)).schema.to_openai())
         assert schemas[-1]["function"]["parameters"] is parameters
+        checker = jsonschema.Draft202012Validator(parameters)
 
     def ask(messages: list[dict[str, Any]]) -> dict[str, Any]:
         body = {"model": MODEL, "messages": messages, "tools": schemas, "stream": stream}
@@ -217,7 +223,10 @@ def make_floor(url: str, tools: int, stream: bool, typed: bool = False) -> Calla
             for call in message["tool_calls"]:
                 fn = call["function"]
                 if fn["name"] == FINAL:
-                    invoice = invoice_by_hand(json.loads(fn["arguments"]))
+                    data = json.loads(fn["arguments"])
+                    if validate and not checker.is_valid(data):
+                        return "invalid"
+                    invoice = invoice_by_hand(data)
                     return "All done." if invoice == INVOICE else repr(invoice)
                 result = fns[fn["name"]](**json.loads(fn["arguments"]))
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
@@ -321,14 +330,13 @@ def main() -> None:
             rows = []
             for typed in (False, True):
                 for stream in (False, True):
-                    times = per_turn(
-                        {
-                            "floor": make_floor(url, args.tools, stream, typed),
-                            "agent": make_agent_turn(llm, runtime, args.tools, stream, typed=typed),
-                        },
-                        args.turns,
-                    )
-                    rows.append((typed, stream, times))
+                    runs = {
+                        "floor": make_floor(url, args.tools, stream, typed),
+                        "agent": make_agent_turn(llm, runtime, args.tools, stream, typed=typed),
+                    }
+                    if typed:
+                        runs["checking floor"] = make_floor(url, args.tools, stream, True, True)
+                    rows.append((typed, stream, per_turn(runs, args.turns)))
             sleepy = make_agent_turn(llm, runtime, 4, False, sleep=0.2)
             sleepy()
             sleepy_times = [timed(sleepy)[0] for _ in range(10)]
@@ -356,6 +364,17 @@ def main() -> None:
             f"| {(am - fm) * 1e3:.2f} | {statistics.median(floor_cpu) * 1e3:.2f} / "
             f"{statistics.median(agent_cpu) * 1e3:.2f} |"
         )
+    print("\nTyped output against a floor that validates too (compiled jsonschema):\n")
+    print("| turn | checking floor median (ms) | agent median (ms) | ratio |")
+    print("|---|---:|---:|---:|")
+    for typed, stream, times in rows:
+        if typed:
+            cm, am = (
+                statistics.median(times["checking floor"][0]),
+                statistics.median(times["agent"][0]),
+            )
+            kind = "streamed" if stream else "not streamed"
+            print(f"| {kind}, typed output | {cm * 1e3:.2f} | {am * 1e3:.2f} | {am / cm:.2f}x |")
     print(
         f"\nFour tools sleeping 0.2 s each, one turn: median "
         f"{statistics.median(sleepy_times):.3f} s, max {max(sleepy_times):.3f} s"
