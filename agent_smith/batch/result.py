@@ -9,13 +9,13 @@ so a results file tells what went wrong without pickled exceptions.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParseError
 from ..messages import TokenUsage
+from ..tools.convert import to_json_value
 
 #: Longest error message kept in a result (a foreign exception can be huge).
 MESSAGE_MAX_CHARS = 500
@@ -100,17 +100,4 @@ def _typed(value: Any, kind: type | tuple[type, ...], name: str) -> Any:
 
 def json_ready(value: object) -> Any:
     """A typed output as JSON values: dataclasses and pydantic models become objects."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, enum.Enum):
-        return json_ready(value.value)
-    dump = getattr(value, "model_dump", None)  # pydantic, duck-typed (never imported)
-    if callable(dump):
-        return dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: json_ready(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    return str(value)
+    return to_json_value(value, default=str)

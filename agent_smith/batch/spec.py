@@ -260,9 +260,6 @@ class AgentSpec:
         from ..agent.agent import Agent
 
         tools = self.resolve_tools()
-        if self.resolve_output_type() is not None:
-            # Typed output (issue 11) is built on its own branch; wired when it lands.
-            raise ConfigError("AgentSpec.output_type: typed output is not in this agent_smith yet")
         agent = Agent(
             llm if llm is not None else self.make_llm(runtime=runtime),
             self.system_prompt,
@@ -271,6 +268,7 @@ class AgentSpec:
             hooks=hooks,
             runtime=runtime,
             approver=self.resolve_approver(),
+            output_type=self.resolve_output_type(),
         )
         try:
             if mcp_clients is None:

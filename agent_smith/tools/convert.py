@@ -22,7 +22,7 @@ import enum
 import functools
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union
 
 from .schema import is_model_class, is_typeddict, resolve_hints, type_schema
@@ -180,23 +180,25 @@ def _mapping(item: Converter) -> Converter:
     return convert
 
 
-def to_json_value(value: Any) -> Any:
+def to_json_value(value: Any, *, default: Callable[[Any], Any] | None = None) -> Any:
     """``value`` as plain JSON data: dataclasses, enums, pydantic models, sets unpacked.
 
-    Values with no JSON form (an arbitrary object) are returned unchanged, so
-    ``json.dumps`` of the result is what decides.
+    Mapping keys become strings (JSON has no others). A value with no JSON
+    form (an arbitrary object) goes through ``default`` (``str``, say), or is
+    returned unchanged without one, so ``json.dumps`` of the result decides.
     """
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, enum.Enum):
-        return to_json_value(value.value)
-    if isinstance(value, dict):
-        return {k: to_json_value(v) for k, v in value.items()}
+        return to_json_value(value.value, default=default)
+    if isinstance(value, Mapping):
+        return {str(k): to_json_value(v, default=default) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_json_value(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and is_model_class(type(value)):
+        return [to_json_value(v, default=default) for v in value]
+    dump = getattr(value, "model_dump", None)  # a pydantic model, duck-typed
+    if callable(dump) and not isinstance(value, type):
         return dump(mode="json")
-    return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return {f.name: to_json_value(getattr(value, f.name), default=default) for f in fields}
+    return value if default is None else default(value)

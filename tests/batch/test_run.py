@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import multiprocessing
 import threading
 import time
@@ -296,3 +297,18 @@ def test_a_shut_down_executor_is_a_config_error(server: ScriptedLlmServer) -> No
     pool.shutdown()
     with pytest.raises(ConfigError, match="refused work"):
         list(run_batch(AgentSpec(server.url), ["a"], executor=pool))
+
+
+def test_a_typed_spec_records_each_output_as_json(tmp_path: Path, no_thread_leak: None) -> None:
+    def verdict(body: JsonObject) -> Reply:
+        assert body["response_format"]["json_schema"]["name"] == "Verdict"
+        return Text(json.dumps({"label": last_user_text(body).upper()}))
+
+    out = tmp_path / "out.jsonl"
+    with ScriptedLlmServer(verdict) as server:
+        spec = AgentSpec(server.url, output_type="tests.support.batch:Verdict")
+        with run_batch(spec, ["yes", "no"], results=out, concurrency=2) as run:
+            results = sorted(run, key=lambda r: r.id)
+    assert [r.output for r in results] == [{"label": "YES"}, {"label": "NO"}]
+    assert [r.content for r in results] == ['{"label": "YES"}', '{"label": "NO"}']
+    assert sorted(read_results(out), key=lambda r: r.id) == results

@@ -201,7 +201,13 @@ def test_build_connects_the_mcp_servers_and_the_agent_closes_them(no_thread_leak
         agent.close()
 
 
-def test_build_refuses_an_output_type_until_typed_output_exists() -> None:
+def test_build_gives_the_agent_its_output_type() -> None:
     spec = AgentSpec("http://127.0.0.1:1", output_type="tests.support.batch:Verdict")
-    with pytest.raises(ConfigError, match="typed output"):
-        spec.build()
+    agent = spec.build()
+    try:
+        assert agent.output_type is Verdict
+    finally:
+        agent.close()
+    unusable = AgentSpec("http://127.0.0.1:1", output_type="tests.support.batch:Verdicts")
+    with pytest.raises(ConfigError, match="output_type"):
+        unusable.build()  # list["Verdict"]: a forward reference has no JSON schema
