@@ -236,17 +236,34 @@ class Agent(Closeable):
         """
         return drain(self._traced(as_request(request, output_type, output_mode), stepwise=False))
 
-    def resume(self, state: PausedTurn, decisions: Decisions) -> AssistantMessage:
+    def resume(
+        self,
+        state: PausedTurn,
+        decisions: Decisions,
+        *,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+    ) -> AssistantMessage:
         """Continue a turn paused by ApprovalRequired; return its final answer (or pause again).
 
         ``decisions``: waiting call id -> True (run), False or a reason (deny). The agent may be
         new (any process) with the saved history; ConfigError, changing nothing, on a mismatch.
+        Pass the ``output_type``/``output_mode`` the paused ``send`` had, if it had its own.
         """
-        return drain(self._traced(AgentRequest(""), resumption(state, decisions), stepwise=False))
+        request = as_request("", output_type, output_mode)  # a resumed turn has no new message
+        return drain(self._traced(request, resumption(state, decisions), stepwise=False))
 
-    def resume_stream(self, state: PausedTurn, decisions: Decisions) -> Iterator[AgentEvent]:
+    def resume_stream(
+        self,
+        state: PausedTurn,
+        decisions: Decisions,
+        *,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+    ) -> Iterator[AgentEvent]:
         """:meth:`resume`, yielding the rest of the turn's events like :meth:`stream`."""
-        return self._traced(AgentRequest(""), resumption(state, decisions), stepwise=True)
+        request = as_request("", output_type, output_mode)
+        return self._traced(request, resumption(state, decisions), stepwise=True)
 
     def stream(
         self,

@@ -461,6 +461,24 @@ def test_a_session_stores_the_raw_reply_and_a_reload_rebuilds_the_output(
 # -- approvals -----------------------------------------------------------------------
 
 
+def test_a_resume_takes_the_output_type_its_paused_send_had(
+    llm_server: ScriptedLlmServer, llm: LlmClient
+) -> None:
+    @tool(requires_approval=True)
+    def book(city: str) -> str:
+        """Book a trip."""
+        return f"booked {city}"
+
+    llm_server.script(Calls(("book", {"city": "Oslo"})), Calls(("final_result", OSLO)))
+    agent = Agent(llm, tools=[book])  # no agent-wide type: this send has its own
+    with pytest.raises(ApprovalRequired) as caught:
+        agent.send("Book Oslo and tell me where it is.", output_type=City)
+    call_id = caught.value.requests[0].call_id
+    reply = agent.resume(caught.value.state, {call_id: True}, output_type=City)
+    assert reply.output == City("Oslo", "NO")
+    assert llm_server.requests[1]["tools"][-1]["function"]["name"] == "final_result"
+
+
 def test_a_typed_turn_paused_for_approval_resumes_to_its_output(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
