@@ -94,8 +94,3 @@ class AutoTransport(Transport):
 
     def close(self) -> None:
         self._current.close()
-
-    @property
-    def kind(self) -> str:
-        """Which transport carries the connection: ``streamable-http`` or ``sse``."""
-        return "sse" if isinstance(self._current, LegacySseTransport) else "streamable-http"

@@ -83,7 +83,6 @@ class StreamableHttpTransport(Transport):
         if not config.url:
             raise ValueError(f"MCP server {config.alias!r} has no url")
         self.server = config.alias
-        self._config = config
         self._url: str = config.url
         self.where = config.url
         self._timeout = float(config.request_timeout)
