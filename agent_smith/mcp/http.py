@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from .._internal.sockets import socket_of
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
 from ..tracing.otel import in_context
@@ -45,6 +44,7 @@ from .sse_streams import (
     NOTHING,
     StreamPosition,
     content_type,
+    no_read_timeout,
     pump,
     resume_until,
     wake_reader,
@@ -189,10 +189,7 @@ class StreamableHttpTransport(Transport):
             if response.status_code == 202:
                 return
             if handoff is not None and content_type(response) == "text/event-stream":
-                # The caller's budget governs from here: no read timeout on the stream.
-                sock = socket_of(response)
-                if sock is not None:
-                    sock.settimeout(None)
+                no_read_timeout(response)  # the caller's budget governs from here
                 position = StreamPosition()
                 if not self._pump(response, position, want=frame["id"]):
                     response.close()

@@ -15,22 +15,19 @@ authorized like Streamable HTTP's (:mod:`.http_request`), OAuth included.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import requests
-import urllib3.exceptions
 
-from .._internal.sockets import socket_of
 from .._internal.sse_reader import SseReader, read_chunks
 from ..logs import trace
 from .auth.urls import origin
 from .config import SUPPORTED_PROTOCOL_VERSIONS
 from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
-from .sse_streams import content_type, wake_reader
+from .sse_streams import STREAM_ERRORS, content_type, event_frames, no_read_timeout, wake_reader
 from .transport import CloseHandler, Frame, FrameHandler, Transport, encode_frame, hand_over
 
 if TYPE_CHECKING:
@@ -174,9 +171,7 @@ class LegacySseTransport(Transport):
     def _read(
         self, response: requests.Response, on_frame: FrameHandler, on_closed: CloseHandler
     ) -> None:
-        sock = socket_of(response)
-        if sock is not None:
-            sock.settimeout(None)  # a quiet stream is normal: no read timeout
+        no_read_timeout(response)  # a quiet stream is normal
         error: Exception | None = None
         try:
             for event in SseReader(read_chunks(response)).all_events():
@@ -184,12 +179,7 @@ class LegacySseTransport(Transport):
                     self._found_endpoint(event.data.strip())
                 elif event.event == "message" and event.data.strip():
                     self._deliver(event.data, on_frame)
-        except (
-            requests.RequestException,
-            urllib3.exceptions.HTTPError,
-            OSError,
-            ValueError,
-        ) as err:
+        except STREAM_ERRORS as err:
             error = err
         finally:
             self._endpoint_known.set()  # start() must not wait for an endpoint that cannot come
@@ -210,11 +200,6 @@ class LegacySseTransport(Transport):
         self._endpoint_known.set()
 
     def _deliver(self, data: str, on_frame: FrameHandler) -> None:
-        try:
-            parsed = json.loads(data)
-        except ValueError:
-            log.warning("MCP server %s sent an SSE message that is not JSON", self.server)
-            return
-        for item in parsed if isinstance(parsed, list) else [parsed]:
+        for item in event_frames(data, self.server):
             if isinstance(item, dict):
                 hand_over(on_frame, item, self.server)

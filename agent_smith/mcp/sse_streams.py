@@ -6,8 +6,11 @@ bytes arrive, through the shared reader of :mod:`agent_smith._internal.sse_reade
 keeps the data-less "priming" events whose ``id`` and ``retry`` MCP needs).
 :class:`StreamPosition` remembers the last event id and the server's
 ``retry`` delay so :func:`resume_until` can pick a dropped stream up again
-with ``Last-Event-ID`` (SEP-1699). :func:`wake_reader` lets another
-thread unblock a reader stuck on a silent stream.
+with ``Last-Event-ID`` (SEP-1699). :func:`event_frames` and
+:data:`STREAM_ERRORS` are shared with the legacy HTTP+SSE transport
+(:mod:`.legacy_sse`), which reads its one stream the same way.
+:func:`no_read_timeout` lets a reader wait out a quiet stream;
+:func:`wake_reader` lets another thread unblock it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 import requests
 import urllib3.exceptions
 
-from .._internal.sockets import shutdown_socket
+from .._internal.sockets import shutdown_socket, socket_of
 from .._internal.sse_reader import SseReader, read_chunks
 
 log = logging.getLogger(__name__)
@@ -30,6 +33,13 @@ log = logging.getLogger(__name__)
 NOTHING = object()
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server named no delay
 MAX_RESUMES = 5  # resumptions in a row that may end without what was awaited
+#: What reading a stream raises when it breaks or another thread woke it.
+STREAM_ERRORS = (
+    requests.RequestException,
+    urllib3.exceptions.HTTPError,  # read_chunks' read1() raises urllib3's own errors
+    OSError,
+    ValueError,
+)
 
 
 class StreamPosition:
@@ -61,25 +71,25 @@ def pump(
                 position.retry = event.retry / 1000.0
             if not event.data.strip():
                 continue
-            try:
-                parsed = json.loads(event.data)
-            except ValueError:
-                log.warning("MCP server %s sent an SSE event that is not JSON", server)
-                continue
             got = False
-            for item in parsed if isinstance(parsed, list) else [parsed]:
+            for item in event_frames(event.data, server):
                 deliver(item)
                 got = got or is_response_to(item, want)
             if got:
                 return True
-    except (
-        requests.RequestException,
-        urllib3.exceptions.HTTPError,  # read_chunks' read1() raises urllib3's own errors
-        OSError,
-        ValueError,
-    ) as err:
+    except STREAM_ERRORS as err:
         log.debug("SSE stream from %s ended: %s", server, type(err).__name__)
     return False
+
+
+def event_frames(data: str, server: str) -> list[Any]:
+    """The JSON-RPC frames in one SSE event's data (one frame or a batch); none if not JSON."""
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        log.warning("MCP server %s sent an SSE event that is not JSON", server)
+        return []
+    return parsed if isinstance(parsed, list) else [parsed]
 
 
 def resume_until(
@@ -125,6 +135,13 @@ def is_response_to(item: Any, want: Any) -> bool:
 def content_type(response: requests.Response) -> str:
     """The response's media type, lower case, without parameters."""
     return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def no_read_timeout(response: requests.Response) -> None:
+    """Let reads of a streamed ``response`` wait however long the server stays quiet."""
+    sock = socket_of(response)
+    if sock is not None:
+        sock.settimeout(None)
 
 
 def wake_reader(response: requests.Response) -> None:
