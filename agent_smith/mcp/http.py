@@ -38,7 +38,7 @@ from ..logs import trace
 from ..tracing.otel import in_context
 from .handoff import Handoff
 from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
-from .http_session import HttpSession
+from .http_session import ACCEPT_POST, HttpSession
 from .listener import GetStreamListener
 from .sse_streams import (
     NOTHING,
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_ACCEPT_POST = "application/json, text/event-stream"
 # How long send() waits for a request's status before leaving it to its thread.
 _HEADER_GRACE = 0.5
 _CONNECT_TIMEOUT = 10.0
@@ -162,7 +161,7 @@ class StreamableHttpTransport(Transport):
     ) -> None:
         """One POST: check the status, then read the answer (SSE resumed as needed)."""
         method = frame.get("method")
-        headers = self._state.headers(accept=_ACCEPT_POST)
+        headers = self._state.headers(accept=ACCEPT_POST)
         headers["Content-Type"] = "application/json"
         trace(log, f"mcp {self.server} send", frame)
         had_session = headers.get("Mcp-Session-Id") is not None

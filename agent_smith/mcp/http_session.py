@@ -21,6 +21,8 @@ from .transport import StaleSession
 
 log = logging.getLogger(__name__)
 
+#: What a POST (and the DELETE) accepts: a JSON body or an SSE stream.
+ACCEPT_POST = "application/json, text/event-stream"
 _DELETE_TIMEOUT = 5.0
 
 
@@ -75,7 +77,7 @@ class HttpSession:
 
     def delete(self, session: requests.Session, url: str, auth: RequestAuth) -> None:
         """End the session on the server with DELETE (if there is one); failures are logged."""
-        headers = self.headers(accept="application/json, text/event-stream")
+        headers = self.headers(accept=ACCEPT_POST)
         with self._lock:
             held, self._id = self._id, None
         if held is None:
