@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from ...errors import AgentSmithError
+from .fetch import described
 from .pkce import Pkce, new_pkce, new_state
 from .urls import same_issuer
 
@@ -88,8 +89,7 @@ def _code_from(http: AuthHttp, metadata: ServerMetadata, redirect: str, state: s
     params = {k: v[0] for k, v in parse_qs(urlsplit(redirect).query).items() if v}
     error = params.get("error")
     if error is not None:
-        described = params.get("error_description")
-        detail = f" ({' '.join(described.split())[:200]})" if described else ""
+        detail = described(params.get("error_description"))
         raise http.error(f"the authorization server refused: {error}{detail}", oauth_error=error)
     if not hmac.compare_digest(params.get("state", ""), state):
         raise http.error("the redirect's state does not match the request (possible CSRF)")

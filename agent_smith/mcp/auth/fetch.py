@@ -99,10 +99,8 @@ class AuthHttp:
             status = response.status_code
         if not 200 <= status < 300:
             code = body.get("error") if body else None
-            described = body.get("error_description") if body else None
             detail = f" {code}" if isinstance(code, str) else ""
-            if isinstance(described, str) and described:
-                detail += f" ({truncate_utf8(' '.join(described.split()), _DESCRIPTION_BYTES)})"
+            detail += described(body.get("error_description") if body else None)
             raise self.error(
                 f"{what} answered HTTP {status}{detail}",
                 http_status=status,
@@ -111,6 +109,13 @@ class AuthHttp:
         if body is None:
             raise self.error(f"{what} answered without a JSON object", http_status=status)
         return body
+
+
+def described(description: object) -> str:
+    """`` (description)`` of an OAuth error, on one line and cut short; "" when there is none."""
+    if not isinstance(description, str) or not description:
+        return ""
+    return f" ({truncate_utf8(' '.join(description.split()), _DESCRIPTION_BYTES)})"
 
 
 def _json_object(response: requests.Response) -> dict[str, Any] | None:

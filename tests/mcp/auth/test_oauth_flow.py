@@ -255,6 +255,20 @@ def test_a_refused_consent_is_an_auth_error_naming_the_oauth_error(
     assert "the user said no" in str(info.value)
 
 
+def test_a_long_refusal_description_is_cut_like_every_other_excerpt(
+    fake: FakeOAuthServer,
+) -> None:
+    def refuse(url: str) -> str:
+        return f"{REDIRECT}?error=access_denied&error_description={'why+' * 100}"
+
+    with pytest.raises(McpAuthError) as info:
+        connect(fake, oauth(authorization_handler=refuse))
+    message = str(info.value)
+    assert "why why why" in message
+    assert "[truncated, original size 399 bytes]" in message
+    assert len(message) < 400
+
+
 def test_a_redirect_with_a_foreign_state_is_refused(fake: FakeOAuthServer) -> None:
     def forged(url: str) -> str:
         return f"{REDIRECT}?code=stolen&state=not-ours"
