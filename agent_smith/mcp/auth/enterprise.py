@@ -16,15 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...errors import ParseError
 from .registration import ClientInfo, choose_auth_method
-from .token_endpoint import post_grant
-from .tokens import OAuthTokens, tokens_from_response
+from .token_endpoint import grant_tokens, post_grant
 
 if TYPE_CHECKING:
     from .config import OAuthConfig
     from .discovery import Discovered
     from .fetch import AuthHttp
+    from .tokens import OAuthTokens
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -77,10 +76,12 @@ def enterprise_tokens(
     bearer = {"grant_type": JWT_BEARER, "assertion": grant}
     if scope:
         bearer["scope"] = " ".join(scope)
-    body = post_grant(
-        http, found.server.token_endpoint, client, config, bearer, audience=found.server.issuer
+    return grant_tokens(
+        http,
+        found.server.token_endpoint,
+        client,
+        config,
+        bearer,
+        audience=found.server.issuer,
+        scope=scope,
     )
-    try:
-        return tokens_from_response(body, requested_scope=scope)
-    except ParseError as err:
-        raise http.error(f"token request ({JWT_BEARER}): {err}") from err

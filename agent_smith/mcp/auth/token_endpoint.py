@@ -89,7 +89,35 @@ def _request(
 ) -> OAuthTokens:
     if resource is not None:
         form["resource"] = resource
-    body = post_grant(http, metadata.token_endpoint, client, config, form, audience=metadata.issuer)
+    return grant_tokens(
+        http,
+        metadata.token_endpoint,
+        client,
+        config,
+        form,
+        audience=metadata.issuer,
+        scope=scope,
+        previous=previous,
+    )
+
+
+def grant_tokens(
+    http: AuthHttp,
+    endpoint: str,
+    client: ClientInfo,
+    config: OAuthConfig,
+    form: dict[str, str],
+    *,
+    audience: str,
+    scope: tuple[str, ...] | None,
+    previous: OAuthTokens | None = None,
+) -> OAuthTokens:
+    """POST a grant's ``form`` to a token ``endpoint``; the tokens its answer holds.
+
+    ``scope`` is what was asked for (the tokens' scope when the answer names
+    none); a refresh's ``previous`` tokens lend their refresh token.
+    """
+    body = post_grant(http, endpoint, client, config, form, audience=audience)
     try:
         return tokens_from_response(body, requested_scope=scope, previous=previous)
     except ParseError as err:
