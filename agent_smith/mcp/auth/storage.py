@@ -22,8 +22,9 @@ import logging
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ...errors import ConfigError, ParseError
 from .registration import ClientInfo
@@ -32,6 +33,7 @@ from .tokens import OAuthTokens
 log = logging.getLogger(__name__)
 
 _FORMAT = 1
+_T = TypeVar("_T")
 
 
 @runtime_checkable
@@ -100,42 +102,41 @@ class FileTokenStorage:
         self._lock = threading.Lock()
 
     def load_tokens(self, key: str) -> OAuthTokens | None:
-        with self._lock:
-            entry = self._read()["tokens"].get(key)
-        try:
-            return None if entry is None else OAuthTokens.from_dict(entry)
-        except ParseError:
-            log.warning("token file %s holds unreadable tokens; ignored", self.path)
-            return None
+        return self._load("tokens", key, OAuthTokens.from_dict, "unreadable tokens")
 
     def save_tokens(self, key: str, tokens: OAuthTokens | None) -> None:
-        with self._lock:
-            data = self._read()
-            if tokens is None:
-                data["tokens"].pop(key, None)
-            else:
-                data["tokens"][key] = tokens.to_dict()
-            self._write(data)
+        self._save("tokens", key, None if tokens is None else tokens.to_dict())
 
     def load_client(self, issuer: str) -> ClientInfo | None:
-        with self._lock:
-            entry = self._read()["clients"].get(issuer)
-        try:
-            return None if entry is None else ClientInfo.from_dict(entry)
-        except ParseError:
-            log.warning("token file %s holds an unreadable client; ignored", self.path)
-            return None
+        return self._load("clients", issuer, ClientInfo.from_dict, "an unreadable client")
 
     def save_client(self, issuer: str, client: ClientInfo) -> None:
-        with self._lock:
-            data = self._read()
-            data["clients"][issuer] = client.to_dict()
-            self._write(data)
+        self._save("clients", issuer, client.to_dict())
 
     def __repr__(self) -> str:
         return f"FileTokenStorage({str(self.path)!r})"
 
     # -- the file ------------------------------------------------------------------
+
+    def _load(self, section: str, key: str, parse: Callable[[Any], _T], what: str) -> _T | None:
+        """The entry ``key`` of ``section``, parsed; None (logged) when it does not parse."""
+        with self._lock:
+            entry = self._read()[section].get(key)
+        try:
+            return None if entry is None else parse(entry)
+        except ParseError:
+            log.warning("token file %s holds %s; ignored", self.path, what)
+            return None
+
+    def _save(self, section: str, key: str, entry: dict[str, Any] | None) -> None:
+        """Keep ``entry`` as ``key`` of ``section`` (None removes it), rewriting the file."""
+        with self._lock:
+            data = self._read()
+            if entry is None:
+                data[section].pop(key, None)
+            else:
+                data[section][key] = entry
+            self._write(data)
 
     def _read(self) -> dict[str, Any]:
         empty: dict[str, Any] = {"format": _FORMAT, "tokens": {}, "clients": {}}
