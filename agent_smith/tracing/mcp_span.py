@@ -30,7 +30,7 @@ from .names import (
     TOOL_NAME,
 )
 from .otel import api, tracer
-from .span import Attributes, Handle, LiveHandle, LiveSpan, server_attributes
+from .span import Attributes, Handle, LiveHandle, LiveSpan, rpc_code, server_attributes
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -103,8 +103,8 @@ class _LiveMcp(LiveHandle, McpTrace):
         super().__init__(LiveSpan(t, name, kind, attributes, content=False, attach=True))
 
     def _leaving(self, error: BaseException | None) -> None:
-        code = getattr(error, "rpc_code", None)
-        if isinstance(code, int) and not isinstance(code, bool):
+        code = rpc_code(error)
+        if code is not None:
             self._live.set({RPC_RESPONSE_STATUS_CODE: str(code)})
 
     def propagate(self, params: JsonObject | None) -> JsonObject | None:

@@ -172,10 +172,14 @@ def error_type(error: BaseException) -> str:
         return CANCELLED
     if isinstance(error, LlmApiError) and error.http_status:
         return str(error.http_status)
-    code = getattr(error, "rpc_code", None)  # McpError, McpProtocolError
-    if isinstance(code, int) and not isinstance(code, bool):
-        return str(code)
-    return type(error).__name__
+    code = rpc_code(error)
+    return str(code) if code is not None else type(error).__name__
+
+
+def rpc_code(error: BaseException | None) -> int | None:
+    """The JSON-RPC error code an error carries (McpError, McpProtocolError), if any."""
+    code = getattr(error, "rpc_code", None)
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
 def provider(url: str) -> str:
