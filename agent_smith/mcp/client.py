@@ -3,7 +3,8 @@
 ``McpClient.connect(config)`` spawns (stdio) or reaches (Streamable HTTP, or
 the legacy HTTP+SSE transport; OAuth when ``config.auth`` is set) the
 server, runs the ``initialize`` handshake, lists its tools, resources and
-prompts, and returns the connected client. Calls may come from many threads
+prompts (:mod:`.listing`, which also keeps them current), and returns the
+connected client. Calls may come from many threads
 at once. Hook events, ``list_changed`` refreshes and user handlers for
 server requests (elicitation, sampling, roots) run on one event thread per
 client (:mod:`.dispatcher`), in arrival order, so neither a slow hook nor a
@@ -18,37 +19,27 @@ re-initialising; a ``tools/call`` already written is never sent again.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..errors import ConfigError, McpError, McpProtocolError, TransportError
+from ..errors import ConfigError, McpError, TransportError
 from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema
 from ..tracing.mcp_span import McpTrace, mcp_request
-from .catalog import (
-    PromptInfo,
-    ResourceInfo,
-    ServerInfo,
-    parse_prompt,
-    parse_resource,
-    parse_tool,
-)
+from .catalog import PromptInfo, ResourceInfo, ServerInfo
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
 from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
 from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
+from .listing import Offerings
 from .transport import StaleSession, Transport
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
     from .auth.provider import OAuthProvider
-
-log = logging.getLogger(__name__)
 
 
 class McpClient(Closeable):
@@ -83,17 +74,15 @@ class McpClient(Closeable):
         if roots_handler is not None:
             self._capabilities["roots"] = {"listChanged": False}
         self._events = EventDispatcher(config.alias, hook)
+        self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
             config,
             capabilities=self._capabilities,
             make_transport=lambda: self._make_transport(),
             make_peer=self._make_peer,
-            on_open=self._list_everything,
+            on_open=self._offered.list_everything,
             emit=self._events.emit,
         )
-        self._tools: list[ToolSchema] = []
-        self._resources: list[ResourceInfo] = []
-        self._prompts: list[PromptInfo] = []
         self._oauth: OAuthProvider | None = None
 
     @classmethod
@@ -138,15 +127,15 @@ class McpClient(Closeable):
     @property
     def tools(self) -> list[ToolSchema]:
         """The server's tools after allow/deny filtering (input schemas untouched)."""
-        return list(self._tools)
+        return list(self._offered.tools)
 
     @property
     def resources(self) -> list[ResourceInfo]:
-        return list(self._resources)
+        return list(self._offered.resources)
 
     @property
     def prompts(self) -> list[PromptInfo]:
-        return list(self._prompts)
+        return list(self._offered.prompts)
 
     @property
     def server_info(self) -> ServerInfo:
@@ -213,8 +202,7 @@ class McpClient(Closeable):
 
     def refresh_tools(self) -> list[ToolSchema]:
         """List the server's tools again (done automatically on ``list_changed``)."""
-        self._tools = self._list_tools()
-        return self.tools
+        return list(self._offered.refresh_tools())
 
     def close(self) -> None:
         """Fail pending calls, shut the connection down, join every thread."""
@@ -316,12 +304,6 @@ class McpClient(Closeable):
             dispatch=self._events.submit,
         )
 
-    def _list_everything(self, conn: Connection) -> None:
-        """Run on a new connection after its handshake: list what the server offers."""
-        self._tools = self._list_tools(conn)
-        self._refresh_resources(conn)
-        self._refresh_prompts(conn)
-
     def _make_transport(self) -> Transport:
         from ..runtime import default_runtime
         from .transports import make_transport, oauth_provider
@@ -334,76 +316,18 @@ class McpClient(Closeable):
             self._oauth = oauth_provider(self.config, runtime)
         return make_transport(self.config, runtime, auth=self._oauth)
 
-    def _list_tools(self, conn: Connection | None = None) -> list[ToolSchema]:
-        try:
-            raw = self._list_all("tools", conn)
-        except McpError as err:
-            if self.config.tools_required:
-                raise
-            log.warning("MCP server %s: tools/list failed (%s); no tools", self.alias, err)
-            return []
-        tools = [parse_tool(self.alias, item) for item in raw]
-        return [t for t in tools if self.config.allows(t.name)]
-
-    def _optional_list(self, kind: str, conn: Connection | None = None) -> list[dict[str, Any]]:
-        if kind not in (conn or self._keeper.current()).capabilities:
-            return []
-        try:
-            return self._list_all(kind, conn)
-        except McpError as err:
-            log.warning("MCP server %s: %s/list failed (%s); empty", self.alias, kind, err)
-            return []
-
-    def _list_all(self, kind: str, conn: Connection | None) -> list[dict[str, Any]]:
-        """Every page of ``<kind>/list``, following ``nextCursor`` (each page via _call)."""
-        items: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            params = {"cursor": cursor} if cursor is not None else None
-            result = self._call(f"{kind}/list", params, conn=conn)
-            page = result.get(kind)
-            if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
-                raise McpProtocolError(
-                    f"MCP server {self.alias!r}: {kind}/list result has no list of {kind}",
-                    server=self.alias,
-                )
-            items.extend(page)
-            cursor = result.get("nextCursor")
-            if cursor is None or cursor == "":
-                return items
-            if not isinstance(cursor, str) or cursor in seen:
-                raise McpProtocolError(
-                    f"MCP server {self.alias!r}: {kind}/list gave a bad or repeated nextCursor",
-                    server=self.alias,
-                )
-            seen.add(cursor)
-
     # -- events ------------------------------------------------------------------
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Called by the reader: refreshes run on the event thread, then the hook sees it."""
         event = Notification(method, params)
-        refresh = _REFRESHERS.get(method)
+        refresh = self._offered.refresher(method)
         if refresh is None:
             self._events.emit(event)
         else:
             # A refresh cut short by close() is no news: log it quietly.
             closed = lambda: self._keeper.closed  # noqa: E731
-            self._events.refresh_then_emit(lambda: refresh(self), event, quiet=closed)
-
-    def _refresh_resources(self, conn: Connection | None = None) -> None:
-        self._resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
-
-    def _refresh_prompts(self, conn: Connection | None = None) -> None:
-        self._prompts = [parse_prompt(p) for p in self._optional_list("prompts", conn)]
-
-
-_REFRESHERS: dict[str, Callable[[McpClient], object]] = {
-    "notifications/tools/list_changed": McpClient.refresh_tools,
-    "notifications/resources/list_changed": McpClient._refresh_resources,
-    "notifications/prompts/list_changed": McpClient._refresh_prompts,
-}
+            self._events.refresh_then_emit(refresh, event, quiet=closed)
 
 
 def _decline(params: dict[str, Any]) -> dict[str, Any]:
