@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-_WAIT = 10.0
+from tests.support.fake_http import FakeHttpServer, QuietHandler
 
 
-class FakeLegacySseServer:
+class FakeLegacySseServer(FakeHttpServer):
     """``with FakeLegacySseServer() as srv:``; ``srv.url`` is the SSE endpoint."""
 
     def __init__(
@@ -35,23 +34,12 @@ class FakeLegacySseServer:
         self.posts: list[dict[str, Any]] = []
         self.post_headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/sse"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, args=(0.05,), name="fake-legacy-sse", daemon=True
-        )
+        super().__init__(_Handler, name="fake-legacy-sse")
+        self.url = f"{self.base}/sse"
 
-    def __enter__(self) -> FakeLegacySseServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         self.end_streams()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(_WAIT)
+        super().stop()
 
     def send(self, message: dict[str, Any]) -> None:
         chunk = f"event: message\ndata: {json.dumps(message)}\n\n".encode()
@@ -65,12 +53,9 @@ class FakeLegacySseServer:
                 stream.put(None)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     fake: FakeLegacySseServer
     protocol_version = "HTTP/1.0"  # the stream ends when the connection closes
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
 
     def do_GET(self) -> None:
         if self.path != "/sse":

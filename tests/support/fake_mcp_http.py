@@ -13,11 +13,11 @@ import json
 import queue
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.fake_http import WAIT, FakeHttpServer, QuietHandler, send_json
+
 PROTOCOL = "2025-06-18"
-_WAIT = 10.0  # generous bound for every wait inside a handler
 
 
 @dataclass
@@ -48,7 +48,7 @@ class _State:
     resume_answers: dict[str, Any] = field(default_factory=dict)
 
 
-class FakeMcpServer:
+class FakeMcpServer(FakeHttpServer):
     """Start with ``with FakeMcpServer() as srv:``; ``srv.url`` is the endpoint."""
 
     def __init__(
@@ -63,28 +63,12 @@ class FakeMcpServer:
             sse=sse, get_mode=get_mode, get_retry_ms=get_retry_ms, get_delay=get_delay
         )
         self.cond = threading.Condition()
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mcp"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, name="fake-mcp-http", daemon=True
-        )
-
-    def __enter__(self) -> FakeMcpServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(_Handler, name="fake-mcp-http")
+        self.url = f"{self.base}/mcp"
 
     def stop(self) -> None:
-        with self.cond:
-            for stream in self.state.get_streams:
-                stream.put(None)
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(_WAIT)
+        self.drop_get_streams()
+        super().stop()
 
     # -- scripting ---------------------------------------------------------------
 
@@ -105,7 +89,7 @@ class FakeMcpServer:
             for stream in self.state.get_streams:
                 stream.put(None)
 
-    def wait_for(self, predicate: Any, timeout: float = _WAIT) -> list[Seen]:
+    def wait_for(self, predicate: Any, timeout: float = WAIT) -> list[Seen]:
         """Wait until ``predicate(seen)`` is true; return the requests seen so far."""
         with self.cond:
             ok = self.cond.wait_for(lambda: predicate(self.state.seen), timeout)
@@ -121,29 +105,9 @@ class FakeMcpServer:
             return len(self.state.get_streams)
 
 
-def send_json(
-    handler: BaseHTTPRequestHandler,
-    status: int,
-    payload: Any,
-    headers: dict[str, str] | None = None,
-) -> None:
-    """Answer ``handler``'s request with ``payload`` as a JSON body (and extra headers)."""
-    data = json.dumps(payload).encode()
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(data)))
-    for k, v in (headers or {}).items():
-        handler.send_header(k, v)
-    handler.end_headers()
-    handler.wfile.write(data)
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     fake: FakeMcpServer
     protocol_version = "HTTP/1.0"  # bodies end at close: no chunking to get right
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
 
     # -- plumbing ----------------------------------------------------------------
 
@@ -363,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
         request = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
         self._write(f"data: {json.dumps(request)}\n\n".encode())
         with self.fake.cond:
-            ok = self.fake.cond.wait_for(lambda: 0 in self.fake.state.client_answers, _WAIT)
+            ok = self.fake.cond.wait_for(lambda: 0 in self.fake.state.client_answers, WAIT)
             answer = self.fake.state.client_answers.get(0)
         text = f"client answered: {json.dumps(answer)}" if ok else "client never answered"
         frame = {"jsonrpc": "2.0", "id": body["id"], "result": _text(text)}

@@ -16,13 +16,10 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from tests.support.fake_mcp_http import send_json
-
-_WAIT = 10.0
+from tests.support.fake_http import FakeHttpServer, QuietHandler, send_json
 
 
 @dataclass
@@ -45,7 +42,7 @@ class _Grant:
     resource: str | None
 
 
-class FakeOAuthServer:
+class FakeOAuthServer(FakeHttpServer):
     """``with FakeOAuthServer() as srv:``; ``srv.mcp_url`` is the protected MCP endpoint.
 
     ``token_lifetime`` is the ``expires_in`` of access tokens; ``scopes`` the
@@ -75,23 +72,8 @@ class FakeOAuthServer:
         self.grants: dict[str, _Grant] = {}
         self.lock = threading.RLock()
         self._counter = 0
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        super().__init__(_Handler, name="fake-oauth")
         self.mcp_url = f"{self.base}/mcp"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, args=(0.05,), name="fake-oauth", daemon=True
-        )
-
-    def __enter__(self) -> FakeOAuthServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(_WAIT)
 
     def next_id(self, prefix: str) -> str:
         with self.lock:
@@ -108,13 +90,10 @@ class FakeOAuthServer:
             return [s for s in self.seen if s.path == path]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     fake: FakeOAuthServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms ACK wait
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
 
     # -- plumbing ----------------------------------------------------------------
 
