@@ -144,9 +144,10 @@ def _server_metadata(http: AuthHttp, issuer: str) -> ServerMetadata | None:
 
 def _legacy_server(http: AuthHttp, server_url: str) -> ServerMetadata:
     base = origin(server_url)
-    body = http.get_json(f"{base}{OAUTH_WELL_KNOWN}")
+    url = f"{base}{OAUTH_WELL_KNOWN}"
+    body = http.get_json(url)
     if body is not None:
-        metadata = parse_server_metadata(http, body, f"{base}{OAUTH_WELL_KNOWN}")
+        metadata = parse_server_metadata(http, body, url)
         return dataclasses.replace(metadata, legacy=True)
     log.info("MCP server %s: no authorization metadata; default endpoints", http.server)
     return ServerMetadata(

@@ -94,6 +94,7 @@ def client_for(
     Raises McpAuthError when registering fails or there is no way to get one.
     """
     supported = metadata.token_endpoint_auth_methods_supported
+    uris = (redirect_uri,) if redirect_uri else ()
     if config.client_id is not None:
         if config.private_key is not None:
             method = "private_key_jwt"
@@ -101,11 +102,9 @@ def client_for(
             method = config.token_endpoint_auth_method or choose_auth_method(
                 supported, has_secret=config.client_secret is not None
             )
-        uris = (redirect_uri,) if redirect_uri else ()
         return ClientInfo(config.client_id, config.client_secret, method, uris)
     if config.client_metadata_url and metadata.client_id_metadata_document_supported:
         log.debug("%s: client id is the metadata document URL", http.server)
-        uris = (redirect_uri,) if redirect_uri else ()
         return ClientInfo(config.client_metadata_url, None, "none", uris)
     stored = storage.load_client(metadata.issuer)
     if stored is not None and (redirect_uri is None or redirect_uri in stored.redirect_uris):
@@ -115,9 +114,7 @@ def client_for(
             "the authorization server offers no client registration; "
             "give OAuthConfig(client_id=...) for a client registered there"
         )
-    client = _register(
-        http, config, metadata.registration_endpoint, supported, redirect_uri=redirect_uri
-    )
+    client = _register(http, config, metadata.registration_endpoint, supported, uris=uris)
     storage.save_client(metadata.issuer, client)
     return client
 
@@ -128,13 +125,16 @@ def _register(
     endpoint: str,
     supported: tuple[str, ...],
     *,
-    redirect_uri: str | None,
+    uris: tuple[str, ...],
 ) -> ClientInfo:
-    """Dynamic client registration (RFC 7591) as a native app: public if the server allows."""
+    """Dynamic client registration (RFC 7591) as a native app: public if the server allows.
+
+    ``uris`` are the redirect URIs to register (none for a grant without one).
+    """
     wanted = "none" if "none" in supported else choose_auth_method(supported, has_secret=True)
     request: dict[str, Any] = {
         "client_name": config.client_name,
-        "redirect_uris": [redirect_uri] if redirect_uri else [],
+        "redirect_uris": list(uris),
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": wanted,
@@ -147,6 +147,5 @@ def _register(
     method = client.token_endpoint_auth_method or choose_auth_method(
         supported, has_secret=client.client_secret is not None
     )
-    uris = client.redirect_uris or ((redirect_uri,) if redirect_uri else ())
     log.info("%s: registered a client at %s", http.server, endpoint)
-    return ClientInfo(client.client_id, client.client_secret, method, uris)
+    return ClientInfo(client.client_id, client.client_secret, method, client.redirect_uris or uris)
