@@ -77,7 +77,7 @@ class _LiveMcp(LiveHandle, McpTrace):
     def __init__(
         self, t: Tracer, config: ServerConfig, method: str, params: JsonObject | None
     ) -> None:
-        transport = config.transport or ("stdio" if config.command else "streamable-http")
+        transport = str(config.transport)  # ServerConfig settled it: "stdio" for a command
         attributes: Attributes = {
             MCP_METHOD_NAME: method,
             MCP_SERVER: config.alias,
