@@ -1,7 +1,8 @@
-"""Fixtures for the session tests: a database path and sessions closed after the test."""
+"""Fixtures for the session tests: a database path, sessions closed after the test, threads."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from agent_smith import LlmClient, Runtime, SqliteSession
+from tests.support.background import Background
 from tests.support.llm_server import ScriptedLlmServer
 
 #: Generous bound for anything the tests wait on (a bug fails, never hangs).
@@ -47,3 +49,17 @@ def open_session(db: Path) -> Iterator[OpenSession]:
 def llm(llm_server: ScriptedLlmServer, runtime: Runtime) -> LlmClient:
     """A client of the scripted server (tests/support/llm_server.py), no retries."""
     return LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)
+
+
+def on_threads(count: int, work: Callable[[int], object]) -> None:
+    """Run ``work(0)`` ... ``work(count - 1)``, each on a thread of its own, and wait for all.
+
+    Re-raises the first exception a thread raised (so a failure shows its
+    traceback); a thread still running after a generous bound fails the test.
+    """
+    jobs = [Background(functools.partial(work, i), name=f"test-thread-{i}") for i in range(count)]
+    for job in jobs:
+        assert job.join(3 * WAIT), f"{job.thread.name} did not finish"
+    for job in jobs:
+        if job.error is not None:
+            raise job.error

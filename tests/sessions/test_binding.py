@@ -28,7 +28,7 @@ from agent_smith import (
     tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, OpenSession
+from tests.sessions.conftest import WAIT, OpenSession, on_threads
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
@@ -302,23 +302,14 @@ def test_agents_on_many_threads_keep_their_own_conversations_in_one_file(
 ) -> None:
     llm_server.responder = lambda body: Text(f"re: {body['messages'][-1]['content']}")
     start = threading.Barrier(8)
-    errors: list[BaseException] = []
 
     def chat(i: int) -> None:
-        try:
-            agent = Agent(llm, session=open_session(f"user-{i}"))
-            start.wait(WAIT)
-            for j in range(5):
-                agent.send(f"{i}.{j}")
-        except BaseException as err:
-            errors.append(err)
+        agent = Agent(llm, session=open_session(f"user-{i}"))
+        start.wait(WAIT)
+        for j in range(5):
+            agent.send(f"{i}.{j}")
 
-    threads = [threading.Thread(target=chat, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT * 3)
-    assert errors == []
+    on_threads(8, chat)
     for i in range(8):
         expected = [text for j in range(5) for text in (f"{i}.{j}", f"re: {i}.{j}")]
         assert [m.content for m in open_session(f"user-{i}").messages()] == expected

@@ -11,7 +11,7 @@ import pytest
 
 from agent_smith import AgentBusyError, SessionError, UserMessage
 from agent_smith.sessions.lease import LeaseKeeper
-from tests.sessions.conftest import WAIT, OpenSession
+from tests.sessions.conftest import WAIT, OpenSession, on_threads
 
 
 def _lease(db: Path, session_id: str = "s") -> tuple[str, float] | None:
@@ -82,11 +82,7 @@ def test_of_many_threads_starting_a_turn_at_once_exactly_one_wins(
         except AgentBusyError:
             busy.append(i)
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
+    on_threads(8, race)
     assert len(won) == 1 and len(busy) == 7
     sessions[won[0]].end_turn()
 

@@ -24,7 +24,7 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
-from tests.sessions.conftest import OpenSession
+from tests.sessions.conftest import WAIT, OpenSession, on_threads
 
 HISTORY: list[Message] = [
     SystemMessage("Summary of the earlier conversation: none"),
@@ -140,22 +140,13 @@ def test_the_paused_turn_is_kept_as_text_beside_the_messages(open_session: OpenS
 def test_one_object_serves_many_threads(open_session: OpenSession) -> None:
     session = open_session()
     start = threading.Barrier(8)
-    errors: list[BaseException] = []
 
     def write(i: int) -> None:
-        try:
-            start.wait(10)
-            for j in range(25):
-                session.append(UserMessage(f"{i}-{j}"))
-        except BaseException as err:
-            errors.append(err)
+        start.wait(WAIT)
+        for j in range(25):
+            session.append(UserMessage(f"{i}-{j}"))
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert errors == []
+    on_threads(8, write)
     texts = [m.content for m in session.messages()]
     assert sorted(texts) == sorted(f"{i}-{j}" for i in range(8) for j in range(25))
     for i in range(8):  # each thread's messages in the order it wrote them
