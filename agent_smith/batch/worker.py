@@ -79,7 +79,7 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
         return Outcome.failed(err, seconds=time.monotonic() - started, usage=usage)
     return Outcome(
         content=message.content,
-        output=json_ready(getattr(message, "output", None)),
+        output=json_ready(message.output),
         usage=usage,
         seconds=time.monotonic() - started,
     )
