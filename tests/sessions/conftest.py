@@ -1,8 +1,12 @@
-"""Fixtures for the session tests: a database path, sessions closed after the test, threads."""
+"""Fixtures for the session tests: a database path, sessions closed after the test, threads,
+and raw SQL on a store behind the library's back.
+"""
 
 from __future__ import annotations
 
 import functools
+import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -63,3 +67,25 @@ def on_threads(count: int, work: Callable[[int], object]) -> None:
     for job in jobs:
         if job.error is not None:
             raise job.error
+
+
+def sql(db: Path, statement: str, *params: object) -> list[tuple[Any, ...]]:
+    """Run one statement on the file ``db`` behind the library's back (committed); its rows."""
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute(statement, params).fetchall()
+        conn.commit()
+        return rows
+    finally:
+        conn.close()
+
+
+def lease_row(db: Path, session_id: str = "s") -> tuple[str, float] | None:
+    """The session's lease as stored: ``(holder, expires_at)``, None when nobody holds it."""
+    rows = sql(db, "SELECT holder, expires_at FROM leases WHERE session_id = ?", session_id)
+    return (rows[0][0], rows[0][1]) if rows else None
+
+
+def lapse_lease(db: Path, session_id: str = "s") -> None:
+    """Make the lease look as if its holder stopped renewing long ago."""
+    sql(db, "UPDATE leases SET expires_at = ? WHERE session_id = ?", time.time() - 1, session_id)

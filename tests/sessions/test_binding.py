@@ -28,7 +28,7 @@ from agent_smith import (
     tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, OpenSession, on_threads
+from tests.sessions.conftest import WAIT, OpenSession, lapse_lease, on_threads
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
@@ -226,10 +226,7 @@ def test_a_turn_that_lost_its_lease_stops_and_the_next_turn_reloads(
     running = Background(lambda: agent.send("weather?"))
     assert blocker.started.wait(WAIT)
     # The turn stalls past its lease, and another worker's turn takes the session.
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE leases SET expires_at = 0")
-    conn.commit()
-    conn.close()
+    lapse_lease(db)
     other = open_session()
     other.begin_turn()
     other.append(UserMessage("another worker's turn"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
-from tests.sessions.conftest import WAIT, OpenSession, on_threads
+from tests.sessions.conftest import WAIT, OpenSession, on_threads, sql
 
 HISTORY: list[Message] = [
     SystemMessage("Summary of the earlier conversation: none"),
@@ -53,9 +52,7 @@ def test_rows_hold_the_json_form_that_messages_from_json_reads(
     open_session: OpenSession, db: Path
 ) -> None:
     open_session().replace(HISTORY)
-    with sqlite3.connect(db) as conn:
-        bodies = [row[0] for row in conn.execute("SELECT body FROM messages ORDER BY id")]
-    conn.close()
+    bodies = [row[0] for row in sql(db, "SELECT body FROM messages ORDER BY id")]
     assert "[" + ", ".join(bodies) + "]" == messages_to_json(HISTORY)
     assert messages_from_json("[" + ",".join(bodies) + "]") == HISTORY
 
@@ -196,9 +193,7 @@ def test_a_closed_session_refuses_work_with_a_session_error(open_session: OpenSe
 def test_a_damaged_message_row_is_a_session_error(open_session: OpenSession, db: Path) -> None:
     session = open_session()
     session.append(UserMessage("fine"))
-    with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO messages (session_id, body) VALUES ('s', '{\"role\": \"user\"}')")
-    conn.close()
+    sql(db, "INSERT INTO messages (session_id, body) VALUES ('s', '{\"role\": \"user\"}')")
     with pytest.raises(SessionError, match=r"session 's' in .* holds a damaged message: message 1"):
         session.messages()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from agent_smith import (
     tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT
+from tests.sessions.conftest import WAIT, lease_row
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.session_child import Child
@@ -37,17 +36,6 @@ def children() -> Iterator[list[Child]]:
     yield started
     for child in started:
         child.close()
-
-
-def _lease_expiry(db: Path, session_id: str) -> float:
-    conn = sqlite3.connect(db)
-    try:
-        (expires_at,) = conn.execute(
-            "SELECT expires_at FROM leases WHERE session_id = ?", (session_id,)
-        ).fetchone()
-    finally:
-        conn.close()
-    return float(expires_at)
 
 
 def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_continues(
@@ -73,7 +61,9 @@ def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_con
         with pytest.raises(AgentBusyError, match="is running a turn held by"):
             agent.send("are you there?")  # the dead worker's lease has not expired yet
         # Its holder is dead, so it can only expire: wait for the stored expiry (≤ 2 s).
-        threading.Event().wait(max(0.0, _lease_expiry(db, "conv") - time.time()) + 0.05)
+        lease = lease_row(db, "conv")
+        assert lease is not None
+        threading.Event().wait(max(0.0, lease[1] - time.time()) + 0.05)
         llm_server.script(Text("Yes. It is sunny in Paris."))
         assert agent.send("are you there?").content == "Yes. It is sunny in Paris."
         stored = session.messages()
