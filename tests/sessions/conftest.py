@@ -1,11 +1,12 @@
-"""Fixtures for the session tests: a database path, sessions closed after the test, threads,
-and raw SQL on a store behind the library's back.
+"""What the session tests share: a database path, sessions closed after the test, a tool
+that blocks until released, work on many threads, and raw SQL behind the library's back.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_smith import LlmClient, Runtime, SqliteSession
+from agent_smith import LlmClient, Runtime, SqliteSession, tool
 from tests.support.background import Background
 from tests.support.llm_server import ScriptedLlmServer
 
@@ -53,6 +54,30 @@ def open_session(db: Path) -> Iterator[OpenSession]:
 def llm(llm_server: ScriptedLlmServer, runtime: Runtime) -> LlmClient:
     """A client of the scripted server (tests/support/llm_server.py), no retries."""
     return LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)
+
+
+class Blocker:
+    """A tool that says when it started and returns only once the test lets it."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+        @tool
+        def lookup(city: str) -> str:
+            """Look a city up (blocks until the test releases it)."""
+            self.started.set()
+            self.release.wait(WAIT)
+            return f"{city}: sunny"
+
+        self.tool = lookup
+
+
+@pytest.fixture
+def blocker() -> Iterator[Blocker]:
+    b = Blocker()
+    yield b
+    b.release.set()
 
 
 def on_threads(count: int, work: Callable[[int], object]) -> None:

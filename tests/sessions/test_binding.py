@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,33 +27,9 @@ from agent_smith import (
     tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, OpenSession, lapse_lease, on_threads
+from tests.sessions.conftest import WAIT, Blocker, OpenSession, lapse_lease, on_threads
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-
-
-class Blocker:
-    """A tool that says when it started and returns only once the test lets it."""
-
-    def __init__(self) -> None:
-        self.started = threading.Event()
-        self.release = threading.Event()
-
-        @tool
-        def lookup(city: str) -> str:
-            """Look a city up (blocks until the test releases it)."""
-            self.started.set()
-            self.release.wait(WAIT)
-            return f"{city}: sunny"
-
-        self.tool = lookup
-
-
-@pytest.fixture
-def blocker() -> Iterator[Blocker]:
-    b = Blocker()
-    yield b
-    b.release.set()
 
 
 def _roles(messages: list[Message]) -> list[str]:

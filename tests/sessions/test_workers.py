@@ -19,10 +19,9 @@ from agent_smith import (
     ToolMessage,
     UserMessage,
     strip_orphans,
-    tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, lease_row
+from tests.sessions.conftest import WAIT, Blocker, lease_row
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.session_child import Child
@@ -79,28 +78,20 @@ def test_a_turn_in_another_process_fails_fast_while_one_runs_here(
     llm_server: ScriptedLlmServer,
     db: Path,
     children: list[Child],
+    blocker: Blocker,
 ) -> None:
-    started, release = threading.Event(), threading.Event()
-
-    @tool
-    def lookup(city: str) -> str:
-        """Look a city up (blocks until the test lets go)."""
-        started.set()
-        release.wait(WAIT)
-        return f"{city}: sunny"
-
     with SqliteSession(db, "conv") as session:
-        agent = Agent(llm, tools=[lookup], session=session)
+        agent = Agent(llm, tools=[blocker.tool], session=session)
         llm_server.script(Calls(("lookup", {"city": "Paris"})), Text("Sunny in Paris."))
         running = Background(lambda: agent.send(QUESTION))
         try:
-            assert started.wait(WAIT)
+            assert blocker.started.wait(WAIT)
             child = Child("turn", llm_server.url, db, "conv", 30.0, "me too")
             children.append(child)
             child.expect("BUSY")
             assert child.wait() == 3
         finally:
-            release.set()
+            blocker.release.set()
             assert running.join(WAIT)
         assert running.error is None
         stored = session.messages()
