@@ -37,6 +37,7 @@ from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
+from .text_tool_calls import hold_back_call_text, recover_tool_calls
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -98,7 +99,10 @@ class TurnLoop:
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
-            message = output.read(response.message)
+            recovered = recover_tool_calls(
+                response, llm_request.tools, enabled=agent.config.text_tool_calls
+            )
+            message = output.read((recovered or response).message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
             guarded = output.guarded(calls)
@@ -106,7 +110,7 @@ class TurnLoop:
                 turn.loops.check(guarded)  # before the repeated calls run or enter history
             turn.pending = calls
             self.record(message)
-            yield AssistantTurn(message)
+            yield AssistantTurn(message, recovered_tool_calls=recovered is not None)
             if not calls:
                 retry = output.rejection()
                 if retry is not None:
@@ -189,6 +193,8 @@ class TurnLoop:
         on_stream_event = self._agent.hooks.on_stream_event
         response: LlmResponse | None = None
         events = self._agent._llm.stream(request, cancel=token)
+        if self._agent.config.text_tool_calls:
+            events = hold_back_call_text(events, request.tools)
         try:
             for event in events:
                 invoke_hook(on_stream_event, event, name="on_stream_event")

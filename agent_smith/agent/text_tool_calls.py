@@ -1,0 +1,180 @@
+"""Tool calls a model wrote as text, recovered into real tool calls, and only those.
+
+Small models often answer a question that needs a tool by *writing* the call
+instead of making it: measured on Qwen2.5-Coder-0.5B under llama.cpp, the
+reply's content is ``{"name": "calculator", "arguments": {...}}`` bare, in a
+```` ```json ```` fence, or inside ``<tool_call>`` tags the server's parser
+did not take, and ``tool_calls`` is empty. :func:`recover_tool_calls` turns
+such a reply into the tool calls it spells out, under a strict rule:
+
+* the reply has no ``tool_calls`` and tools were offered;
+* its content, stripped, is nothing but one or more *units* separated by
+  whitespace, each a JSON object — bare, in a fence (```` ``` ```` or
+  ```` ```json ````), or between ``<tool_call>`` and ``</tool_call>``;
+* every object has exactly the keys ``name`` (an offered tool's name) and
+  ``arguments`` (a JSON object).
+
+Anything else stays text: prose around the JSON, a JSON array, an unknown
+name, arguments that are a string, one invalid object among valid ones. The
+recovered message has empty content, the calls (ids ``call_<24 hex>``) and
+finish reason ``tool_calls``, so the history reads as if the model had made
+the calls natively; the agent's :class:`~agent_smith.agent.events.AssistantTurn`
+says ``recovered_tool_calls=True`` and a DEBUG line is logged. On by default;
+``AgentConfig(text_tool_calls=False)`` turns it off.
+
+Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
+before anyone knows it is a call. :func:`hold_back_call_text` holds the
+deltas of a reply whose text *starts* like a call (``{``, a fence,
+``<tool_call>``) until the stream ends: if the reply is recovered they are
+dropped (a stream consumer sees the calls, never their JSON), otherwise they
+are released just before :class:`~agent_smith.llm.events.Finished`. So a
+reply that is plain JSON text arrives in one piece at the end instead of
+token by token; every other reply streams as before.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallStarted
+from ..llm.request import LlmResponse
+from ..messages import ToolCall
+from ..tools.base import ToolSchema
+
+log = logging.getLogger(__name__)
+
+_OPEN_TAG, _CLOSE_TAG, _FENCE = "<tool_call>", "</tool_call>", "```"
+#: How a reply that may be a written call begins (once its leading space is gone).
+_CALL_STARTS = ("{", _FENCE, _OPEN_TAG)
+_SPACE = re.compile(r"\s*")
+_KEYS = frozenset({"name", "arguments"})
+_decoder = json.JSONDecoder()
+
+
+def recover_tool_calls(
+    response: LlmResponse, tools: Sequence[ToolSchema], *, enabled: bool = True
+) -> LlmResponse | None:
+    """``response`` with the tool calls its text spells out, or None (see the module doc)."""
+    message = response.message
+    if not enabled or message.tool_calls or not tools:
+        return None
+    objects = _written_objects(message.content)
+    if objects is None:
+        return None
+    offered = {schema.name for schema in tools}
+    calls = []
+    for obj in objects:
+        name, arguments = obj.get("name"), obj.get("arguments")
+        if obj.keys() != _KEYS or not isinstance(name, str) or name not in offered:
+            return None
+        if not isinstance(arguments, dict):
+            return None
+        calls.append(ToolCall(f"call_{secrets.token_hex(12)}", name, arguments))
+    log.debug(
+        "recovered %d tool call(s) the model wrote as text: %s",
+        len(calls),
+        ", ".join(call.name for call in calls),
+    )
+    recovered = replace(message, content="", tool_calls=tuple(calls))
+    return LlmResponse(recovered, "tool_calls")
+
+
+def starts_like_a_call(text: str) -> bool | None:
+    """True if ``text`` begins like a written call, False if it cannot, None if too short to say."""
+    head = text.lstrip()
+    if any(head.startswith(start) for start in _CALL_STARTS):
+        return True
+    if any(start.startswith(head) for start in _CALL_STARTS):
+        return None  # "", "`", "<tool" ...
+    return False
+
+
+def hold_back_call_text(
+    events: Iterator[StreamEvent], tools: Sequence[ToolSchema]
+) -> Iterator[StreamEvent]:
+    """``events`` with the text deltas of a would-be written call held back (see the module doc).
+
+    Closing this iterator closes ``events``.
+    """
+    held: list[TokenDelta] = []
+    text = ""
+    verdict: bool | None = None if tools else False
+    try:
+        for event in events:
+            if verdict is not False:
+                if isinstance(event, TokenDelta):
+                    if verdict is None:
+                        text += event.text
+                        verdict = starts_like_a_call(text)
+                    if verdict is not False:
+                        held.append(event)
+                        continue
+                elif isinstance(event, ToolCallStarted):  # real calls: the text is only text
+                    verdict = False
+                elif isinstance(event, Finished):
+                    if recover_tool_calls(event.response, tools) is not None:
+                        held.clear()
+                    verdict = False
+                if verdict is False:
+                    yield from held
+                    held.clear()
+            yield event
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+
+
+def _written_objects(content: str) -> list[dict[str, Any]] | None:
+    """The JSON objects ``content`` consists of (bare, fenced or tagged), else None."""
+    if not content or content.lstrip()[:1] not in ("{", "`", "<"):
+        return None  # the common case, prose, costs one look at its first character
+    objects: list[dict[str, Any]] = []
+    pos, end = 0, len(content)
+    while True:
+        match = _SPACE.match(content, pos)
+        pos = match.end() if match else pos
+        if pos == end:
+            return objects or None
+        if content.startswith(_OPEN_TAG, pos):
+            inner_start = pos + len(_OPEN_TAG)
+            close = content.find(_CLOSE_TAG, inner_start)
+            closing = len(_CLOSE_TAG)
+        elif content.startswith(_FENCE, pos):
+            inner_start = pos + len(_FENCE)
+            if content[inner_start : inner_start + 4].lower() == "json":
+                inner_start += 4
+            close = content.find(_FENCE, inner_start)
+            closing = len(_FENCE)
+        else:
+            found = _object_at(content, pos)
+            if found is None:
+                return None
+            obj, pos = found
+            objects.append(obj)
+            continue
+        if close < 0:
+            return None
+        inner = content[inner_start:close].strip()
+        found = _object_at(inner, 0)
+        if found is None or found[1] != len(inner):
+            return None  # a unit holds exactly one object
+        objects.append(found[0])
+        pos = close + closing
+
+
+def _object_at(text: str, pos: int) -> tuple[dict[str, Any], int] | None:
+    """The JSON object starting at ``pos`` and where it ends, or None."""
+    if not text.startswith("{", pos):
+        return None
+    try:
+        value, end = _decoder.raw_decode(text, pos)
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+        return None
+    return (value, end) if isinstance(value, dict) else None
