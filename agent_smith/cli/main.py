@@ -49,6 +49,7 @@ from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from .approval import TerminalApprovals
 from .demo_tools import demo_tools
+from .endpoint_check import check_endpoint
 from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
@@ -324,6 +325,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     )
     aliases = _connect_mcp(agent, args)
     _activate_skills(agent, skills)
+    if args.endpoint:  # after the local checks; a local server was just seen healthy
+        check_endpoint(runtime.session, endpoint, api_key=args.api_key)
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
@@ -340,7 +343,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stdout=sys.stdout,
         stderr=sys.stderr,
         interactive=interactive,
-        retry_notes=not args.verbose,  # -v already logs each retry
         approvals=approvals,
     )
     return repl.run(banner)

@@ -17,7 +17,16 @@ import pytest
 
 from agent_smith import AgentConfig
 from tests.integration.conftest import require_local_llama
-from tests.support.llm_server import Calls, Chunks, Raw, Reply, ScriptedLlmServer, Text, sse_frames
+from tests.support.llm_server import (
+    Calls,
+    Chunks,
+    Drop,
+    Raw,
+    Reply,
+    ScriptedLlmServer,
+    Text,
+    sse_frames,
+)
 from tests.support.pipes import PipeReader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,17 +154,31 @@ def test_cli_says_in_one_line_when_the_server_is_unreachable(sandbox: Path) -> N
     url = f"http://127.0.0.1:{_free_port()}"
     done = run_cli("-e", url, "--no-default-mcp", stdin="hello\n", cwd=sandbox)
     assert done.returncode == 1
-    assert "Traceback" not in done.stderr
-    (line,) = _error_lines(done.stderr)
-    assert "cannot reach" in line and "--endpoint" in line
-    assert done.stdout == ""
-    # The client retries for a few seconds first; the user sees each retry meanwhile.
-    retries = [line for line in done.stderr.splitlines() if line.startswith("[llm] cannot reach")]
-    assert [r.rsplit("; ", 1)[1].split(" in ")[0] for r in retries] == [
-        "retry 1/3",
-        "retry 2/3",
-        "retry 3/3",
+    # At start, before the REPL: one line, no banner, no retries, no traceback.
+    assert done.stderr.splitlines() == [
+        line for line in done.stderr.splitlines() if line.startswith("agent-smith: error:")
     ]
+    (line,) = _error_lines(done.stderr)
+    assert f"nothing answers at {url} (" in line
+    assert "--endpoint URL" in line and "--local" in line
+    assert done.stdout == ""
+
+
+def test_cli_keeps_retry_warnings_off_the_screen_when_the_server_goes_away(
+    sandbox: Path,
+) -> None:
+    def first_then_gone(body: dict[str, Any]) -> Reply:
+        return Text("First answer.") if len(server.requests) == 1 else Drop()
+
+    with ScriptedLlmServer(first_then_gone) as server:
+        done = run_cli("-e", server.url, "--no-default-mcp", stdin="hi\nagain\n", cwd=sandbox)
+    assert done.returncode == 1
+    assert done.stdout == "First answer.\n"
+    # The client retried quietly; then one line says what happened.
+    assert len(server.requests) == 1 + 4  # the second turn: a try and three retries
+    assert "retry 1/3" not in done.stderr and "[llm]" not in done.stderr
+    (line,) = _error_lines(done.stderr)
+    assert "--endpoint" in line
 
 
 def test_cli_says_in_one_line_when_the_key_is_refused(sandbox: Path) -> None:
