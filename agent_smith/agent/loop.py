@@ -94,14 +94,14 @@ class TurnLoop:
             )
             registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
+            # Calls written as text answer the user, not a tool result (text_tool_calls.py).
+            recovering = agent.config.text_tool_calls and turn.iterations == 1
             if streaming:
-                response = yield from self._stream_reply(llm_request, token)
+                response = yield from self._stream_reply(llm_request, token, recovering)
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
-            recovered = recover_tool_calls(
-                response, llm_request.tools, enabled=agent.config.text_tool_calls
-            )
+            recovered = recover_tool_calls(response, llm_request.tools, enabled=recovering)
             message = output.read((recovered or response).message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
@@ -188,12 +188,12 @@ class TurnLoop:
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")
 
     def _stream_reply(
-        self, request: LlmRequest, token: CancellationToken
+        self, request: LlmRequest, token: CancellationToken, recovering: bool
     ) -> Generator[AgentEvent, None, LlmResponse]:
         on_stream_event = self._agent.hooks.on_stream_event
         response: LlmResponse | None = None
         events = self._agent._llm.stream(request, cancel=token)
-        if self._agent.config.text_tool_calls:
+        if recovering:
             events = hold_back_call_text(events, request.tools)
         try:
             for event in events:

@@ -7,6 +7,11 @@ reply's content is ``{"name": "calculator", "arguments": {...}}`` bare, in a
 did not take, and ``tool_calls`` is empty. :func:`recover_tool_calls` turns
 such a reply into the tool calls it spells out, under a strict rule:
 
+* the reply answers the user — it is the first round of the turn, not a
+  reply to tool results (measured on Qwen2.5-Coder-0.5B: after a tool result
+  its JSON repeats the call, passes the result back as arguments, or lists
+  every offered tool, turn after turn; none of that is a request, and running
+  it kept the turn going until a stop condition);
 * the reply has no ``tool_calls`` and tools were offered;
 * its content, stripped, is nothing but one or more *units* separated by
   whitespace, each a JSON object — bare, in a fence (```` ``` ```` or
@@ -20,7 +25,8 @@ recovered message has empty content, the calls (ids ``call_<24 hex>``) and
 finish reason ``tool_calls``, so the history reads as if the model had made
 the calls natively; the agent's :class:`~agent_smith.agent.events.AssistantTurn`
 says ``recovered_tool_calls=True`` and a DEBUG line is logged. On by default;
-``AgentConfig(text_tool_calls=False)`` turns it off.
+``AgentConfig(text_tool_calls=False)`` turns it off. The loop decides the
+first condition; :func:`recover_tool_calls` checks the others.
 
 Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
 before anyone knows it is a call. :func:`hold_back_call_text` holds the

@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..llm.client import LlmClient
 from ..llm.local_server import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
+from ..llm.request import SamplingParams
 from ..logs import TRACE
 from ..mcp.config import ServerConfig
 from ..runtime import Runtime
@@ -55,10 +56,14 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
-    "You are a helpful assistant running in a terminal. Use the calculator tool for "
-    "arithmetic, read_local_file to read files the user mentions and write_local_file "
-    "to write one when asked. Answer briefly."
+    "You are a helpful assistant running in a terminal. For any arithmetic, call the "
+    "calculator tool; to read a file the user names, call read_local_file with that "
+    "path, and write_local_file to write one when asked. Once a tool has answered, "
+    "reply to the user in one or two plain sentences."
 )
+#: Reply cap for --local/--serve-model: a small model that rambles stops instead of
+#: generating until the context is full (llama.cpp sets no limit of its own).
+LOCAL_MAX_TOKENS = 512
 #: Where the bundled example MCP server lives in a source checkout.
 EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
@@ -305,7 +310,14 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     try:
         tools = demo_tools(args.sandbox)
         runtime = stack.enter_context(Runtime())
-        llm = LlmClient(endpoint, args.model, api_key=args.api_key, runtime=runtime)
+        cap = None if args.endpoint else LOCAL_MAX_TOKENS
+        llm = LlmClient(
+            endpoint,
+            args.model,
+            api_key=args.api_key,
+            runtime=runtime,
+            default_sampling=SamplingParams(max_tokens=cap),
+        )
     except (ConfigError, ValueError) as err:  # ValueError: an endpoint that is no URL
         raise Fatal(str(err)) from err
     # Loaded before the agent so that the stack closes the agent first, then

@@ -303,3 +303,21 @@ def test_native_calls_still_run_and_are_not_flagged(
         False,
     ]
     assert events[-1].message.content == "391."  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "complete"])
+def test_a_call_written_after_tool_results_stays_text(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime, stream: bool
+) -> None:
+    """What a small model writes after a tool result rehashes the call: it is not run."""
+    again = '{"name": "calculator", "arguments": {"expression": "391"}}'
+    llm_server.script(Text(CALL), Text(again))
+    config = AgentConfig(stream=stream)
+    agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
+    events = list(agent.stream("What is 17 times 23?"))
+    assert len([e for e in events if isinstance(e, ToolCallRequested)]) == 1
+    assert [e.recovered_tool_calls for e in events if isinstance(e, AssistantTurn)] == [True, False]
+    assert events[-1].message.content == again  # type: ignore[union-attr]
+    if stream:  # held back while it might have been a call, then released whole
+        assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == again
+    assert len(llm_server.requests) == 2
