@@ -9,8 +9,8 @@ each: which tools were called, whether a call was recovered from text
 (:mod:`agent_smith.agent.text_tool_calls`), and whether the answer is right
 (it contains the expected words; for chat prompts: some words and no tool).
 
-    .venv/bin/python scripts/measure_local_tools.py                 # as the CLI samples
-    .venv/bin/python scripts/measure_local_tools.py --temperature 0 --runs 1
+    .venv/bin/python scripts/measure_local_tools.py                 # as --local samples
+    .venv/bin/python scripts/measure_local_tools.py --temperature 0.8 --runs 3
     .venv/bin/python scripts/measure_local_tools.py --no-recovery   # text calls stay text
 
 The table is Markdown, for docs/llama.md.
@@ -28,7 +28,7 @@ from pathlib import Path
 from agent_smith import Agent, AgentConfig, LlmClient, LocalLlamaServer, Runtime, SamplingParams
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
 from agent_smith.cli.demo_tools import demo_tools
-from agent_smith.cli.main import EXAMPLE_MCP_SERVER, LOCAL_MAX_TOKENS, SYSTEM_PROMPT
+from agent_smith.cli.main import EXAMPLE_MCP_SERVER, LOCAL_SAMPLING, SYSTEM_PROMPT
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import AgentSmithError
 from agent_smith.mcp.config import ServerConfig
@@ -110,14 +110,16 @@ def ask(agent: Agent, prompt: Prompt) -> Outcome:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a GGUF file (default: the default local model)")
-    parser.add_argument("--temperature", type=float, help="default: the server's (as the CLI)")
+    parser.add_argument("--temperature", type=float, help="default: --local's (0)")
     parser.add_argument("--runs", type=int, default=1, help="times each prompt is asked")
     parser.add_argument("--no-recovery", action="store_true", help="text_tool_calls=False")
     parser.add_argument("--no-default-mcp", action="store_true", help="without echo and now")
     args = parser.parse_args()
 
     model = Path(args.model) if args.model else ensure_default_model(progress=print)
-    sampling = SamplingParams(temperature=args.temperature, max_tokens=LOCAL_MAX_TOKENS)
+    sampling = LOCAL_SAMPLING
+    if args.temperature is not None:
+        sampling = SamplingParams(temperature=args.temperature, max_tokens=sampling.max_tokens)
     config = AgentConfig(text_tool_calls=not args.no_recovery)
     rows: list[tuple[Prompt, list[Outcome]]] = []
     with tempfile.TemporaryDirectory() as sandbox, Runtime() as runtime:

@@ -31,13 +31,18 @@ from ..errors import ParseError
 from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, UserMessage
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
-from .text_tool_calls import hold_back_call_text, recover_tool_calls
+from .text_tool_calls import (
+    ANSWER_NOTE,
+    hold_back_call_text,
+    recover_tool_calls,
+    rewrites_a_call,
+)
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -83,6 +88,7 @@ class TurnLoop:
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
             self.record(request.user_message)
+        noted = False  # ANSWER_NOTE was given in this turn (text_tool_calls.py)
         while True:
             turn.begin_round()
             registry = agent._tools.registry()
@@ -97,11 +103,17 @@ class TurnLoop:
             # Calls written as text answer the user, not a tool result (text_tool_calls.py).
             recovering = agent.config.text_tool_calls and turn.iterations == 1
             if streaming:
-                response = yield from self._stream_reply(llm_request, token, recovering)
+                holding = agent.config.text_tool_calls and not noted
+                response = yield from self._stream_reply(llm_request, token, holding)
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
             recovered = recover_tool_calls(response, llm_request.tools, enabled=recovering)
+            if not noted and rewrites_a_call(response, agent.config, turn.iterations):
+                noted = True
+                turn.add_usage(response.message.usage)
+                self.record(UserMessage(ANSWER_NOTE))
+                continue
             message = output.read((recovered or response).message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
@@ -188,13 +200,14 @@ class TurnLoop:
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")
 
     def _stream_reply(
-        self, request: LlmRequest, token: CancellationToken, recovering: bool
+        self, request: LlmRequest, token: CancellationToken, holding: bool
     ) -> Generator[AgentEvent, None, LlmResponse]:
         on_stream_event = self._agent.hooks.on_stream_event
         response: LlmResponse | None = None
         events = self._agent._llm.stream(request, cancel=token)
-        if recovering:
-            events = hold_back_call_text(events, request.tools)
+        if holding:
+            first_round = self._turn.iterations == 1
+            events = hold_back_call_text(events, request.tools, first_round=first_round)
         try:
             for event in events:
                 invoke_hook(on_stream_event, event, name="on_stream_event")

@@ -28,12 +28,21 @@ says ``recovered_tool_calls=True`` and a DEBUG line is logged. On by default;
 ``AgentConfig(text_tool_calls=False)`` turns it off. The loop decides the
 first condition; :func:`recover_tool_calls` checks the others.
 
+After tool results, a reply that again starts like a written call (and
+makes no real one) is not an answer. Measured on Qwen2.5-Coder-0.5B, the
+model does that almost every time, yet a user-role note then makes it answer
+in words ("17 times 23 equals 391."). So once per turn such a reply is
+dropped (its usage still counts) and :data:`ANSWER_NOTE` is added to the
+history as a user message, and the model is asked again; a second such reply
+stays text. :func:`rewrites_a_call` is that test.
+
 Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
 before anyone knows it is a call. :func:`hold_back_call_text` holds the
 deltas of a reply whose text *starts* like a call (``{``, a fence,
-``<tool_call>``) until the stream ends: if the reply is recovered they are
-dropped (a stream consumer sees the calls, never their JSON), otherwise they
-are released just before :class:`~agent_smith.llm.events.Finished`. So a
+``<tool_call>``) until the stream ends: if the reply is recovered, or
+dropped for the answer note, they are dropped too (a stream consumer sees
+the calls, never their JSON), otherwise they are released just before
+:class:`~agent_smith.llm.events.Finished`. So a
 reply that is plain JSON text arrives in one piece at the end instead of
 token by token; every other reply streams as before.
 """
@@ -52,6 +61,7 @@ from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallStarted
 from ..llm.request import LlmResponse
 from ..messages import ToolCall
 from ..tools.base import ToolSchema
+from .config import AgentConfig
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +71,12 @@ _CALL_STARTS = ("{", _FENCE, _OPEN_TAG)
 _SPACE = re.compile(r"\s*")
 _KEYS = frozenset({"name", "arguments"})
 _decoder = json.JSONDecoder()
+
+#: What the agent says, once per turn, when a reply to tool results is another written call.
+ANSWER_NOTE = (
+    "The tool results above are what you need. Answer my question now in plain "
+    "words, without calling a tool."
+)
 
 
 def recover_tool_calls(
@@ -91,6 +107,18 @@ def recover_tool_calls(
     return LlmResponse(recovered, "tool_calls")
 
 
+def rewrites_a_call(response: LlmResponse, config: AgentConfig, round_number: int) -> bool:
+    """Is ``response`` a reply to tool results (round 2 on) that is another written call?"""
+    if not config.text_tool_calls or round_number < 2:
+        return False
+    return _starts_a_call(response)
+
+
+def _starts_a_call(response: LlmResponse) -> bool:
+    message = response.message
+    return not message.tool_calls and starts_like_a_call(message.content) is True
+
+
 def starts_like_a_call(text: str) -> bool | None:
     """True if ``text`` begins like a written call, False if it cannot, None if too short to say."""
     head = text.lstrip()
@@ -102,10 +130,13 @@ def starts_like_a_call(text: str) -> bool | None:
 
 
 def hold_back_call_text(
-    events: Iterator[StreamEvent], tools: Sequence[ToolSchema]
+    events: Iterator[StreamEvent], tools: Sequence[ToolSchema], *, first_round: bool
 ) -> Iterator[StreamEvent]:
     """``events`` with the text deltas of a would-be written call held back (see the module doc).
 
+    The held deltas are dropped when the reply turns out to be a call the
+    agent recovers (``first_round``) or one it answers with
+    :data:`ANSWER_NOTE` (later rounds), else released before ``Finished``.
     Closing this iterator closes ``events``.
     """
     held: list[TokenDelta] = []
@@ -124,7 +155,12 @@ def hold_back_call_text(
                 elif isinstance(event, ToolCallStarted):  # real calls: the text is only text
                     verdict = False
                 elif isinstance(event, Finished):
-                    if recover_tool_calls(event.response, tools) is not None:
+                    reply = event.response
+                    if first_round:
+                        dropped = recover_tool_calls(reply, tools) is not None
+                    else:
+                        dropped = _starts_a_call(reply)
+                    if dropped:
                         held.clear()
                     verdict = False
                 if verdict is False:

@@ -61,9 +61,10 @@ SYSTEM_PROMPT = (
     "path, and write_local_file to write one when asked. Once a tool has answered, "
     "reply to the user in one or two plain sentences."
 )
-#: Reply cap for --local/--serve-model: a small model that rambles stops instead of
-#: generating until the context is full (llama.cpp sets no limit of its own).
-LOCAL_MAX_TOKENS = 512
+#: Sampling for --local/--serve-model, as measured (scripts/measure_local_tools.py): greedy,
+#: and a reply cap so a small model that rambles stops instead of generating until the
+#: context is full (llama.cpp sets no limit of its own).
+LOCAL_SAMPLING = SamplingParams(temperature=0, max_tokens=256)
 #: Where the bundled example MCP server lives in a source checkout.
 EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
@@ -310,13 +311,12 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     try:
         tools = demo_tools(args.sandbox)
         runtime = stack.enter_context(Runtime())
-        cap = None if args.endpoint else LOCAL_MAX_TOKENS
         llm = LlmClient(
             endpoint,
             args.model,
             api_key=args.api_key,
             runtime=runtime,
-            default_sampling=SamplingParams(max_tokens=cap),
+            default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
         )
     except (ConfigError, ValueError) as err:  # ValueError: an endpoint that is no URL
         raise Fatal(str(err)) from err

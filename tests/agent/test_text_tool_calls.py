@@ -18,6 +18,7 @@ import pytest
 from agent_smith import Agent, AgentConfig, AgentRequest, LlmClient, Runtime, tool
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
 from agent_smith.agent.text_tool_calls import (
+    ANSWER_NOTE,
     hold_back_call_text,
     recover_tool_calls,
     starts_like_a_call,
@@ -196,8 +197,10 @@ def stream_of(*pieces: str | ReasoningDelta, calls: tuple[ToolCall, ...] = ()) -
     return [*events, Finished(response.finish_reason, response.usage, response)]
 
 
-def filtered(events: list[Any], tools: tuple[ToolSchema, ...] = TOOLS) -> list[Any]:
-    return list(hold_back_call_text(iter(events), tools))
+def filtered(
+    events: list[Any], tools: tuple[ToolSchema, ...] = TOOLS, *, first_round: bool = True
+) -> list[Any]:
+    return list(hold_back_call_text(iter(events), tools, first_round=first_round))
 
 
 def test_the_text_of_a_recovered_call_is_never_streamed() -> None:
@@ -211,10 +214,17 @@ def test_call_shaped_text_that_is_no_call_is_released_before_finished() -> None:
     assert filtered(events) == events
 
 
+def test_after_tool_results_call_shaped_text_is_dropped_and_prose_released() -> None:
+    again = stream_of('{"name": "calculator", ', '"arguments": {"expression": "391"}}')
+    assert filtered(again, first_round=False) == again[-1:]  # the note follows it
+    prose = stream_of("17 times 23", " is 391.")
+    assert filtered(prose, first_round=False) == prose
+
+
 def test_prose_streams_at_once_after_its_first_characters() -> None:
     events = stream_of(" ", "<", "b>bold", " text", " more")
     source = iter(events)
-    out = hold_back_call_text(source, TOOLS)
+    out = hold_back_call_text(source, TOOLS, first_round=True)
     assert next(out) == events[0] and next(out) == events[1] and next(out) == events[2]
     assert next(out) == events[3]  # nothing waits for the end of the stream
     assert list(out) == events[4:]
@@ -222,7 +232,7 @@ def test_prose_streams_at_once_after_its_first_characters() -> None:
 
 def test_nothing_is_held_without_tools() -> None:
     events = stream_of(CALL)
-    out = hold_back_call_text(iter(events), ())
+    out = hold_back_call_text(iter(events), (), first_round=True)
     assert next(out) == events[0]
 
 
@@ -236,7 +246,7 @@ def test_closing_the_filter_closes_the_stream() -> None:
         finally:
             closed.append(True)
 
-    out = hold_back_call_text(source(), TOOLS)
+    out = hold_back_call_text(source(), TOOLS, first_round=True)
     assert next(out) == TokenDelta("The")
     out.close()
     assert closed == [True]
@@ -306,18 +316,49 @@ def test_native_calls_still_run_and_are_not_flagged(
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "complete"])
-def test_a_call_written_after_tool_results_stays_text(
+def test_a_call_written_again_after_tool_results_gets_the_answer_note_once(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime, stream: bool
 ) -> None:
-    """What a small model writes after a tool result rehashes the call: it is not run."""
+    """What a small model writes after a tool result rehashes the call: not run, but steered."""
     again = '{"name": "calculator", "arguments": {"expression": "391"}}'
-    llm_server.script(Text(CALL), Text(again))
-    config = AgentConfig(stream=stream)
-    agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
+    llm_server.script(Text(CALL), Text(again, usage=(20, 9)), Text("17 times 23 is 391."))
+    agent = Agent(
+        llm, "Use tools.", [calculator], config=AgentConfig(stream=stream), runtime=runtime
+    )
     events = list(agent.stream("What is 17 times 23?"))
+
     assert len([e for e in events if isinstance(e, ToolCallRequested)]) == 1
-    assert [e.recovered_tool_calls for e in events if isinstance(e, AssistantTurn)] == [True, False]
-    assert events[-1].message.content == again  # type: ignore[union-attr]
-    if stream:  # held back while it might have been a call, then released whole
-        assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == again
+    flags = [e.recovered_tool_calls for e in events if isinstance(e, AssistantTurn)]
+    assert flags == [True, False]  # the rewritten call never became a turn
+    assert events[-1].message.content == "17 times 23 is 391."  # type: ignore[union-attr]
+    if stream:  # the dropped reply's JSON was never streamed
+        assert (
+            "".join(e.text for e in events if isinstance(e, TokenDelta))
+            == events[-1].message.content
+        )  # type: ignore[union-attr]
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "user", "assistant"]
+    assert agent.history[3].content == ANSWER_NOTE  # type: ignore[union-attr]
+    assert llm_server.requests[2]["messages"][-1] == {"role": "user", "content": ANSWER_NOTE}
+    assert agent.usage.prompt == 10 + 20 + 10  # the dropped reply's usage counts
+
+
+def test_a_second_rewritten_call_in_a_turn_stays_text(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    again = '{"name": "calculator", "arguments": {"expression": "391"}}'
+    llm_server.script(Text(CALL), Text(again), Text(again))
+    agent = Agent(llm, "Use tools.", [calculator], runtime=runtime)
+    final = agent.send("What is 17 times 23?")
+    assert final.content == again
+    assert len(llm_server.requests) == 3
+    assert [m.role for m in agent.history].count("user") == 2  # the question and one note
+
+
+def test_without_text_tool_calls_no_note_is_given(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Calls(("calculator", {"expression": "17 * 23"})), Text(CALL))
+    config = AgentConfig(text_tool_calls=False)
+    agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
+    assert agent.send("What is 17 times 23?").content == CALL
     assert len(llm_server.requests) == 2
