@@ -2,10 +2,11 @@
 
 Serves the default local model (Qwen2.5-Coder-0.5B-Instruct, fetched once
 into the model cache) with :class:`LocalLlamaServer`, builds the agent the
-way ``agent-smith --local`` does (its system prompt, the calculator and
-read_local_file over a sandbox of small files, the bundled MCP server's
-``echo`` and ``now``), and sends each prompt below to a fresh agent. For
-each: which tools were called, whether a call was recovered from text
+way ``agent-smith --local`` does (its system prompt and sampling, the
+calculator, read_local_file and write_local_file — denied if asked — over a
+sandbox of small files, the bundled MCP server's ``echo`` and ``now``), and
+sends each prompt below to a fresh agent. For each: which tools were
+called, whether a call was recovered from text
 (:mod:`agent_smith.agent.text_tool_calls`), and whether the answer is right
 (it contains the expected words; for chat prompts: some words and no tool).
 
@@ -132,7 +133,12 @@ def main() -> int:
                 outcomes = []
                 for _ in range(args.runs):
                     with Agent(
-                        llm, SYSTEM_PROMPT, demo_tools(sandbox), config=config, runtime=runtime
+                        llm,
+                        SYSTEM_PROMPT,
+                        demo_tools(sandbox),
+                        config=config,
+                        runtime=runtime,
+                        approver=lambda request: False,  # no prompt asks to write a file
                     ) as agent:
                         if not args.no_default_mcp:
                             command = (sys.executable, str(EXAMPLE_MCP_SERVER))
