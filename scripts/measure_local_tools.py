@@ -115,6 +115,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="times each prompt is asked")
     parser.add_argument("--no-recovery", action="store_true", help="text_tool_calls=False")
     parser.add_argument("--no-default-mcp", action="store_true", help="without echo and now")
+    parser.add_argument("--kind", choices=("arithmetic", "file", "chat"), help="only these")
     args = parser.parse_args()
 
     model = Path(args.model) if args.model else ensure_default_model(progress=print)
@@ -129,7 +130,7 @@ def main() -> int:
             (Path(sandbox) / name).write_text(text, encoding="utf-8")
         with LocalLlamaServer(model, threads=2) as server:
             llm = LlmClient(server.endpoint, runtime=runtime, default_sampling=sampling)
-            for prompt in PROMPTS:
+            for prompt in [p for p in PROMPTS if args.kind in (None, p.kind)]:
                 outcomes = []
                 for _ in range(args.runs):
                     with Agent(

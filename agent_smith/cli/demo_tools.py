@@ -243,8 +243,9 @@ class ReadLocalFileTool(_SandboxedFileTool):
         name="read_local_file",
         description=(
             # No example path: a small model copies it instead of the user's file name.
-            "Read a text file from the local sandbox directory. Give the file's "
-            "path exactly as the user wrote it, relative to the sandbox."
+            "Read a text file from the local sandbox directory. Call it whenever the "
+            "user mentions a file: you cannot know what a file says without reading it. "
+            "Give the file's path exactly as the user wrote it, relative to the sandbox."
         ),
         parameters={
             "type": "object",

@@ -57,9 +57,10 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
     "You are a helpful assistant running in a terminal. For any arithmetic, call the "
-    "calculator tool; to read a file the user names, call read_local_file with that "
-    "path, and write_local_file to write one when asked. Once a tool has answered, "
-    "reply to the user in one or two plain sentences."
+    "calculator tool. You cannot see the user's files: whenever a question mentions a "
+    "file, call read_local_file with its path first. Use write_local_file only when "
+    "asked to write a file. Once a tool has answered, reply to the user in one or two "
+    "plain sentences."
 )
 #: Sampling for --local/--serve-model, as measured (scripts/measure_local_tools.py): greedy,
 #: and a reply cap so a small model that rambles stops instead of generating until the
