@@ -178,7 +178,7 @@ def test_agent_calls_a_tool_and_uses_its_result_on_the_next_turn(
     )
     assert not second.tool_calls
     assert "sunny" in second.content.lower() or "yes" in second.content.lower()
-    assert second.usage is not None and second.usage.prompt > first_usage.prompt // 2
+    assert second.usage is not None and second.usage.prompt > 0 and second.usage.completion > 0
     calls = [m for m in agent.history if isinstance(m, ToolMessage)]
     assert calls[0].tool_call_id == agent.history[1].tool_calls[0].id  # type: ignore[union-attr]
 
