@@ -71,7 +71,6 @@ def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
         "test",
         api_key=llama_endpoint.api_key,
         request_timeout=REQUEST_TIMEOUT,
-        max_retries=0,  # a timed-out request would queue behind itself on the one slot
         default_sampling=SAMPLING,
         runtime=runtime,
     )
