@@ -83,8 +83,26 @@ def recover_tool_calls(
     response: LlmResponse, tools: Sequence[ToolSchema], *, enabled: bool = True
 ) -> LlmResponse | None:
     """``response`` with the tool calls its text spells out, or None (see the module doc)."""
+    if not enabled:
+        return None
+    written = _written_calls(response, tools)
+    if written is None:
+        return None
+    calls = tuple(ToolCall(f"call_{secrets.token_hex(12)}", name, args) for name, args in written)
+    log.debug(
+        "recovered %d tool call(s) the model wrote as text: %s",
+        len(calls),
+        ", ".join(call.name for call in calls),
+    )
+    return LlmResponse(replace(response.message, content="", tool_calls=calls), "tool_calls")
+
+
+def _written_calls(
+    response: LlmResponse, tools: Sequence[ToolSchema]
+) -> list[tuple[str, dict[str, Any]]] | None:
+    """The (name, arguments) of the calls ``response``'s text spells out, else None."""
     message = response.message
-    if not enabled or message.tool_calls or not tools:
+    if message.tool_calls or not tools:
         return None
     objects = _written_objects(message.content)
     if objects is None:
@@ -97,14 +115,8 @@ def recover_tool_calls(
             return None
         if not isinstance(arguments, dict):
             return None
-        calls.append(ToolCall(f"call_{secrets.token_hex(12)}", name, arguments))
-    log.debug(
-        "recovered %d tool call(s) the model wrote as text: %s",
-        len(calls),
-        ", ".join(call.name for call in calls),
-    )
-    recovered = replace(message, content="", tool_calls=tuple(calls))
-    return LlmResponse(recovered, "tool_calls")
+        calls.append((name, arguments))
+    return calls
 
 
 def rewrites_a_call(response: LlmResponse, config: AgentConfig, round_number: int) -> bool:
@@ -157,7 +169,7 @@ def hold_back_call_text(
                 elif isinstance(event, Finished):
                     reply = event.response
                     if first_round:
-                        dropped = recover_tool_calls(reply, tools) is not None
+                        dropped = _written_calls(reply, tools) is not None
                     else:
                         dropped = _starts_a_call(reply)
                     if dropped:
