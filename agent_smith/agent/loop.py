@@ -39,6 +39,7 @@ from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, T
 from .output import TurnOutput, turn_output
 from .text_tool_calls import (
     ANSWER_NOTE,
+    answers_tools,
     hold_back_call_text,
     recover_tool_calls,
     rewrites_a_call,
@@ -101,7 +102,7 @@ class TurnLoop:
             registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
             # Calls written as text answer the user, not a tool result (text_tool_calls.py).
-            recovering = agent.config.text_tool_calls and turn.iterations == 1
+            recovering = agent.config.text_tool_calls and not (noted or answers_tools(llm_request))
             if streaming:
                 holding = agent.config.text_tool_calls and not noted
                 response = yield from self._stream_reply(llm_request, token, holding)
@@ -109,7 +110,7 @@ class TurnLoop:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
             recovered = recover_tool_calls(response, llm_request.tools, enabled=recovering)
-            if not noted and rewrites_a_call(response, agent.config, turn.iterations):
+            if not noted and rewrites_a_call(response, llm_request, agent.config):
                 noted = True
                 turn.add_usage(response.message.usage)
                 self.record(UserMessage(ANSWER_NOTE))
@@ -206,8 +207,7 @@ class TurnLoop:
         response: LlmResponse | None = None
         events = self._agent._llm.stream(request, cancel=token)
         if holding:
-            first_round = self._turn.iterations == 1
-            events = hold_back_call_text(events, request.tools, first_round=first_round)
+            events = hold_back_call_text(events, request, after_tools=answers_tools(request))
         try:
             for event in events:
                 invoke_hook(on_stream_event, event, name="on_stream_event")

@@ -7,8 +7,8 @@ reply's content is ``{"name": "calculator", "arguments": {...}}`` bare, in a
 did not take, and ``tool_calls`` is empty. :func:`recover_tool_calls` turns
 such a reply into the tool calls it spells out, under a strict rule:
 
-* the reply answers the user — it is the first round of the turn, not a
-  reply to tool results (measured on Qwen2.5-Coder-0.5B: after a tool result
+* the reply answers the user — the request's last message is not a tool
+  result (measured on Qwen2.5-Coder-0.5B: after a tool result
   its JSON repeats the call, passes the result back as arguments, or lists
   every offered tool, turn after turn; none of that is a request, and running
   it kept the turn going until a stop condition);
@@ -33,8 +33,12 @@ makes no real one) is not an answer. Measured on Qwen2.5-Coder-0.5B, the
 model does that almost every time, yet a user-role note then makes it answer
 in words ("17 times 23 equals 391."). So once per turn such a reply is
 dropped (its usage still counts) and :data:`ANSWER_NOTE` is added to the
-history as a user message, and the model is asked again; a second such reply
-stays text. :func:`rewrites_a_call` is that test.
+history as a user message, and the model is asked again; for the rest of
+the turn nothing written is recovered (the note asked for words), so a
+second such reply stays text. :func:`rewrites_a_call` is that test; the
+loop decides "a reply to tool results" with :func:`answers_tools` (the
+request's last message is a tool result), so a reply to a user message — the
+user's own, an output retry's or a steering note — is recovered.
 
 Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
 before anyone knows it is a call. :func:`hold_back_call_text` holds the
@@ -58,8 +62,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallStarted
-from ..llm.request import LlmResponse
-from ..messages import ToolCall
+from ..llm.request import LlmRequest, LlmResponse
+from ..messages import ToolCall, ToolMessage
 from ..tools.base import ToolSchema
 from .config import AgentConfig
 
@@ -119,9 +123,14 @@ def _written_calls(
     return calls
 
 
-def rewrites_a_call(response: LlmResponse, config: AgentConfig, round_number: int) -> bool:
-    """Is ``response`` a reply to tool results (round 2 on) that is another written call?"""
-    if not config.text_tool_calls or round_number < 2:
+def answers_tools(request: LlmRequest) -> bool:
+    """Is the reply to ``request`` an answer to tool results (its last message is one)?"""
+    return bool(request.messages) and isinstance(request.messages[-1], ToolMessage)
+
+
+def rewrites_a_call(response: LlmResponse, request: LlmRequest, config: AgentConfig) -> bool:
+    """Is ``response``, a reply to ``request``'s tool results, another written call?"""
+    if not config.text_tool_calls or not answers_tools(request):
         return False
     return _starts_a_call(response)
 
@@ -142,15 +151,16 @@ def starts_like_a_call(text: str) -> bool | None:
 
 
 def hold_back_call_text(
-    events: Iterator[StreamEvent], tools: Sequence[ToolSchema], *, first_round: bool
+    events: Iterator[StreamEvent], request: LlmRequest, *, after_tools: bool
 ) -> Iterator[StreamEvent]:
     """``events`` with the text deltas of a would-be written call held back (see the module doc).
 
     The held deltas are dropped when the reply turns out to be a call the
-    agent recovers (``first_round``) or one it answers with
-    :data:`ANSWER_NOTE` (later rounds), else released before ``Finished``.
+    agent recovers (a reply to the user) or one it answers with
+    :data:`ANSWER_NOTE` (``after_tools``), else released before ``Finished``.
     Closing this iterator closes ``events``.
     """
+    tools = request.tools
     held: list[TokenDelta] = []
     text = ""
     verdict: bool | None = None if tools else False
@@ -168,10 +178,10 @@ def hold_back_call_text(
                     verdict = False
                 elif isinstance(event, Finished):
                     reply = event.response
-                    if first_round:
-                        dropped = _written_calls(reply, tools) is not None
-                    else:
+                    if after_tools:
                         dropped = _starts_a_call(reply)
+                    else:
+                        dropped = _written_calls(reply, tools) is not None
                     if dropped:
                         held.clear()
                     verdict = False

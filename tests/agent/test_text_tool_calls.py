@@ -24,8 +24,8 @@ from agent_smith.agent.text_tool_calls import (
     starts_like_a_call,
 )
 from agent_smith.llm.events import Finished, ReasoningDelta, StreamEvent, TokenDelta
-from agent_smith.llm.request import LlmResponse
-from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall
+from agent_smith.llm.request import LlmRequest, LlmResponse
+from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, UserMessage
 from agent_smith.tools.base import ToolSchema
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
@@ -197,10 +197,14 @@ def stream_of(*pieces: str | ReasoningDelta, calls: tuple[ToolCall, ...] = ()) -
     return [*events, Finished(response.finish_reason, response.usage, response)]
 
 
+def request_with(tools: tuple[ToolSchema, ...] = TOOLS) -> LlmRequest:
+    return LlmRequest((UserMessage("hi"),), tools)
+
+
 def filtered(
-    events: list[Any], tools: tuple[ToolSchema, ...] = TOOLS, *, first_round: bool = True
+    events: list[Any], tools: tuple[ToolSchema, ...] = TOOLS, *, after_tools: bool = False
 ) -> list[Any]:
-    return list(hold_back_call_text(iter(events), tools, first_round=first_round))
+    return list(hold_back_call_text(iter(events), request_with(tools), after_tools=after_tools))
 
 
 def test_the_text_of_a_recovered_call_is_never_streamed() -> None:
@@ -216,15 +220,15 @@ def test_call_shaped_text_that_is_no_call_is_released_before_finished() -> None:
 
 def test_after_tool_results_call_shaped_text_is_dropped_and_prose_released() -> None:
     again = stream_of('{"name": "calculator", ', '"arguments": {"expression": "391"}}')
-    assert filtered(again, first_round=False) == again[-1:]  # the note follows it
+    assert filtered(again, after_tools=True) == again[-1:]  # the note follows it
     prose = stream_of("17 times 23", " is 391.")
-    assert filtered(prose, first_round=False) == prose
+    assert filtered(prose, after_tools=True) == prose
 
 
 def test_prose_streams_at_once_after_its_first_characters() -> None:
     events = stream_of(" ", "<", "b>bold", " text", " more")
     source = iter(events)
-    out = hold_back_call_text(source, TOOLS, first_round=True)
+    out = hold_back_call_text(source, request_with(), after_tools=False)
     assert next(out) == events[0] and next(out) == events[1] and next(out) == events[2]
     assert next(out) == events[3]  # nothing waits for the end of the stream
     assert list(out) == events[4:]
@@ -232,7 +236,7 @@ def test_prose_streams_at_once_after_its_first_characters() -> None:
 
 def test_nothing_is_held_without_tools() -> None:
     events = stream_of(CALL)
-    out = hold_back_call_text(iter(events), (), first_round=True)
+    out = hold_back_call_text(iter(events), request_with(()), after_tools=False)
     assert next(out) == events[0]
 
 
@@ -246,7 +250,7 @@ def test_closing_the_filter_closes_the_stream() -> None:
         finally:
             closed.append(True)
 
-    out = hold_back_call_text(source(), TOOLS, first_round=True)
+    out = hold_back_call_text(source(), request_with(), after_tools=False)
     assert next(out) == TokenDelta("The")
     out.close()
     assert closed == [True]
