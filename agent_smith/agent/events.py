@@ -39,9 +39,16 @@ class ToolResultReady:
 
 @dataclass(frozen=True)
 class AssistantTurn:
-    """A complete assistant message (text and/or tool calls) entered the history."""
+    """A complete assistant message (text and/or tool calls) entered the history.
+
+    ``recovered_tool_calls`` is True when the model wrote its tool calls as
+    JSON text and the agent recovered them (``AgentConfig.text_tool_calls``;
+    :mod:`agent_smith.agent.text_tool_calls`): the message then holds the
+    calls with generated ids and empty content.
+    """
 
     message: AssistantMessage
+    recovered_tool_calls: bool = False
 
 
 @dataclass(frozen=True)

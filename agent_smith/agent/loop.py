@@ -31,12 +31,19 @@ from ..errors import ParseError
 from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, UserMessage
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
+from .text_tool_calls import (
+    ANSWER_NOTE,
+    answers_tools,
+    hold_back_call_text,
+    recover_tool_calls,
+    rewrites_a_call,
+)
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -82,6 +89,7 @@ class TurnLoop:
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
             self.record(request.user_message)
+        noted = False  # ANSWER_NOTE was given in this turn (text_tool_calls.py)
         while True:
             turn.begin_round()
             registry = agent._tools.registry()
@@ -93,12 +101,21 @@ class TurnLoop:
             )
             registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
+            # Calls written as text answer the user, not a tool result (text_tool_calls.py).
+            recovering = agent.config.text_tool_calls and not (noted or answers_tools(llm_request))
             if streaming:
-                response = yield from self._stream_reply(llm_request, token)
+                holding = agent.config.text_tool_calls and not noted
+                response = yield from self._stream_reply(llm_request, token, holding)
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
-            message = output.read(response.message)
+            recovered = recover_tool_calls(response, llm_request.tools, enabled=recovering)
+            if not noted and rewrites_a_call(response, llm_request, agent.config):
+                noted = True
+                turn.add_usage(response.message.usage)
+                self.record(UserMessage(ANSWER_NOTE))
+                continue
+            message = output.read((recovered or response).message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
             guarded = output.guarded(calls)
@@ -106,7 +123,7 @@ class TurnLoop:
                 turn.loops.check(guarded)  # before the repeated calls run or enter history
             turn.pending = calls
             self.record(message)
-            yield AssistantTurn(message)
+            yield AssistantTurn(message, recovered_tool_calls=recovered is not None)
             if not calls:
                 retry = output.rejection()
                 if retry is not None:
@@ -184,11 +201,13 @@ class TurnLoop:
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")
 
     def _stream_reply(
-        self, request: LlmRequest, token: CancellationToken
+        self, request: LlmRequest, token: CancellationToken, holding: bool
     ) -> Generator[AgentEvent, None, LlmResponse]:
         on_stream_event = self._agent.hooks.on_stream_event
         response: LlmResponse | None = None
         events = self._agent._llm.stream(request, cancel=token)
+        if holding:
+            events = hold_back_call_text(events, request, after_tools=answers_tools(request))
         try:
             for event in events:
                 invoke_hook(on_stream_event, event, name="on_stream_event")

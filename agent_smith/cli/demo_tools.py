@@ -178,7 +178,8 @@ class CalculatorTool(Tool):
         name="calculator",
         description=(
             "Evaluate an arithmetic expression with + - * / ^ (power), parentheses, "
-            "unary minus and decimal numbers, e.g. '(2 + 3) * 4 ^ 0.5'."
+            "unary minus and decimal numbers, e.g. '(2 + 3) * 4 ^ 0.5'. Use it for "
+            "any calculation instead of working it out yourself."
         ),
         parameters={
             "type": "object",
@@ -241,8 +242,10 @@ class ReadLocalFileTool(_SandboxedFileTool):
     _SCHEMA = ToolSchema(
         name="read_local_file",
         description=(
-            "Read a UTF-8 text file from the local sandbox directory. "
-            "Give a path relative to the sandbox, e.g. 'notes/todo.txt'."
+            # No example path: a small model copies it instead of the user's file name.
+            "Read a text file from the local sandbox directory. Call it whenever the "
+            "user mentions a file: you cannot know what a file says without reading it. "
+            "Give the file's path exactly as the user wrote it, relative to the sandbox."
         ),
         parameters={
             "type": "object",

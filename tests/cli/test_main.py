@@ -101,6 +101,17 @@ def test_local_mode_leaves_the_endpoint_to_the_local_server(
     assert parse_args(["--serve-model", "m.gguf"]).endpoint is None
 
 
+def test_local_takes_an_optional_model_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["--local"]).local == "qwen"
+    assert parse_args(["--local", "smollm2"]).local == "smollm2"
+    assert parse_args(["--local", "-v"]).local == "qwen"
+    assert parse_args([]).local is None
+    with pytest.raises(SystemExit):
+        parse_args(["--local", "gpt-5"])
+    err = capsys.readouterr().err
+    assert "--local: invalid choice: 'gpt-5'" in err and "qwen" in err and "smollm2" in err
+
+
 def test_help_names_every_option(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         parse_args(["--help"])

@@ -23,7 +23,7 @@ from agent_smith import (
 )
 from agent_smith.agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
 from agent_smith.cli.approval import TerminalApprovals
-from agent_smith.cli.repl import EXIT_OK, LLM_LOGGER, Fatal, Repl, describe_fatal
+from agent_smith.cli.repl import EXIT_OK, Fatal, Repl, describe_fatal
 
 ENDPOINT = "http://127.0.0.1:8080"
 
@@ -107,11 +107,7 @@ class _FakeAgent:
 
 
 def _repl(
-    agent: _FakeAgent,
-    lines: str,
-    *,
-    retry_notes: bool = True,
-    approvals: TerminalApprovals | None = None,
+    agent: _FakeAgent, lines: str, *, approvals: TerminalApprovals | None = None
 ) -> tuple[Repl, io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
     repl = Repl(
@@ -121,7 +117,6 @@ def _repl(
         stdout=out,
         stderr=err,
         interactive=False,
-        retry_notes=retry_notes,
         approvals=approvals,
     )
     return repl, out, err
@@ -235,24 +230,17 @@ def _retrying_turn() -> list[Any]:
     ]
 
 
-def test_repl_shows_the_llm_clients_retries_while_the_turn_waits() -> None:
-    llm_log = logging.getLogger(LLM_LOGGER)
-    handlers = list(llm_log.handlers)
+def test_repl_leaves_the_llm_clients_retries_to_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     agent = _FakeAgent(_retrying_turn())
     repl, out, err = _repl(agent, "hi\n")
-    assert repl.run() == EXIT_OK
-    assert err.getvalue().splitlines() == [
-        f"[llm] cannot reach LLM server {_URL}: Connection refused; retry 1/3 in 0.50 s"
+    with caplog.at_level(logging.WARNING, logger="agent_smith.llm"):
+        assert repl.run() == EXIT_OK
+    assert err.getvalue() == ""  # nothing between the lines of the conversation
+    assert [r.getMessage() for r in caplog.records] == [
+        f"cannot reach LLM server {_URL}: Connection refused; retry 1/3 in 0.50 s"
     ]
-    assert out.getvalue() == "Hi.\n"
-    assert llm_log.handlers == handlers  # the turn's handler is gone with the turn
-
-
-def test_repl_leaves_retries_to_the_log_when_asked() -> None:
-    agent = _FakeAgent(_retrying_turn())
-    repl, out, err = _repl(agent, "hi\n", retry_notes=False)
-    assert repl.run() == EXIT_OK
-    assert err.getvalue() == ""
     assert out.getvalue() == "Hi.\n"
 
 

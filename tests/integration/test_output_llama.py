@@ -1,10 +1,10 @@
 """Typed output end to end against a real llama.cpp server (see conftest.py for which one).
 
-Under a ``json_schema`` grammar (native mode) even the tiny scripted model can
-only write JSON that fits the schema, so the agent must return a valid
-instance; in tool mode llama-server's own tool-call grammar shapes the
-``final_result`` arguments. Against a live ``LLAMA_SERVER_URL`` the same
-scenarios run with assertions on types only. The native test takes about
+Under a ``json_schema`` grammar (native mode) even a 0.5B model (the default
+local model the tests serve) can only write JSON that fits the schema, so the
+agent must return a valid instance; in tool mode the model must call
+``final_result`` (natively or as text the agent recovers), which that model
+may not do. The assertions are on types and structure, for any model. The native test takes about
 3 s on an idle two-core machine (grammar-constrained sampling checks the
 tiny model's 151k-token vocabulary at every rejected token) and longer
 under load; it is the one end-to-end proof of a nested instance.
@@ -34,6 +34,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_t
 
 #: Bounded so a model that never closes its JSON fails instead of running on.
 SAMPLING = SamplingParams(temperature=0, max_tokens=768)
+#: For a City: a reply that runs past this is wrong anyway, and each retry costs it.
+SHORT = SamplingParams(temperature=0, max_tokens=96)
 
 
 @pytest.fixture
@@ -65,32 +67,44 @@ def test_native_mode_yields_a_valid_nested_instance_streamed(
     assert invoice.status in ("draft", "sent", "paid")
     assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == reply.content
     json.loads(reply.content)  # .content is the raw JSON the server sent
-    if llama_endpoint.scripted:
-        assert invoice.number == "Paris"  # the tiny model writes "Paris" into every string
 
 
-def test_tool_mode_final_result_call_yields_an_instance(
-    llm: LlmClient, llama_endpoint: LlamaEndpoint
+def test_tool_mode_final_result_call_yields_an_instance_or_says_it_was_not_called(
+    llama_endpoint: LlamaEndpoint, runtime: Runtime
 ) -> None:
+    llm = LlmClient(
+        llama_endpoint.url,
+        "test",
+        api_key=llama_endpoint.api_key,
+        default_sampling=SHORT,
+        runtime=runtime,
+    )
     agent = Agent(llm, "Answer by calling final_result.")
-    reply = agent.send("Which city is the capital of France?", output_type=City, output_mode="tool")
+    try:
+        reply = agent.send(
+            "Which city is the capital of France?", output_type=City, output_mode="tool"
+        )
+    except OutputValidationError as err:
+        # The default local model (0.5B) may never call final_result, natively
+        # or as text the agent recovers: then the turn says so, after its retries.
+        assert err.attempts == 3 and "final_result" in str(err)
+        return
     assert isinstance(reply.output, City)
     assert json.loads(reply.content) == {"name": reply.output.name, "country": reply.output.country}
-    if llama_endpoint.scripted:
-        assert reply.output == City("Paris", "Paris")
 
 
 def test_prompted_mode_without_a_grammar_for_the_schema_exhausts_its_retries(
     local_llama: LocalLlamaServer, runtime: Runtime
 ) -> None:
-    # json_object only constrains the reply to some JSON object: the tiny model
-    # writes {"Paris": "Paris"} every time, which never fits a City.
-    tiny = LlmClient(local_llama.endpoint, "tiny", default_sampling=SAMPLING, runtime=runtime)
-    agent = Agent(tiny)
+    # json_object only constrains the reply to some JSON object: the default
+    # local model (0.5B) writes one that never fits a City (measured: it echoes
+    # the schema it was shown).
+    local = LlmClient(local_llama.endpoint, "local", default_sampling=SHORT, runtime=runtime)
+    agent = Agent(local)
     with pytest.raises(OutputValidationError) as caught:
         agent.send("Where?", output_type=City, output_mode="prompted")
     assert caught.value.attempts == 3
-    assert json.loads(caught.value.raw) == {"Paris": "Paris"}
+    assert isinstance(json.loads(caught.value.raw), dict)
     assert "'name' is a required property" in caught.value.errors
     assert (
         len(agent.history) == 6

@@ -1,0 +1,244 @@
+"""Tool calls a model wrote as text, recovered into real tool calls, and only those.
+
+Small models often answer a question that needs a tool by *writing* the call
+instead of making it: measured on Qwen2.5-Coder-0.5B under llama.cpp, the
+reply's content is ``{"name": "calculator", "arguments": {...}}`` bare, in a
+```` ```json ```` fence, or inside ``<tool_call>`` tags the server's parser
+did not take, and ``tool_calls`` is empty. :func:`recover_tool_calls` turns
+such a reply into the tool calls it spells out, under a strict rule:
+
+* the reply answers the user — the request's last message is not a tool
+  result (measured on Qwen2.5-Coder-0.5B: after a tool result
+  its JSON repeats the call, passes the result back as arguments, or lists
+  every offered tool, turn after turn; none of that is a request, and running
+  it kept the turn going until a stop condition);
+* the reply has no ``tool_calls`` and tools were offered;
+* its content, stripped, is nothing but one or more *units* separated by
+  whitespace, each a JSON object — bare, in a fence (```` ``` ```` or
+  ```` ```json ````), or between ``<tool_call>`` and ``</tool_call>``;
+* every object has exactly the keys ``name`` (an offered tool's name) and
+  ``arguments`` (a JSON object).
+
+Anything else stays text: prose around the JSON, a JSON array, an unknown
+name, arguments that are a string, one invalid object among valid ones. The
+recovered message has empty content, the calls (ids ``call_<24 hex>``) and
+finish reason ``tool_calls``, so the history reads as if the model had made
+the calls natively; the agent's :class:`~agent_smith.agent.events.AssistantTurn`
+says ``recovered_tool_calls=True`` and a DEBUG line is logged. On by default;
+``AgentConfig(text_tool_calls=False)`` turns it off. The loop decides the
+first condition; :func:`recover_tool_calls` checks the others.
+
+After tool results, a reply that again starts like a written call (and
+makes no real one) is not an answer. Measured on Qwen2.5-Coder-0.5B, the
+model does that almost every time, yet a user-role note then makes it answer
+in words ("17 times 23 equals 391."). So once per turn such a reply is
+dropped (its usage still counts) and :data:`ANSWER_NOTE` is added to the
+history as a user message, and the model is asked again; for the rest of
+the turn nothing written is recovered (the note asked for words), so a
+second such reply stays text. :func:`rewrites_a_call` is that test; the
+loop decides "a reply to tool results" with :func:`answers_tools` (the
+request's last message is a tool result), so a reply to a user message — the
+user's own, an output retry's or a steering note — is recovered.
+
+Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
+before anyone knows it is a call. :func:`hold_back_call_text` holds the
+deltas of a reply whose text *starts* like a call (``{``, a fence,
+``<tool_call>``) until the stream ends: if the reply is recovered, or
+dropped for the answer note, they are dropped too (a stream consumer sees
+the calls, never their JSON), otherwise they are released just before
+:class:`~agent_smith.llm.events.Finished`. So a
+reply that is plain JSON text arrives in one piece at the end instead of
+token by token; every other reply streams as before.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallStarted
+from ..llm.request import LlmRequest, LlmResponse
+from ..messages import ToolCall, ToolMessage
+from ..tools.base import ToolSchema
+from .config import AgentConfig
+
+log = logging.getLogger(__name__)
+
+_OPEN_TAG, _CLOSE_TAG, _FENCE = "<tool_call>", "</tool_call>", "```"
+#: How a reply that may be a written call begins (once its leading space is gone).
+_CALL_STARTS = ("{", _FENCE, _OPEN_TAG)
+_SPACE = re.compile(r"\s*")
+_KEYS = frozenset({"name", "arguments"})
+_decoder = json.JSONDecoder()
+
+#: What the agent says, once per turn, when a reply to tool results is another written call.
+ANSWER_NOTE = (
+    "The tool results above are what you need. Answer my question now in plain "
+    "words, without calling a tool."
+)
+
+
+def recover_tool_calls(
+    response: LlmResponse, tools: Sequence[ToolSchema], *, enabled: bool = True
+) -> LlmResponse | None:
+    """``response`` with the tool calls its text spells out, or None (see the module doc)."""
+    if not enabled:
+        return None
+    written = _written_calls(response, tools)
+    if written is None:
+        return None
+    calls = tuple(ToolCall(f"call_{secrets.token_hex(12)}", name, args) for name, args in written)
+    log.debug(
+        "recovered %d tool call(s) the model wrote as text: %s",
+        len(calls),
+        ", ".join(call.name for call in calls),
+    )
+    return LlmResponse(replace(response.message, content="", tool_calls=calls), "tool_calls")
+
+
+def _written_calls(
+    response: LlmResponse, tools: Sequence[ToolSchema]
+) -> list[tuple[str, dict[str, Any]]] | None:
+    """The (name, arguments) of the calls ``response``'s text spells out, else None."""
+    message = response.message
+    if message.tool_calls or not tools:
+        return None
+    objects = _written_objects(message.content)
+    if objects is None:
+        return None
+    offered = {schema.name for schema in tools}
+    calls = []
+    for obj in objects:
+        name, arguments = obj.get("name"), obj.get("arguments")
+        if obj.keys() != _KEYS or not isinstance(name, str) or name not in offered:
+            return None
+        if not isinstance(arguments, dict):
+            return None
+        calls.append((name, arguments))
+    return calls
+
+
+def answers_tools(request: LlmRequest) -> bool:
+    """Is the reply to ``request`` an answer to tool results (its last message is one)?"""
+    return bool(request.messages) and isinstance(request.messages[-1], ToolMessage)
+
+
+def rewrites_a_call(response: LlmResponse, request: LlmRequest, config: AgentConfig) -> bool:
+    """Is ``response``, a reply to ``request``'s tool results, another written call?"""
+    if not config.text_tool_calls or not answers_tools(request):
+        return False
+    return _starts_a_call(response)
+
+
+def _starts_a_call(response: LlmResponse) -> bool:
+    message = response.message
+    return not message.tool_calls and starts_like_a_call(message.content) is True
+
+
+def starts_like_a_call(text: str) -> bool | None:
+    """True if ``text`` begins like a written call, False if it cannot, None if too short to say."""
+    head = text.lstrip()
+    if any(head.startswith(start) for start in _CALL_STARTS):
+        return True
+    if any(start.startswith(head) for start in _CALL_STARTS):
+        return None  # "", "`", "<tool" ...
+    return False
+
+
+def hold_back_call_text(
+    events: Iterator[StreamEvent], request: LlmRequest, *, after_tools: bool
+) -> Iterator[StreamEvent]:
+    """``events`` with the text deltas of a would-be written call held back (see the module doc).
+
+    The held deltas are dropped when the reply turns out to be a call the
+    agent recovers (a reply to the user) or one it answers with
+    :data:`ANSWER_NOTE` (``after_tools``), else released before ``Finished``.
+    Closing this iterator closes ``events``.
+    """
+    tools = request.tools
+    held: list[TokenDelta] = []
+    text = ""
+    verdict: bool | None = None if tools else False
+    try:
+        for event in events:
+            if verdict is not False:
+                if isinstance(event, TokenDelta):
+                    if verdict is None:
+                        text += event.text
+                        verdict = starts_like_a_call(text)
+                    if verdict is not False:
+                        held.append(event)
+                        continue
+                elif isinstance(event, ToolCallStarted):  # real calls: the text is only text
+                    verdict = False
+                elif isinstance(event, Finished):
+                    reply = event.response
+                    if after_tools:
+                        dropped = _starts_a_call(reply)
+                    else:
+                        dropped = _written_calls(reply, tools) is not None
+                    if dropped:
+                        held.clear()
+                    verdict = False
+                if verdict is False:
+                    yield from held
+                    held.clear()
+            yield event
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+
+
+def _written_objects(content: str) -> list[dict[str, Any]] | None:
+    """The JSON objects ``content`` consists of (bare, fenced or tagged), else None."""
+    if not content or content.lstrip()[:1] not in ("{", "`", "<"):
+        return None  # the common case, prose, costs one look at its first character
+    objects: list[dict[str, Any]] = []
+    pos, end = 0, len(content)
+    while True:
+        match = _SPACE.match(content, pos)
+        pos = match.end() if match else pos
+        if pos == end:
+            return objects or None
+        if content.startswith(_OPEN_TAG, pos):
+            inner_start = pos + len(_OPEN_TAG)
+            close = content.find(_CLOSE_TAG, inner_start)
+            closing = len(_CLOSE_TAG)
+        elif content.startswith(_FENCE, pos):
+            inner_start = pos + len(_FENCE)
+            if content[inner_start : inner_start + 4].lower() == "json":
+                inner_start += 4
+            close = content.find(_FENCE, inner_start)
+            closing = len(_FENCE)
+        else:
+            found = _object_at(content, pos)
+            if found is None:
+                return None
+            obj, pos = found
+            objects.append(obj)
+            continue
+        if close < 0:
+            return None
+        inner = content[inner_start:close].strip()
+        found = _object_at(inner, 0)
+        if found is None or found[1] != len(inner):
+            return None  # a unit holds exactly one object
+        objects.append(found[0])
+        pos = close + closing
+
+
+def _object_at(text: str, pos: int) -> tuple[dict[str, Any], int] | None:
+    """The JSON object starting at ``pos`` and where it ends, or None."""
+    if not text.startswith("{", pos):
+        return None
+    try:
+        value, end = _decoder.raw_decode(text, pos)
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+        return None
+    return (value, end) if isinstance(value, dict) else None
