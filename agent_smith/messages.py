@@ -213,7 +213,7 @@ def message_from_openai(data: object) -> Message:
     role = obj.get("role")
     if role == "assistant":
         return AssistantMessage.from_openai(obj)
-    if role not in _BY_ROLE:
+    if not isinstance(role, str) or role not in _BY_ROLE:
         raise ParseError(f"message.role must be one of {sorted(_BY_ROLE)}, got {role!r}")
     content = obj.get("content")
     if not isinstance(content, str):
@@ -276,7 +276,7 @@ def message_from_dict(data: object, where: str = "message") -> Message:
     """Read one message written by :func:`message_to_dict`; ParseError naming ``where``."""
     obj = expect_object(data, where)
     role = obj.get("role")
-    if role not in _BY_ROLE:
+    if not isinstance(role, str) or role not in _BY_ROLE:  # a list would not hash
         raise ParseError(f"{where} has unknown role {role!r}")
     what = f"{role} message"
     if role == "assistant":

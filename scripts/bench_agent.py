@@ -47,6 +47,8 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import bench_server  # noqa: E402
+
 from agent_smith import (  # noqa: E402
     Agent,
     AgentRequest,
@@ -73,14 +75,8 @@ def serve(tools: int) -> None:
     short text answer, or a ``final_result`` call with the invoice when
     that tool is offered.
     """
-    from tests.support import llm_server
     from tests.support.invoices import INVOICE_DATA
-    from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-
-    # http.server writes headers and body separately; with Nagle on, the
-    # client's delayed ACK adds ~40 ms to every reply. An instant server must
-    # not do that (llama-server sets TCP_NODELAY too).
-    llm_server._Handler.disable_nagle_algorithm = True
+    from tests.support.llm_server import Calls, Text
 
     def respond(body: dict[str, Any]) -> Calls | Text:
         names = [t["function"]["name"] for t in body.get("tools") or []]
@@ -90,24 +86,12 @@ def serve(tools: int) -> None:
             return Calls((FINAL, INVOICE_DATA))
         return Text("All done.")
 
-    with ScriptedLlmServer(respond) as server:
-        print(server.url, flush=True)
-        sys.stdin.read()
+    bench_server.serve(respond)
 
 
 def start_server(tools: int) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--tools", str(tools)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url:
-        raise SystemExit("the benchmark server did not start")
-    return proc, url
+    """This script's server process (see :func:`serve`) and its URL."""
+    return bench_server.start(__file__, "--serve", "--tools", str(tools))
 
 
 # -- the floor: a hand-written loop ------------------------------------------------
@@ -342,9 +326,7 @@ def main() -> None:
             sleepy_times = [timed(sleepy)[0] for _ in range(10)]
             bare_us, tools_us, size = construction(llm, runtime, 2000)
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(10)
+        bench_server.stop(proc)
 
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
     what = f"user -> {args.tools} parallel tool calls -> final answer"

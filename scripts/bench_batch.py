@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,35 +42,11 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import bench_server  # noqa: E402
+
 from agent_smith import Agent, AgentConfig, AgentSpec, run_batch  # noqa: E402
 
 CONFIG = AgentConfig(stream=False)  # the floor reads one JSON body too
-
-
-def serve() -> None:
-    """Server process: print the URL, answer every request at once until stdin closes."""
-    from tests.support import llm_server
-    from tests.support.llm_server import ScriptedLlmServer, Text
-
-    llm_server._Handler.disable_nagle_algorithm = True  # no delayed-ACK wait per reply
-    with ScriptedLlmServer(lambda body: Text("done")) as server:
-        print(server.url, flush=True)
-        sys.stdin.read()
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url:
-        raise SystemExit("the benchmark server did not start")
-    return proc, url
 
 
 _local = threading.local()
@@ -123,9 +98,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if args.serve:
-        serve()
+        from tests.support.llm_server import Text
+
+        bench_server.serve(lambda body: Text("done"))
         return
-    proc, url = start_server()
+    proc, url = bench_server.start(__file__, "--serve")
     spec = AgentSpec(url, config=CONFIG)
     items = [f"input {i}" for i in range(args.items)]
     rows: list[tuple[str, str, float, float]] = []  # (what, floor name, wall, cpu)
@@ -186,9 +163,7 @@ def main() -> None:
             best("floor, Dask 2 workers", "", lambda: pool_run(dask, floor, items, c))
             best("run_batch, Dask 2 workers", "floor, Dask 2 workers", batch(dask))
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(10)
+        bench_server.stop(proc)
     report(rows, args)
 
 

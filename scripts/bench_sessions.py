@@ -36,6 +36,8 @@ from typing import Literal
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import bench_server  # noqa: E402
+
 from agent_smith import (  # noqa: E402
     Agent,
     AssistantMessage,
@@ -154,13 +156,9 @@ def worker(url: str, db: str, index: int, turns: int) -> None:
 
 def bench_workers(folder: Path, workers: int, turns: int) -> tuple[float, int, list[str]]:
     """Seconds for all workers' turns, messages stored, and any problems found."""
-    from tests.support import llm_server
-    from tests.support.llm_server import ScriptedLlmServer
-
-    llm_server._Handler.disable_nagle_algorithm = True  # see bench_agent.py
     db = folder / "workers.db"
     SqliteSession(db, "setup").close()
-    with ScriptedLlmServer() as server:  # echo_tools_responder: one call, then its result
+    with bench_server.instant_server() as server:  # echo_tools_responder: a call, then its result
         procs = [
             subprocess.Popen(
                 [sys.executable, __file__, "--worker", server.url, str(db), str(i), str(turns)],

@@ -148,6 +148,8 @@ def test_llama_server_reply_is_accepted() -> None:
 def test_message_from_openai_rejects_unknown_role_and_bad_tool_message() -> None:
     with pytest.raises(ParseError, match="role must be one of"):
         message_from_openai({"role": "wizard", "content": "x"})
+    with pytest.raises(ParseError, match="role must be one of"):
+        message_from_openai({"role": ["user"], "content": "x"})
     with pytest.raises(ParseError, match="tool_call_id"):
         message_from_openai({"role": "tool", "content": "x"})
 
@@ -223,6 +225,7 @@ def test_wire_form_round_trips_and_keeps_internal_fields_off_the_wire() -> None:
         ("{not json", "history is not valid JSON"),
         ('{"role": "user"}', "history must be a JSON array"),
         ('[{"role": "alien", "content": "x"}]', "unknown role"),
+        ('[{"role": ["user"], "content": "x"}]', "unknown role"),
         ('[{"role": "user"}]', r"history\[0\] is not a valid user message"),
         ('[{"role": "user", "content": 5}]', "'content' must be str, got int"),
         (

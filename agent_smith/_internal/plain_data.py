@@ -40,11 +40,6 @@ def from_plain(cls: type[T], data: object, *, where: str) -> T:
         raise ConfigError(f"{where}: {err}") from err
 
 
-def to_plain(obj: object) -> dict[str, Any]:
-    """The JSON object of a settings dataclass (tuples become lists when dumped)."""
-    return dataclasses.asdict(obj)  # type: ignore[call-overload, no-any-return]
-
-
 def _convert(value: object, hint: Any, where: str) -> Any:
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):

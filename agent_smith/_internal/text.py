@@ -1,8 +1,9 @@
-"""The one truncation helper: cut text to a byte budget on a UTF-8 boundary.
+"""The truncation helpers: text cut to a byte budget on a UTF-8 boundary, or to one short line.
 
 Tool results, context blocks and log excerpts that may be large all go
 through :func:`truncate_utf8` so the cut and its marker look the same
-everywhere (seed §10.4).
+everywhere (seed §10.4). A message shown on one line (an error in a results
+file) goes through :func:`one_line`.
 """
 
 from __future__ import annotations
@@ -38,3 +39,12 @@ def utf8_prefix(data: bytes, max_bytes: int) -> bytes:
     while cut > 0 and data[cut] & 0xC0 == 0x80:
         cut -= 1
     return data[:cut]
+
+
+def one_line(text: str, max_chars: int) -> str:
+    """``text`` with every run of whitespace made one space, at most ``max_chars`` long.
+
+    A longer text keeps its first ``max_chars - 1`` characters and ends in ``…``.
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"

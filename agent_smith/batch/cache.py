@@ -159,7 +159,6 @@ class _SpecAgents:
         self._mcp: list[McpClient] = []
         self._idle: list[_Slot] = []
         self._lent: list[_Slot] = []
-        self._built = 0
         self._closed = False
 
     def take(self, run: str) -> _Slot:
@@ -173,7 +172,6 @@ class _SpecAgents:
                 return slot
         slot = self._build()
         with self._lock:
-            self._built += 1
             slot.run = run
             self._lent.append(slot)
             closed = self._closed
@@ -202,7 +200,8 @@ class _SpecAgents:
 
     def stats(self) -> CacheStats:
         with self._lock:
-            return CacheStats(self._built, int(self._llm is not None), len(self._mcp))
+            agents = len(self._idle) + len(self._lent)  # every agent built, until closed
+            return CacheStats(agents, int(self._llm is not None), len(self._mcp))
 
     def close(self) -> None:
         with self._lock:

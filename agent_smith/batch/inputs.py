@@ -48,6 +48,7 @@ def read_inputs(path: str | os.PathLike[str]) -> list[BatchInput]:
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"cannot read inputs {name!r}: {err}") from err
     raw: list[object] = []
+    numbers: list[int] = []  # the line of each input
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -55,7 +56,7 @@ def read_inputs(path: str | os.PathLike[str]) -> list[BatchInput]:
             raw.append(json.loads(line))
         except json.JSONDecodeError as err:
             raise ConfigError(f"{name}:{number}: not valid JSON ({err.msg})") from err
-    numbers = [n for n, line in enumerate(lines, start=1) if line.strip()]
+        numbers.append(number)
     try:
         return as_inputs(raw)  # type: ignore[arg-type]  # checked item by item
     except _PositionedError as err:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ParseError, ResultsError
 from .result import BatchResult
-from .sink import ResultSink, lock_exclusively, results_failure
+from .sink import ResultSink, lock_exclusively, results_closed, results_failure
 
 log = logging.getLogger("agent_smith.batch")
 
@@ -39,9 +39,8 @@ class JsonlSink(ResultSink):
 
     def write(self, result: BatchResult) -> None:
         if self._fd is None:
-            raise ResultsError(f"results file {str(self.path)!r} is closed", path=str(self.path))
-        line = (json.dumps(result.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
-        view = memoryview(line)
+            raise results_closed(self.path)
+        view = memoryview(_line(result).encode("utf-8"))
         try:
             while view:
                 written = os.write(self._fd, view)
@@ -57,7 +56,7 @@ class JsonlSink(ResultSink):
         kept = [r for r in read_jsonl(self.path) if r.ok]
         # Rewritten beside the original and renamed over it: a crash leaves one or the other.
         temp = self.path.with_name(self.path.name + ".rewrite")
-        data = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in kept)
+        data = "".join(_line(r) for r in kept)
         try:
             with open(temp, "w", encoding="utf-8") as out:
                 out.write(data)
@@ -114,6 +113,10 @@ def _read(path: Path, *, repair: int | None) -> list[BatchResult]:
             message = f"{path}:{number}: not a batch result ({err})"
             raise ResultsError(message, path=str(path)) from err
     return results
+
+
+def _line(result: BatchResult) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False) + "\n"
 
 
 def _fsync_directory(path: Path) -> None:

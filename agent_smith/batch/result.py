@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._internal.text import one_line
 from ..errors import ParseError
 from ..messages import TokenUsage
 from ..tools.convert import to_json_value
@@ -31,9 +32,7 @@ class ItemError:
     @classmethod
     def of(cls, err: BaseException) -> ItemError:
         """The error of an exception, its message on one line and at most 500 characters."""
-        message = " ".join(str(err).split()) or repr(err)
-        if len(message) > MESSAGE_MAX_CHARS:
-            message = message[: MESSAGE_MAX_CHARS - 1] + "…"
+        message = one_line(str(err), MESSAGE_MAX_CHARS) or one_line(repr(err), MESSAGE_MAX_CHARS)
         return cls(type(err).__name__, message)
 
     def __str__(self) -> str:

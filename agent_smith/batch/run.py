@@ -57,10 +57,10 @@ from .._internal.closing import Closeable
 from ..errors import CancelledError, ConfigError
 from .cache import AgentCache
 from .inputs import BatchInput, as_inputs
-from .result import BatchResult, ItemError
+from .result import BatchResult
 from .sink import ResultSink, open_sink
 from .spec import AgentSpec
-from .worker import Job, Outcome, retryable, run_item
+from .worker import Job, Outcome, run_item
 
 log = logging.getLogger("agent_smith.batch")
 
@@ -284,11 +284,7 @@ def _settle(future: Future[Outcome], attempt: _Attempt) -> Outcome:
         if raised is None:
             return future.result()
         err = raised
-    return Outcome(
-        error=ItemError.of(err),
-        retryable=retryable(err),
-        seconds=time.monotonic() - attempt.submitted,
-    )
+    return Outcome.failed(err, seconds=time.monotonic() - attempt.submitted)
 
 
 def _result(attempt: _Attempt, outcome: Outcome) -> BatchResult:

@@ -90,6 +90,11 @@ def results_failure(what: str, path: Path, err: Exception) -> ResultsError:
     return ResultsError(f"cannot {what} results file {str(path)!r}: {err}", path=str(path))
 
 
+def results_closed(path: Path) -> ResultsError:
+    """The error for a results file used after its sink was closed."""
+    return ResultsError(f"results file {str(path)!r} is closed", path=str(path))
+
+
 def lock_exclusively(fd: int, path: Path) -> None:
     """Take an advisory lock on an open file so a second batch on it fails at once."""
     try:

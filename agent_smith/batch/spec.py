@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._internal.plain_data import from_plain, to_plain
+from .._internal.plain_data import from_plain
 from ..agent.config import AgentConfig
 from ..errors import ConfigError
 from ..llm.endpoint import resolve_chat_url
@@ -165,7 +165,7 @@ class AgentSpec:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this spec (``from_dict(spec.to_dict()) == spec``)."""
         # Through JSON once, so tuples come back as the lists a JSON file holds.
-        data: dict[str, Any] = json.loads(json.dumps(to_plain(self)))
+        data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self)))
         return data
 
     @functools.cached_property

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import ResultsError
 from ..messages import TokenUsage
 from .result import BatchResult, ItemError
-from .sink import ResultSink, lock_exclusively, results_failure
+from .sink import ResultSink, lock_exclusively, results_closed, results_failure
 
 SCHEMA_VERSION = "1"
 
@@ -81,8 +81,7 @@ class SqliteSink(ResultSink):
         """One statement in its own transaction, committed (and synced) before returning."""
         db = self._db
         if db is None:
-            name = str(self.path)
-            raise ResultsError(f"results file {name!r} is closed", path=name)
+            raise results_closed(self.path)
         try:
             with db:
                 return db.execute(sql, args)

@@ -22,6 +22,8 @@ from .cache import AgentCache, CacheStats, process_cache
 from .result import ItemError, json_ready
 from .spec import AgentSpec
 
+_NO_USAGE = TokenUsage()
+
 
 @dataclass(frozen=True)
 class Job:
@@ -54,11 +56,18 @@ class Outcome:
     retryable: bool = False
     seconds: float = 0.0
 
+    @classmethod
+    def failed(
+        cls, err: BaseException, *, seconds: float, usage: TokenUsage = _NO_USAGE
+    ) -> Outcome:
+        """The outcome of an attempt that raised ``err`` (retryable unless it would repeat)."""
+        return cls(usage=usage, error=ItemError.of(err), retryable=retryable(err), seconds=seconds)
+
 
 def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
     """Run ``job.input`` through an agent built from ``job.spec`` (built once per process)."""
     started = time.monotonic()
-    usage = TokenUsage()
+    usage = _NO_USAGE
     try:
         lender = cache or process_cache()
         with lender.lease(job.spec, slots=job.slots, run=job.run) as agent:
@@ -67,15 +76,10 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
             finally:
                 usage = agent.usage
     except AgentSmithError as err:
-        return Outcome(
-            usage=usage,
-            error=ItemError.of(err),
-            retryable=retryable(err),
-            seconds=time.monotonic() - started,
-        )
+        return Outcome.failed(err, seconds=time.monotonic() - started, usage=usage)
     return Outcome(
         content=message.content,
-        output=json_ready(getattr(message, "output", None)),
+        output=json_ready(message.output),
         usage=usage,
         seconds=time.monotonic() - started,
     )

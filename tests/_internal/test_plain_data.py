@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pytest
 
 from agent_smith import ConfigError
-from agent_smith._internal.plain_data import from_plain, to_plain
+from agent_smith._internal.plain_data import from_plain
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def test_values_are_checked_and_converted() -> None:
     )
     assert settings == Settings(2, 1.0, False, "", None, ("a",), {"k": [1]})
     assert isinstance(settings.ratio, float)
-    assert from_plain(Settings, to_plain(settings), where="s") == settings
+    assert from_plain(Settings, asdict(settings), where="s") == settings
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""The truncation helper cuts on a UTF-8 boundary and appends the exact marker."""
+"""The truncation helpers: a UTF-8 boundary and the exact marker; one short line."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent_smith._internal.text import truncate_utf8
+from agent_smith._internal.text import one_line, truncate_utf8
 
 
 def test_text_within_the_budget_is_returned_unchanged() -> None:
@@ -39,3 +39,10 @@ def test_cut_backs_up_to_the_start_of_a_split_character() -> None:
 def test_negative_budget_is_rejected() -> None:
     with pytest.raises(ValueError):
         truncate_utf8("x", -1)
+
+
+def test_one_line_joins_whitespace_and_cuts_with_an_ellipsis_within_the_limit() -> None:
+    assert one_line("  HTTP 503\n from\tthe   server ", 40) == "HTTP 503 from the server"
+    assert one_line("abcdefghij", 10) == "abcdefghij"
+    assert one_line("abcdefghijk", 10) == "abcdefghi…"
+    assert one_line(" \n ", 10) == ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from agent_smith import read_results
 from agent_smith.batch.sink import open_sink
 from agent_smith.cli import batch as cli_batch
 from agent_smith.cli.main import main
-from tests.support.batch import answer, last_user_text
+from tests.support.batch import answer, last_user_text, write_batch_files
 from tests.support.llm_server import JsonObject, Raw, Reply, ScriptedLlmServer
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
@@ -32,11 +31,8 @@ def server() -> Iterator[ScriptedLlmServer]:
 
 @pytest.fixture
 def files(tmp_path: Path, server: ScriptedLlmServer) -> tuple[Path, Path, Path]:
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"base_url": server.url}), encoding="utf-8")
-    inputs = tmp_path / "inputs.jsonl"
     rows = [{"id": f"t{i}", "input": f"ticket {i}"} for i in range(12)]
-    inputs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    spec, inputs = write_batch_files(tmp_path, {"base_url": server.url}, rows)
     return spec, inputs, tmp_path / "out.jsonl"
 
 

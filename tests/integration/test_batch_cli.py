@@ -10,7 +10,6 @@ rerun must finish the rest with every id recorded once.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from agent_smith import read_results
-from tests.support.batch import answer, last_user_text
+from tests.support.batch import answer, last_user_text, write_batch_files
 from tests.support.llm_server import Hold, JsonObject, Reply, ScriptedLlmServer, Text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,11 +52,8 @@ class HoldingServer(ScriptedLlmServer):
 
 
 def _files(tmp_path: Path, url: str) -> list[str]:
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"base_url": url}), encoding="utf-8")
-    inputs = tmp_path / "inputs.jsonl"
     rows = [{"id": f"n{i:02d}", "input": f"note {i}"} for i in range(INPUTS)]
-    inputs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    spec, inputs = write_batch_files(tmp_path, {"base_url": url}, rows)
     return [str(spec), str(inputs), "-o", str(tmp_path / "out.jsonl")]
 
 

@@ -8,7 +8,6 @@ built; after each, every input must be in the results exactly once.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,7 +21,7 @@ from distributed import Client, LocalCluster
 
 from agent_smith import AgentSpec, ServerConfig, read_results, run_batch
 from agent_smith.batch.worker import worker_stats
-from tests.support.batch import answer, last_user_text, tool_results
+from tests.support.batch import answer, last_user_text, tool_results, write_batch_files
 from tests.support.llm_server import Calls, Hold, JsonObject, Reply, ScriptedLlmServer, Text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,10 +121,9 @@ def test_each_worker_builds_its_agents_llm_client_and_mcp_connection_once(
 
 def _command(tmp_path: Path, url: str, n: int, client: Client) -> list[str]:
     """``agent-smith batch`` of ``n`` inputs on the cluster, results in ``out.jsonl``."""
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"base_url": url, "system_prompt": "cli"}), encoding="utf-8")
-    inputs = tmp_path / "inputs.jsonl"
-    inputs.write_text("".join(json.dumps(row) + "\n" for row in _inputs(n)), encoding="utf-8")
+    spec, inputs = write_batch_files(
+        tmp_path, {"base_url": url, "system_prompt": "cli"}, _inputs(n)
+    )
     files = [str(spec), str(inputs), "-o", str(tmp_path / "out.jsonl")]
     return [
         sys.executable,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,33 +27,9 @@ from agent_smith import (
     tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, OpenSession
+from tests.sessions.conftest import WAIT, Blocker, OpenSession, lapse_lease, on_threads
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-
-
-class Blocker:
-    """A tool that says when it started and returns only once the test lets it."""
-
-    def __init__(self) -> None:
-        self.started = threading.Event()
-        self.release = threading.Event()
-
-        @tool
-        def lookup(city: str) -> str:
-            """Look a city up (blocks until the test releases it)."""
-            self.started.set()
-            self.release.wait(WAIT)
-            return f"{city}: sunny"
-
-        self.tool = lookup
-
-
-@pytest.fixture
-def blocker() -> Iterator[Blocker]:
-    b = Blocker()
-    yield b
-    b.release.set()
 
 
 def _roles(messages: list[Message]) -> list[str]:
@@ -226,10 +201,7 @@ def test_a_turn_that_lost_its_lease_stops_and_the_next_turn_reloads(
     running = Background(lambda: agent.send("weather?"))
     assert blocker.started.wait(WAIT)
     # The turn stalls past its lease, and another worker's turn takes the session.
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE leases SET expires_at = 0")
-    conn.commit()
-    conn.close()
+    lapse_lease(db)
     other = open_session()
     other.begin_turn()
     other.append(UserMessage("another worker's turn"))
@@ -302,23 +274,14 @@ def test_agents_on_many_threads_keep_their_own_conversations_in_one_file(
 ) -> None:
     llm_server.responder = lambda body: Text(f"re: {body['messages'][-1]['content']}")
     start = threading.Barrier(8)
-    errors: list[BaseException] = []
 
     def chat(i: int) -> None:
-        try:
-            agent = Agent(llm, session=open_session(f"user-{i}"))
-            start.wait(WAIT)
-            for j in range(5):
-                agent.send(f"{i}.{j}")
-        except BaseException as err:
-            errors.append(err)
+        agent = Agent(llm, session=open_session(f"user-{i}"))
+        start.wait(WAIT)
+        for j in range(5):
+            agent.send(f"{i}.{j}")
 
-    threads = [threading.Thread(target=chat, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT * 3)
-    assert errors == []
+    on_threads(8, chat)
     for i in range(8):
         expected = [text for j in range(5) for text in (f"{i}.{j}", f"re: {i}.{j}")]
         assert [m.content for m in open_session(f"user-{i}").messages()] == expected

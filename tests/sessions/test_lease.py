@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -11,30 +10,7 @@ import pytest
 
 from agent_smith import AgentBusyError, SessionError, UserMessage
 from agent_smith.sessions.lease import LeaseKeeper
-from tests.sessions.conftest import WAIT, OpenSession
-
-
-def _lease(db: Path, session_id: str = "s") -> tuple[str, float] | None:
-    conn = sqlite3.connect(db)
-    try:
-        row = conn.execute(
-            "SELECT holder, expires_at FROM leases WHERE session_id = ?", (session_id,)
-        ).fetchone()
-    finally:
-        conn.close()
-    return None if row is None else (row[0], row[1])
-
-
-def _lapse(db: Path, session_id: str = "s") -> None:
-    """Make the lease look as if its holder stopped renewing long ago."""
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute(
-            "UPDATE leases SET expires_at = ? WHERE session_id = ?", (time.time() - 1, session_id)
-        )
-        conn.commit()
-    finally:
-        conn.close()
+from tests.sessions.conftest import WAIT, OpenSession, lapse_lease, lease_row, on_threads
 
 
 def test_a_second_turn_on_the_same_id_fails_at_once(open_session: OpenSession) -> None:
@@ -82,11 +58,7 @@ def test_of_many_threads_starting_a_turn_at_once_exactly_one_wins(
         except AgentBusyError:
             busy.append(i)
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
+    on_threads(8, race)
     assert len(won) == 1 and len(busy) == 7
     sessions[won[0]].end_turn()
 
@@ -112,30 +84,30 @@ def test_while_a_turn_runs_nobody_else_may_write(open_session: OpenSession) -> N
 def test_the_lease_is_renewed_while_the_turn_runs(open_session: OpenSession, db: Path) -> None:
     session = open_session(lease_seconds=0.3)
     session.begin_turn()
-    lease = _lease(db)
+    lease = lease_row(db)
     assert lease is not None
     holder, first_expiry = lease
     renewed = threading.Event()
     deadline = time.monotonic() + WAIT
     while not renewed.is_set() and time.monotonic() < deadline:
-        current = _lease(db)
+        current = lease_row(db)
         if current is not None and current[1] > first_expiry:
             renewed.set()
         else:
             renewed.wait(0.02)  # the keeper renews every 0.1 s
     assert renewed.is_set()
-    assert (_lease(db) or ("", 0))[0] == holder
+    assert (lease_row(db) or ("", 0))[0] == holder
     with pytest.raises(AgentBusyError):
         open_session().begin_turn()
     session.end_turn()
-    assert _lease(db) is None
+    assert lease_row(db) is None
 
 
 def test_an_expired_lease_is_taken_over(open_session: OpenSession, db: Path) -> None:
     dead, successor = open_session(), open_session()
     dead.begin_turn()
     dead.append(UserMessage("the dead turn's question"))
-    _lapse(db)  # its worker stopped renewing (killed: see the integration tests)
+    lapse_lease(db)  # its worker stopped renewing (killed: see the integration tests)
     successor.begin_turn()
     successor.append(UserMessage("the next turn"))
     successor.end_turn()
@@ -151,13 +123,13 @@ def test_a_holder_whose_lease_was_taken_over_cannot_write(
 ) -> None:
     stalled, successor = open_session(), open_session()
     stalled.begin_turn()
-    _lapse(db)
+    lapse_lease(db)
     successor.begin_turn()
     with pytest.raises(AgentBusyError, match="this turn lost its lease"):
         stalled.append(UserMessage("too late"))
     successor.append(UserMessage("mine"))
     stalled.end_turn()
-    assert _lease(db) is not None  # the successor's lease survives the late release
+    assert lease_row(db) is not None  # the successor's lease survives the late release
     successor.end_turn()
     assert successor.messages() == [UserMessage("mine")]
 
@@ -167,7 +139,7 @@ def test_a_lapsed_lease_nobody_took_still_lets_its_holder_write(
 ) -> None:
     session = open_session()
     session.begin_turn()
-    _lapse(db)
+    lapse_lease(db)
     session.append(UserMessage("nothing interleaved"))
     session.end_turn()
     assert session.messages() == [UserMessage("nothing interleaved")]
@@ -177,7 +149,7 @@ def test_close_releases_a_held_lease(open_session: OpenSession, db: Path) -> Non
     session = open_session()
     session.begin_turn()
     session.close()
-    assert _lease(db) is None
+    assert lease_row(db) is None
     open_session().begin_turn()
 
 

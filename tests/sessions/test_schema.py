@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from agent_smith import ConfigError, SessionError, SqliteSession, UserMessage
 from agent_smith.sessions.schema import FORMAT, SCHEMA_VERSION
-from tests.sessions.conftest import OpenSession
-
-
-def _sql(db: Path, *statements: str) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(db)
-    try:
-        rows: list[tuple[object, ...]] = []
-        for statement in statements:
-            rows = conn.execute(statement).fetchall()
-        conn.commit()
-        return rows
-    finally:
-        conn.close()
+from tests.sessions.conftest import OpenSession, sql
 
 
 def test_a_new_file_gets_wal_mode_and_a_versioned_meta_table(
     open_session: OpenSession, db: Path
 ) -> None:
     open_session()
-    assert _sql(db, "PRAGMA journal_mode") == [("wal",)]
-    assert dict(_sql(db, "SELECT key, value FROM meta")) == {  # type: ignore[arg-type]
+    assert sql(db, "PRAGMA journal_mode") == [("wal",)]
+    assert dict(sql(db, "SELECT key, value FROM meta")) == {  # type: ignore[arg-type]
         "format": FORMAT,
         "schema_version": str(SCHEMA_VERSION),
     }
@@ -43,7 +30,7 @@ def test_an_existing_empty_file_becomes_a_store(open_session: OpenSession, db: P
 
 def test_a_newer_schema_version_is_a_config_error(open_session: OpenSession, db: Path) -> None:
     open_session().append(UserMessage("written by a newer agent_smith"))
-    _sql(db, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
+    sql(db, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
     with pytest.raises(ConfigError, match=r"schema version 2, newer than the 1 .* upgrade"):
         SqliteSession(db, "s")
 
@@ -66,12 +53,13 @@ def test_a_file_that_is_not_sqlite_is_a_session_error_and_stays_untouched(tmp_pa
 
 def test_another_applications_database_is_refused_and_stays_untouched(tmp_path: Path) -> None:
     path = tmp_path / "app.db"
-    _sql(path, "CREATE TABLE users (id INTEGER, name TEXT)", "INSERT INTO users VALUES (1, 'ann')")
+    sql(path, "CREATE TABLE users (id INTEGER, name TEXT)")
+    sql(path, "INSERT INTO users VALUES (1, 'ann')")
     content = path.read_bytes()
     with pytest.raises(SessionError, match=r"not an agent_smith session store \(tables: users\)"):
         SqliteSession(path, "s")
     assert path.read_bytes() == content
-    assert _sql(path, "PRAGMA journal_mode") == [("delete",)]
+    assert sql(path, "PRAGMA journal_mode") == [("delete",)]
     _untouched(path)
 
 
@@ -84,21 +72,22 @@ def test_another_applications_database_is_refused_and_stays_untouched(tmp_path: 
 )
 def test_a_foreign_meta_table_is_refused(tmp_path: Path, statements: tuple[str, ...]) -> None:
     path = tmp_path / "other.db"
-    _sql(path, *statements)
+    for statement in statements:
+        sql(path, statement)
     with pytest.raises(SessionError, match="not an agent_smith session store"):
         SqliteSession(path, "s")
 
 
 def test_a_store_without_a_valid_version_is_refused(open_session: OpenSession, db: Path) -> None:
     open_session()
-    _sql(db, "UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
+    sql(db, "UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
     with pytest.raises(SessionError, match="no valid schema_version"):
         SqliteSession(db, "s")
 
 
 def test_a_store_missing_a_table_is_damaged(open_session: OpenSession, db: Path) -> None:
     open_session()
-    _sql(db, "DROP TABLE leases")
+    sql(db, "DROP TABLE leases")
     with pytest.raises(SessionError, match=r"is damaged .* missing tables: leases"):
         SqliteSession(db, "s")
 
@@ -107,7 +96,7 @@ def test_a_corrupt_file_is_a_session_error(open_session: OpenSession, db: Path) 
     session = open_session()
     session.replace([UserMessage("x" * 2000) for _ in range(50)])
     session.close()
-    _sql(db, "PRAGMA wal_checkpoint(TRUNCATE)")
+    sql(db, "PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(db.read_bytes())
     page = 4096
     data[page : len(data)] = b"\xa5" * (len(data) - page)  # every page after the first

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
-from tests.sessions.conftest import OpenSession
+from tests.sessions.conftest import WAIT, OpenSession, on_threads, sql
 
 HISTORY: list[Message] = [
     SystemMessage("Summary of the earlier conversation: none"),
@@ -53,9 +52,7 @@ def test_rows_hold_the_json_form_that_messages_from_json_reads(
     open_session: OpenSession, db: Path
 ) -> None:
     open_session().replace(HISTORY)
-    with sqlite3.connect(db) as conn:
-        bodies = [row[0] for row in conn.execute("SELECT body FROM messages ORDER BY id")]
-    conn.close()
+    bodies = [row[0] for row in sql(db, "SELECT body FROM messages ORDER BY id")]
     assert "[" + ", ".join(bodies) + "]" == messages_to_json(HISTORY)
     assert messages_from_json("[" + ",".join(bodies) + "]") == HISTORY
 
@@ -140,22 +137,13 @@ def test_the_paused_turn_is_kept_as_text_beside_the_messages(open_session: OpenS
 def test_one_object_serves_many_threads(open_session: OpenSession) -> None:
     session = open_session()
     start = threading.Barrier(8)
-    errors: list[BaseException] = []
 
     def write(i: int) -> None:
-        try:
-            start.wait(10)
-            for j in range(25):
-                session.append(UserMessage(f"{i}-{j}"))
-        except BaseException as err:
-            errors.append(err)
+        start.wait(WAIT)
+        for j in range(25):
+            session.append(UserMessage(f"{i}-{j}"))
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert errors == []
+    on_threads(8, write)
     texts = [m.content for m in session.messages()]
     assert sorted(texts) == sorted(f"{i}-{j}" for i in range(8) for j in range(25))
     for i in range(8):  # each thread's messages in the order it wrote them
@@ -205,9 +193,7 @@ def test_a_closed_session_refuses_work_with_a_session_error(open_session: OpenSe
 def test_a_damaged_message_row_is_a_session_error(open_session: OpenSession, db: Path) -> None:
     session = open_session()
     session.append(UserMessage("fine"))
-    with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO messages (session_id, body) VALUES ('s', '{\"role\": \"user\"}')")
-    conn.close()
+    sql(db, "INSERT INTO messages (session_id, body) VALUES ('s', '{\"role\": \"user\"}')")
     with pytest.raises(SessionError, match=r"session 's' in .* holds a damaged message: message 1"):
         session.messages()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -20,10 +19,9 @@ from agent_smith import (
     ToolMessage,
     UserMessage,
     strip_orphans,
-    tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT
+from tests.sessions.conftest import WAIT, Blocker, lease_row
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.session_child import Child
@@ -37,17 +35,6 @@ def children() -> Iterator[list[Child]]:
     yield started
     for child in started:
         child.close()
-
-
-def _lease_expiry(db: Path, session_id: str) -> float:
-    conn = sqlite3.connect(db)
-    try:
-        (expires_at,) = conn.execute(
-            "SELECT expires_at FROM leases WHERE session_id = ?", (session_id,)
-        ).fetchone()
-    finally:
-        conn.close()
-    return float(expires_at)
 
 
 def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_continues(
@@ -73,7 +60,9 @@ def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_con
         with pytest.raises(AgentBusyError, match="is running a turn held by"):
             agent.send("are you there?")  # the dead worker's lease has not expired yet
         # Its holder is dead, so it can only expire: wait for the stored expiry (≤ 2 s).
-        threading.Event().wait(max(0.0, _lease_expiry(db, "conv") - time.time()) + 0.05)
+        lease = lease_row(db, "conv")
+        assert lease is not None
+        threading.Event().wait(max(0.0, lease[1] - time.time()) + 0.05)
         llm_server.script(Text("Yes. It is sunny in Paris."))
         assert agent.send("are you there?").content == "Yes. It is sunny in Paris."
         stored = session.messages()
@@ -89,28 +78,20 @@ def test_a_turn_in_another_process_fails_fast_while_one_runs_here(
     llm_server: ScriptedLlmServer,
     db: Path,
     children: list[Child],
+    blocker: Blocker,
 ) -> None:
-    started, release = threading.Event(), threading.Event()
-
-    @tool
-    def lookup(city: str) -> str:
-        """Look a city up (blocks until the test lets go)."""
-        started.set()
-        release.wait(WAIT)
-        return f"{city}: sunny"
-
     with SqliteSession(db, "conv") as session:
-        agent = Agent(llm, tools=[lookup], session=session)
+        agent = Agent(llm, tools=[blocker.tool], session=session)
         llm_server.script(Calls(("lookup", {"city": "Paris"})), Text("Sunny in Paris."))
         running = Background(lambda: agent.send(QUESTION))
         try:
-            assert started.wait(WAIT)
+            assert blocker.started.wait(WAIT)
             child = Child("turn", llm_server.url, db, "conv", 30.0, "me too")
             children.append(child)
             child.expect("BUSY")
             assert child.wait() == 3
         finally:
-            release.set()
+            blocker.release.set()
             assert running.join(WAIT)
         assert running.error is None
         stored = session.messages()

@@ -1,4 +1,4 @@
-"""What batch tests share: importable tools for specs, and scripted-server responders.
+"""What batch tests share: importable tools for specs, scripted-server responders, files.
 
 Tools here are named in specs as ``tests.support.batch:<name>``, so worker
 processes (a process pool, Dask workers) import them the way a user's own
@@ -8,8 +8,11 @@ scripted LLM server, and answer each request from its last user message.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from agent_smith import Tool, ToolContext, ToolResult, ToolSchema, tool
 from agent_smith.tools.base import JsonObject
@@ -63,6 +66,16 @@ class Verdict:
     """A typed output for specs that name one."""
 
     label: str
+
+
+def write_batch_files(
+    folder: Path, spec: JsonObject, inputs: Iterable[JsonObject]
+) -> tuple[Path, Path]:
+    """``folder/spec.json`` holding ``spec``, ``folder/inputs.jsonl`` a line per input."""
+    spec_path, inputs_path = folder / "spec.json", folder / "inputs.jsonl"
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    inputs_path.write_text("".join(json.dumps(i) + "\n" for i in inputs), encoding="utf-8")
+    return spec_path, inputs_path
 
 
 def last_user_text(body: JsonObject) -> str:
