@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from agent_smith.agent.text_tool_calls import hold_back_call_text, recover_tool_calls
 from agent_smith.llm.events import Finished, StreamEvent, TokenDelta
-from agent_smith.llm.request import LlmResponse
-from agent_smith.messages import AssistantMessage
+from agent_smith.llm.request import LlmRequest, LlmResponse
+from agent_smith.messages import AssistantMessage, UserMessage
 from agent_smith.tools.base import ToolSchema
 
 TOOLS = tuple(
@@ -58,7 +58,11 @@ def main() -> None:
         print(f"  {label:<28} {seconds * 1e6:7.2f} µs  ({calls} call(s) recovered)")
     events = stream(PROSE, 130)  # ~4 characters per delta, like a token stream
     bare = best(lambda: sum(1 for _ in iter(events)), 2_000)
-    held = best(lambda: sum(1 for _ in hold_back_call_text(iter(events), TOOLS)), 2_000)
+    request = LlmRequest((UserMessage("Tell me about the meeting."),), TOOLS)
+    held = best(
+        lambda: sum(1 for _ in hold_back_call_text(iter(events), request, after_tools=False)),
+        2_000,
+    )
     print(
         f"hold_back_call_text over a streamed prose reply ({len(events)} events): "
         f"{held * 1e6:.1f} µs vs {bare * 1e6:.1f} µs bare "

@@ -37,13 +37,7 @@ from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
-from .text_tool_calls import (
-    ANSWER_NOTE,
-    answers_tools,
-    hold_back_call_text,
-    recover_tool_calls,
-    rewrites_a_call,
-)
+from .text_tool_calls import ANSWER_NOTE, WrittenCalls
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -89,7 +83,7 @@ class TurnLoop:
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
             self.record(request.user_message)
-        noted = False  # ANSWER_NOTE was given in this turn (text_tool_calls.py)
+        written = WrittenCalls(agent.config.text_tool_calls)
         while True:
             turn.begin_round()
             registry = agent._tools.registry()
@@ -101,21 +95,17 @@ class TurnLoop:
             )
             registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
-            # Calls written as text answer the user, not a tool result (text_tool_calls.py).
-            recovering = agent.config.text_tool_calls and not (noted or answers_tools(llm_request))
             if streaming:
-                holding = agent.config.text_tool_calls and not noted
-                response = yield from self._stream_reply(llm_request, token, holding)
+                response = yield from self._stream_reply(llm_request, token, written)
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
-            recovered = recover_tool_calls(response, llm_request.tools, enabled=recovering)
-            if not noted and rewrites_a_call(response, llm_request, agent.config):
-                noted = True
+            read = written.read(response, llm_request)
+            if read is None:  # a written call after tool results: ask for words, once
                 turn.add_usage(response.message.usage)
                 self.record(UserMessage(ANSWER_NOTE))
                 continue
-            message = output.read((recovered or response).message)
+            message = output.read(read.message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
             guarded = output.guarded(calls)
@@ -123,7 +113,7 @@ class TurnLoop:
                 turn.loops.check(guarded)  # before the repeated calls run or enter history
             turn.pending = calls
             self.record(message)
-            yield AssistantTurn(message, recovered_tool_calls=recovered is not None)
+            yield AssistantTurn(message, recovered_tool_calls=read is not response)
             if not calls:
                 retry = output.rejection()
                 if retry is not None:
@@ -201,13 +191,11 @@ class TurnLoop:
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")
 
     def _stream_reply(
-        self, request: LlmRequest, token: CancellationToken, holding: bool
+        self, request: LlmRequest, token: CancellationToken, written: WrittenCalls
     ) -> Generator[AgentEvent, None, LlmResponse]:
         on_stream_event = self._agent.hooks.on_stream_event
         response: LlmResponse | None = None
-        events = self._agent._llm.stream(request, cancel=token)
-        if holding:
-            events = hold_back_call_text(events, request, after_tools=answers_tools(request))
+        events = written.stream(self._agent._llm.stream(request, cancel=token), request)
         try:
             for event in events:
                 invoke_hook(on_stream_event, event, name="on_stream_event")

@@ -25,8 +25,9 @@ recovered message has empty content, the calls (ids ``call_<24 hex>``) and
 finish reason ``tool_calls``, so the history reads as if the model had made
 the calls natively; the agent's :class:`~agent_smith.agent.events.AssistantTurn`
 says ``recovered_tool_calls=True`` and a DEBUG line is logged. On by default;
-``AgentConfig(text_tool_calls=False)`` turns it off. The loop decides the
-first condition; :func:`recover_tool_calls` checks the others.
+``AgentConfig(text_tool_calls=False)`` turns it off. :class:`WrittenCalls`,
+one per turn, decides the first condition; :func:`recover_tool_calls` checks
+the others.
 
 After tool results, a reply that again starts like a written call (and
 makes no real one) is not an answer. Measured on Qwen2.5-Coder-0.5B, the
@@ -35,9 +36,8 @@ in words ("17 times 23 equals 391."). So once per turn such a reply is
 dropped (its usage still counts) and :data:`ANSWER_NOTE` is added to the
 history as a user message, and the model is asked again; for the rest of
 the turn nothing written is recovered (the note asked for words), so a
-second such reply stays text. :func:`rewrites_a_call` is that test; the
-loop decides "a reply to tool results" with :func:`answers_tools` (the
-request's last message is a tool result), so a reply to a user message — the
+second such reply stays text. "A reply to tool results" means the
+request's last message is a tool result, so a reply to a user message — the
 user's own, an output retry's or a steering note — is recovered.
 
 Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
@@ -65,7 +65,6 @@ from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallStarted
 from ..llm.request import LlmRequest, LlmResponse
 from ..messages import ToolCall, ToolMessage
 from ..tools.base import ToolSchema
-from .config import AgentConfig
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +82,34 @@ ANSWER_NOTE = (
 )
 
 
-def recover_tool_calls(
-    response: LlmResponse, tools: Sequence[ToolSchema], *, enabled: bool = True
-) -> LlmResponse | None:
+class WrittenCalls:
+    """One turn's reading of calls written as text: recovered, or answered once with a note."""
+
+    __slots__ = ("_enabled",)
+
+    def __init__(self, enabled: bool) -> None:
+        self._enabled = enabled  # off for the rest of the turn once ANSWER_NOTE is given
+
+    def stream(self, events: Iterator[StreamEvent], request: LlmRequest) -> Iterator[StreamEvent]:
+        """``events`` of the reply to ``request``, a would-be written call's text held back."""
+        if not self._enabled:
+            return events
+        return hold_back_call_text(events, request, after_tools=_answers_tools(request))
+
+    def read(self, response: LlmResponse, request: LlmRequest) -> LlmResponse | None:
+        """``response`` to record (its written calls recovered), or None to add ANSWER_NOTE."""
+        if not self._enabled:
+            return response
+        if _answers_tools(request):
+            if _starts_a_call(response):
+                self._enabled = False
+                return None
+            return response
+        return recover_tool_calls(response, request.tools) or response
+
+
+def recover_tool_calls(response: LlmResponse, tools: Sequence[ToolSchema]) -> LlmResponse | None:
     """``response`` with the tool calls its text spells out, or None (see the module doc)."""
-    if not enabled:
-        return None
     written = _written_calls(response, tools)
     if written is None:
         return None
@@ -123,16 +144,9 @@ def _written_calls(
     return calls
 
 
-def answers_tools(request: LlmRequest) -> bool:
+def _answers_tools(request: LlmRequest) -> bool:
     """Is the reply to ``request`` an answer to tool results (its last message is one)?"""
     return bool(request.messages) and isinstance(request.messages[-1], ToolMessage)
-
-
-def rewrites_a_call(response: LlmResponse, request: LlmRequest, config: AgentConfig) -> bool:
-    """Is ``response``, a reply to ``request``'s tool results, another written call?"""
-    if not config.text_tool_calls or not answers_tools(request):
-        return False
-    return _starts_a_call(response)
 
 
 def _starts_a_call(response: LlmResponse) -> bool:

@@ -19,13 +19,14 @@ from agent_smith import Agent, AgentConfig, AgentRequest, LlmClient, Runtime, to
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
 from agent_smith.agent.text_tool_calls import (
     ANSWER_NOTE,
+    WrittenCalls,
     hold_back_call_text,
     recover_tool_calls,
     starts_like_a_call,
 )
 from agent_smith.llm.events import Finished, ReasoningDelta, StreamEvent, TokenDelta
 from agent_smith.llm.request import LlmRequest, LlmResponse
-from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, UserMessage
+from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, ToolMessage, UserMessage
 from agent_smith.tools.base import ToolSchema
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
@@ -152,7 +153,22 @@ def test_real_tool_calls_are_never_touched() -> None:
 
 def test_nothing_is_recovered_without_tools_or_when_disabled() -> None:
     assert recover_tool_calls(reply(CALL), ()) is None
-    assert recover_tool_calls(reply(CALL), TOOLS, enabled=False) is None
+    response = reply(CALL)
+    assert WrittenCalls(False).read(response, request_with()) is response
+
+
+def test_a_written_call_after_tool_results_is_dropped_once_then_stays_text() -> None:
+    written = WrittenCalls(True)
+    after_tools = LlmRequest((UserMessage("hi"), ToolMessage("call_1", "calculator", "391")), TOOLS)
+    response = reply(CALL)
+    assert written.read(response, after_tools) is None  # the loop adds ANSWER_NOTE
+    assert written.read(response, after_tools) is response
+    assert written.read(response, request_with()) is response  # no recovery after the note
+
+
+def test_a_written_call_to_the_user_is_recovered_until_the_note() -> None:
+    read = WrittenCalls(True).read(reply(CALL), request_with())
+    assert read is not None and [call.name for call in read.message.tool_calls] == ["calculator"]
 
 
 def test_absurd_nesting_is_text_not_a_crash() -> None:
