@@ -16,7 +16,7 @@ import logging
 
 import requests
 
-from ..llm.client import _reason
+from .._internal.request_errors import request_error_cause
 from ..llm.endpoint import display_url, resolve_chat_url
 from .repl import Fatal
 
@@ -52,7 +52,7 @@ def check_endpoint(session: requests.Session, endpoint: str, *, api_key: str | N
             "or run agent-smith --local"
         ) from err
     except requests.RequestException as err:  # it answered, slowly or oddly: the turn will tell
-        log.warning("GET %s: %s", display_url(url), _reason(err))
+        log.warning("GET %s: %s", display_url(url), request_error_cause(err))
 
 
 def _cause(err: BaseException) -> str:
@@ -71,4 +71,4 @@ def _cause(err: BaseException) -> str:
         reason = getattr(inner, "reason", None)
         if isinstance(reason, BaseException):
             todo.append(reason)
-    return _reason(err)
+    return request_error_cause(err)

@@ -22,6 +22,7 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
+from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
@@ -293,14 +294,14 @@ class LlmClient:
             except requests.ConnectionError as err:
                 call.check()
                 failure = TransportError(
-                    f"cannot reach LLM server {self._shown}: {_reason(err)}",
+                    f"cannot reach LLM server {self._shown}: {request_error_cause(err)}",
                     operation=_OPERATION,
                     endpoint_or_server=self._shown,
                 )
                 cause = err
             except requests.RequestException as err:
                 raise TransportError(
-                    f"{_OPERATION} to {self._shown} failed: {_reason(err)}",
+                    f"{_OPERATION} to {self._shown} failed: {request_error_cause(err)}",
                     operation=_OPERATION,
                     endpoint_or_server=self._shown,
                 ) from err
@@ -375,7 +376,7 @@ class LlmClient:
                     budget=self._timeout,
                 ) from err
             raise TransportError(
-                f"reply from {self._shown} broke off: {_reason(err)}",
+                f"reply from {self._shown} broke off: {request_error_cause(err)}",
                 operation="stream",
                 endpoint_or_server=self._shown,
             ) from err
@@ -384,13 +385,3 @@ class LlmClient:
 
 def _cancelled() -> CancelledError:
     return CancelledError(f"{_OPERATION} was cancelled", operation=_OPERATION)
-
-
-def _reason(err: BaseException) -> str:
-    """A short one-line cause for an exception from requests/urllib3."""
-    inner: BaseException = err
-    while inner.args and isinstance(inner.args[0], BaseException):
-        inner = inner.args[0]
-    reason = getattr(inner, "reason", None)
-    text = str(reason if isinstance(reason, BaseException) else inner) or type(inner).__name__
-    return " ".join(text.split())[:200]
