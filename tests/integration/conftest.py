@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_smith import LlmClient, Runtime, SamplingParams
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import ConfigError
 from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
@@ -43,6 +44,19 @@ class LlamaEndpoint:
     url: str
     api_key: str | None
     local: bool
+
+    def client(
+        self, runtime: Runtime, sampling: SamplingParams, *, request_timeout: float = 60.0
+    ) -> LlmClient:
+        """A client for this server with ``sampling`` as its default."""
+        return LlmClient(
+            self.url,
+            "test",
+            api_key=self.api_key,
+            request_timeout=request_timeout,
+            default_sampling=sampling,
+            runtime=runtime,
+        )
 
 
 def _missing(reason: str) -> None:

@@ -66,14 +66,7 @@ REQUEST_TIMEOUT = 300.0
 
 @pytest.fixture
 def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
-    return LlmClient(
-        llama_endpoint.url,
-        "test",
-        api_key=llama_endpoint.api_key,
-        request_timeout=REQUEST_TIMEOUT,
-        default_sampling=SAMPLING,
-        runtime=runtime,
-    )
+    return llama_endpoint.client(runtime, SAMPLING, request_timeout=REQUEST_TIMEOUT)
 
 
 @pytest.fixture

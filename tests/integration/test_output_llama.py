@@ -40,13 +40,7 @@ SHORT = SamplingParams(temperature=0, max_tokens=96)
 
 @pytest.fixture
 def llm(llama_endpoint: LlamaEndpoint, runtime: Runtime) -> LlmClient:
-    return LlmClient(
-        llama_endpoint.url,
-        "test",
-        api_key=llama_endpoint.api_key,
-        default_sampling=SAMPLING,
-        runtime=runtime,
-    )
+    return llama_endpoint.client(runtime, SAMPLING)
 
 
 def test_native_mode_yields_a_valid_nested_instance_streamed(
@@ -72,13 +66,7 @@ def test_native_mode_yields_a_valid_nested_instance_streamed(
 def test_tool_mode_final_result_call_yields_an_instance_or_says_it_was_not_called(
     llama_endpoint: LlamaEndpoint, runtime: Runtime
 ) -> None:
-    llm = LlmClient(
-        llama_endpoint.url,
-        "test",
-        api_key=llama_endpoint.api_key,
-        default_sampling=SHORT,
-        runtime=runtime,
-    )
+    llm = llama_endpoint.client(runtime, SHORT)
     agent = Agent(llm, "Answer by calling final_result.")
     try:
         reply = agent.send(
