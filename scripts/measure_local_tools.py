@@ -5,7 +5,8 @@ into the model cache) with :class:`LocalLlamaServer`, builds the agent the
 way ``agent-smith --local`` does (its system prompt and sampling, the
 calculator, read_local_file and write_local_file — denied if asked — over a
 sandbox of small files, the bundled MCP server's ``echo`` and ``now``), and
-sends each prompt below to a fresh agent. For each: which tools were
+sends each prompt below to a fresh agent, as the REPL sends a line (with
+:func:`~agent_smith.cli.file_mentions.mention_files`). For each: which tools were
 called, whether a call was recovered from text
 (:mod:`agent_smith.agent.text_tool_calls`), and whether the answer is right
 (it contains the expected words; for chat prompts: some words and no tool).
@@ -13,6 +14,7 @@ called, whether a call was recovered from text
     .venv/bin/python scripts/measure_local_tools.py                 # as --local samples
     .venv/bin/python scripts/measure_local_tools.py --temperature 0.8 --runs 3
     .venv/bin/python scripts/measure_local_tools.py --no-recovery   # text calls stay text
+    .venv/bin/python scripts/measure_local_tools.py --no-mentions   # lines sent as typed
 
 The table is Markdown, for docs/llama.md.
 """
@@ -28,7 +30,8 @@ from pathlib import Path
 
 from agent_smith import Agent, AgentConfig, LlmClient, LocalLlamaServer, Runtime, SamplingParams
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
-from agent_smith.cli.demo_tools import demo_tools
+from agent_smith.cli.demo_tools import ReadLocalFileTool, demo_tools
+from agent_smith.cli.file_mentions import mention_files
 from agent_smith.cli.main import EXAMPLE_MCP_SERVER, LOCAL_SAMPLING, SYSTEM_PROMPT
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import AgentSmithError
@@ -68,6 +71,10 @@ PROMPTS = (
     Prompt(
         "file", "How much flour does the recipe in recipe.md need?", "read_local_file", ("200",)
     ),
+    Prompt("file", "Summarise notes.txt in one sentence.", "read_local_file", ("Thu", "B12")),
+    Prompt("file", "How many workers does config.ini configure?", "read_local_file", ("4",)),
+    Prompt("file", "Does todo/list.txt mention the plumber?", "read_local_file", ("yes",)),
+    Prompt("file", "What are the ingredients in recipe.md?", "read_local_file", ("eggs",)),
     Prompt("chat", "Hello! Who are you?", None, ("",)),
     Prompt("chat", "How do you say 'good morning' in French?", None, ("bonjour",)),
     Prompt("chat", "What is the capital of Japan?", None, ("tokyo",)),
@@ -90,13 +97,13 @@ class Outcome:
         return said and prompt.tool in self.called
 
 
-def ask(agent: Agent, prompt: Prompt) -> Outcome:
+def ask(agent: Agent, message: str) -> Outcome:
     called: list[str] = []
     recovered = False
     answer = ""
     started = time.perf_counter()
     try:
-        for event in agent.stream(prompt.text):
+        for event in agent.stream(message):
             if isinstance(event, ToolCallRequested):
                 called.append(event.call.name)
             elif isinstance(event, AssistantTurn):
@@ -115,6 +122,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="times each prompt is asked")
     parser.add_argument("--no-recovery", action="store_true", help="text_tool_calls=False")
     parser.add_argument("--no-default-mcp", action="store_true", help="without echo and now")
+    parser.add_argument("--no-mentions", action="store_true", help="without mention_files")
     parser.add_argument("--kind", choices=("arithmetic", "file", "chat"), help="only these")
     args = parser.parse_args()
 
@@ -133,10 +141,15 @@ def main() -> int:
             for prompt in [p for p in PROMPTS if args.kind in (None, p.kind)]:
                 outcomes = []
                 for _ in range(args.runs):
+                    tools = demo_tools(sandbox)
+                    (reader,) = [tool for tool in tools if isinstance(tool, ReadLocalFileTool)]
+                    message = (
+                        prompt.text if args.no_mentions else mention_files(prompt.text, reader)
+                    )
                     with Agent(
                         llm,
                         SYSTEM_PROMPT,
-                        demo_tools(sandbox),
+                        tools,
                         config=config,
                         runtime=runtime,
                         approver=lambda request: False,  # no prompt asks to write a file
@@ -144,7 +157,7 @@ def main() -> int:
                         if not args.no_default_mcp:
                             command = (sys.executable, str(EXAMPLE_MCP_SERVER))
                             agent.connect_mcp(ServerConfig(alias="demo", command=command))
-                        outcomes.append(ask(agent, prompt))
+                        outcomes.append(ask(agent, message))
                 rows.append((prompt, outcomes))
                 print(f"# {prompt.text!r}: {outcomes[-1]}", file=sys.stderr, flush=True)
     print_table(rows, runs=args.runs)
@@ -174,7 +187,15 @@ def print_table(rows: list[tuple[Prompt, list[Outcome]]], *, runs: int) -> None:
     used = sum(p.tool in o.called for p, o in needing)
     right = sum(o.right(p) for p, outs in rows for o in outs)
     total = sum(len(outs) for _, outs in rows)
-    print(f"\nTool used where needed: {used}/{len(needing)}; right answers: {right}/{total}.")
+    per_tool = ", ".join(
+        f"{tool} {sum(p.tool == tool and tool in o.called for p, o in needing)}"
+        f"/{sum(p.tool == tool for p, _ in needing)}"
+        for tool in dict.fromkeys(p.tool for p, _ in needing)
+    )
+    print(
+        f"\nTool used where needed: {used}/{len(needing)} ({per_tool}); "
+        f"right answers: {right}/{total}."
+    )
 
 
 if __name__ == "__main__":

@@ -31,13 +31,13 @@ from ..errors import ParseError
 from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, UserMessage
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
-from .text_tool_calls import ANSWER_NOTE, WrittenCalls
+from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class TurnLoop:
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
             self.record(request.user_message)
-        written = WrittenCalls(agent.config.text_tool_calls)
+        written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
         while True:
             turn.begin_round()
             registry = agent._tools.registry()
@@ -103,7 +103,7 @@ class TurnLoop:
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
                 turn.add_usage(response.message.usage)
-                self.record(UserMessage(ANSWER_NOTE))
+                self.record(written.note)
                 continue
             message = output.read(read.message)
             turn.add_usage(message.usage)

@@ -33,8 +33,12 @@ After tool results, a reply that again starts like a written call (and
 makes no real one) is not an answer. Measured on Qwen2.5-Coder-0.5B, the
 model does that almost every time, yet a user-role note then makes it answer
 in words ("17 times 23 equals 391."). So once per turn such a reply is
-dropped (its usage still counts) and :data:`ANSWER_NOTE` is added to the
-history as a user message, and the model is asked again; for the rest of
+dropped (its usage still counts) and :data:`ANSWER_NOTE`, quoting the
+user's message up to its first blank line (the demo adds a paragraph asking
+for a file to be read, which the note must not repeat), is added to the
+history as a user message (measured: without
+the question the model answered by echoing the note, "The tool results above
+are 391."; with it, "391"), and the model is asked again; for the rest of
 the turn nothing written is recovered (the note asked for words), so a
 second such reply stays text. "A reply to tool results" means the
 request's last message is a tool result, so a reply to a user message — the
@@ -61,9 +65,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._internal.text import one_line
 from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallStarted
 from ..llm.request import LlmRequest, LlmResponse
-from ..messages import ToolCall, ToolMessage
+from ..messages import ToolCall, ToolMessage, UserMessage
 from ..tools.base import ToolSchema
 
 log = logging.getLogger(__name__)
@@ -76,19 +81,23 @@ _KEYS = frozenset({"name", "arguments"})
 _decoder = json.JSONDecoder()
 
 #: What the agent says, once per turn, when a reply to tool results is another written call.
-ANSWER_NOTE = (
-    "The tool results above are what you need. Answer my question now in plain "
-    "words, without calling a tool."
-)
+ANSWER_NOTE = "Using the tool results above, answer in plain words, without calling a tool: {}"
+#: The longest question the note quotes (a longer one is cut).
+_QUESTION_CHARS = 500
 
 
 class WrittenCalls:
     """One turn's reading of calls written as text: recovered, or answered once with a note."""
 
-    __slots__ = ("_enabled",)
+    __slots__ = ("_enabled", "note")
 
-    def __init__(self, enabled: bool) -> None:
-        self._enabled = enabled  # off for the rest of the turn once ANSWER_NOTE is given
+    def __init__(self, enabled: bool, question: str) -> None:
+        self._enabled = enabled  # off for the rest of the turn once the note is given
+        #: The note to record when :meth:`read` says None: ANSWER_NOTE with ``question``.
+        first = question.strip().split("\n\n", 1)[0]  # a paragraph added after it is no question
+        self.note = UserMessage(
+            ANSWER_NOTE.format(one_line(first, _QUESTION_CHARS) or "my question above")
+        )
 
     def stream(self, events: Iterator[StreamEvent], request: LlmRequest) -> Iterator[StreamEvent]:
         """``events`` of the reply to ``request``, a would-be written call's text held back."""
@@ -97,7 +106,7 @@ class WrittenCalls:
         return hold_back_call_text(events, request, after_tools=_answers_tools(request))
 
     def read(self, response: LlmResponse, request: LlmRequest) -> LlmResponse | None:
-        """``response`` to record (its written calls recovered), or None to add ANSWER_NOTE."""
+        """``response`` to record (its written calls recovered), or None to add :attr:`note`."""
         if not self._enabled:
             return response
         if _answers_tools(request):

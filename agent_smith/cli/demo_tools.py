@@ -10,7 +10,13 @@ same rules (the folder must exist; a symlink or non-file is never written
 through) and is marked ``requires_approval``: the CLI asks before each call.
 
 All report bad input by raising :class:`~agent_smith.errors.ToolError`, which
-the agent loop turns into an error tool message for the model.
+the agent loop turns into an error tool message for the model. Written for
+the small default local model (measured with scripts/measure_local_tools.py):
+no description holds an example value, which the model copied into its
+calls instead of the user's (a path ``notes/todo.txt``, an expression), and
+the schemas allow arguments they do not name, which the tools ignore (the
+model often adds a ``content`` key to its calls; refusing them failed calls
+whose real arguments were right).
 """
 
 from __future__ import annotations
@@ -178,8 +184,8 @@ class CalculatorTool(Tool):
         name="calculator",
         description=(
             "Evaluate an arithmetic expression with + - * / ^ (power), parentheses, "
-            "unary minus and decimal numbers, e.g. '(2 + 3) * 4 ^ 0.5'. Use it for "
-            "any calculation instead of working it out yourself."
+            "unary minus and decimal numbers. Use it for any calculation instead of "
+            "working it out yourself."
         ),
         parameters={
             "type": "object",
@@ -187,7 +193,6 @@ class CalculatorTool(Tool):
                 "expression": {"type": "string", "description": "The expression to evaluate."}
             },
             "required": ["expression"],
-            "additionalProperties": False,
         },
     )
 
@@ -242,7 +247,6 @@ class ReadLocalFileTool(_SandboxedFileTool):
     _SCHEMA = ToolSchema(
         name="read_local_file",
         description=(
-            # No example path: a small model copies it instead of the user's file name.
             "Read a text file from the local sandbox directory. Call it whenever the "
             "user mentions a file: you cannot know what a file says without reading it. "
             "Give the file's path exactly as the user wrote it, relative to the sandbox."
@@ -253,7 +257,6 @@ class ReadLocalFileTool(_SandboxedFileTool):
                 "path": {"type": "string", "description": "Path relative to the sandbox."}
             },
             "required": ["path"],
-            "additionalProperties": False,
         },
     )
 
@@ -312,7 +315,7 @@ class WriteLocalFileTool(_SandboxedFileTool):
         name="write_local_file",
         description=(
             "Write (create or replace) a UTF-8 text file in the local sandbox directory. "
-            "Give a path relative to the sandbox, e.g. 'notes/todo.txt'; the folder must exist."
+            "Give a path relative to the sandbox; the folder must exist."
         ),
         parameters={
             "type": "object",
@@ -321,7 +324,6 @@ class WriteLocalFileTool(_SandboxedFileTool):
                 "content": {"type": "string", "description": "The whole text of the file."},
             },
             "required": ["path", "content"],
-            "additionalProperties": False,
         },
     )
     _OPTIONS = ToolOptions(requires_approval=True)

@@ -5,7 +5,8 @@ local llama.cpp server for ``--serve-model``/``--local``), the demo tools
 (``calculator``, ``read_local_file``, ``write_local_file``, which asks
 ``y/N`` first — see :mod:`~agent_smith.cli.approval`), the bundled example MCP server
 (``echo``, ``now``) unless ``--no-default-mcp``, any ``--mcp`` stdio servers
-and ``--skill`` folders. Every resource it starts is owned by one ExitStack,
+and ``--skill`` folders; a line naming a file in the sandbox asks for it to be
+read (:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by one ExitStack,
 so each is closed on the way out, also after a failed setup step. The loop
 that chats is :class:`~agent_smith.cli.repl.Repl`.
 
@@ -49,8 +50,9 @@ from ..mcp.config import ServerConfig
 from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from .approval import TerminalApprovals
-from .demo_tools import demo_tools
+from .demo_tools import ReadLocalFileTool, demo_tools
 from .endpoint_check import check_endpoint
+from .file_mentions import mention_files
 from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
@@ -311,6 +313,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     endpoint = args.endpoint or _start_local_server(args, stack)
     try:
         tools = demo_tools(args.sandbox)
+        (reader,) = [tool for tool in tools if isinstance(tool, ReadLocalFileTool)]
         runtime = stack.enter_context(Runtime())
         llm = LlmClient(
             endpoint,
@@ -357,5 +360,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stderr=sys.stderr,
         interactive=interactive,
         approvals=approvals,
+        prepare=lambda line: mention_files(line, reader),
     )
     return repl.run(banner)

@@ -1,7 +1,9 @@
 """The read-eval-print loop of ``agent-smith``: lines in, agent turns out.
 
-Each line is one agent turn, run on its own thread so that Ctrl-C reaches the
-main thread while it waits, never in the middle of the agent's own locking.
+Each line is one agent turn (sent as ``prepare`` makes it, if given: the
+demo's :func:`~agent_smith.cli.file_mentions.mention_files`), run on its own
+thread so that Ctrl-C reaches the main thread while it waits, never in the
+middle of the agent's own locking.
 The main thread alone writes: reply tokens to stdout, tool calls and tool
 results as one-line status messages on stderr (so stdout holds only the
 answers). The LLM client's retry warnings go to the log (shown with ``-v``),
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -122,8 +125,10 @@ class Repl:
         stderr: TextIO,
         interactive: bool,
         approvals: TerminalApprovals | None = None,
+        prepare: Callable[[str], str] | None = None,
     ) -> None:
         self.agent = agent
+        self._prepare = prepare  # what the model is sent for a typed line (default: the line)
         self.approvals = approvals
         self.endpoint = endpoint
         self._in, self._out, self._err = stdin, stdout, stderr
@@ -221,7 +226,8 @@ class Repl:
     def _produce(self, text: str, events: queue.Queue[object]) -> None:
         error: BaseException | None = None
         try:
-            for event in self.agent.stream(text):
+            message = self._prepare(text) if self._prepare is not None else text
+            for event in self.agent.stream(message):
                 events.put(event)
         except BaseException as err:  # handed to the main thread, which reports it
             error = err

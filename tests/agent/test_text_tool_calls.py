@@ -154,20 +154,37 @@ def test_real_tool_calls_are_never_touched() -> None:
 def test_nothing_is_recovered_without_tools_or_when_disabled() -> None:
     assert recover_tool_calls(reply(CALL), ()) is None
     response = reply(CALL)
-    assert WrittenCalls(False).read(response, request_with()) is response
+    assert WrittenCalls(False, "hi").read(response, request_with()) is response
 
 
 def test_a_written_call_after_tool_results_is_dropped_once_then_stays_text() -> None:
-    written = WrittenCalls(True)
+    written = WrittenCalls(True, "hi")
     after_tools = LlmRequest((UserMessage("hi"), ToolMessage("call_1", "calculator", "391")), TOOLS)
     response = reply(CALL)
-    assert written.read(response, after_tools) is None  # the loop adds ANSWER_NOTE
+    assert written.read(response, after_tools) is None  # the loop adds written.note
+    assert written.note.content == ANSWER_NOTE.format("hi")
     assert written.read(response, after_tools) is response
     assert written.read(response, request_with()) is response  # no recovery after the note
 
 
+@pytest.mark.parametrize(
+    ("question", "quoted"),
+    [
+        ("What is 17 times 23?", "What is 17 times 23?"),
+        ("Which port?\n\nRead config.ini with read_local_file.", "Which port?"),
+        ("  Two\nlines  ", "Two lines"),
+        ("", "my question above"),  # a resumed turn has no new message
+        ("x" * 600, "x" * 499 + "…"),
+    ],
+)
+def test_the_answer_note_quotes_the_first_paragraph_of_the_question(
+    question: str, quoted: str
+) -> None:
+    assert WrittenCalls(True, question).note.content == ANSWER_NOTE.format(quoted)
+
+
 def test_a_written_call_to_the_user_is_recovered_until_the_note() -> None:
-    read = WrittenCalls(True).read(reply(CALL), request_with())
+    read = WrittenCalls(True, "hi").read(reply(CALL), request_with())
     assert read is not None and [call.name for call in read.message.tool_calls] == ["calculator"]
 
 
@@ -357,8 +374,9 @@ def test_a_call_written_again_after_tool_results_gets_the_answer_note_once(
             == events[-1].message.content
         )  # type: ignore[union-attr]
     assert [m.role for m in agent.history] == ["user", "assistant", "tool", "user", "assistant"]
-    assert agent.history[3].content == ANSWER_NOTE  # type: ignore[union-attr]
-    assert llm_server.requests[2]["messages"][-1] == {"role": "user", "content": ANSWER_NOTE}
+    note = ANSWER_NOTE.format("What is 17 times 23?")  # the user's question, quoted
+    assert agent.history[3].content == note  # type: ignore[union-attr]
+    assert llm_server.requests[2]["messages"][-1] == {"role": "user", "content": note}
     assert agent.usage.prompt == 10 + 20 + 10  # the dropped reply's usage counts
 
 

@@ -18,6 +18,7 @@ from agent_smith.cli.demo_tools import (
     evaluate,
     format_number,
 )
+from agent_smith.tools.validation import validation_error
 from tests.support.tools import tool_context
 
 
@@ -292,3 +293,16 @@ def test_write_local_file_caps_what_it_writes(layout: tuple[Path, Path]) -> None
 def test_demo_tools_are_the_calculator_the_reader_and_the_writer(tmp_path: Path) -> None:
     names = [t.name for t in demo_tools(tmp_path)]
     assert names == ["calculator", "read_local_file", "write_local_file"]
+
+
+def test_the_demo_tools_take_a_call_with_an_argument_they_do_not_name(
+    layout: tuple[Path, Path], ctx: ToolContext
+) -> None:
+    """A small model adds keys such as "content" to its calls; the real arguments still count."""
+    sandbox, _ = layout
+    calculator, reader, _ = demo_tools(sandbox)
+    extra = {"content": "The whole text of the file."}
+    assert validation_error(reader.schema.parameters, {"path": "hello.txt", **extra}) is None
+    assert reader.invoke({"path": "hello.txt", **extra}, ctx).content == "hello from the sandbox\n"
+    assert validation_error(calculator.schema.parameters, {"expression": "2", **extra}) is None
+    assert validation_error(reader.schema.parameters, extra) is not None  # "path" is required

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -107,7 +107,11 @@ class _FakeAgent:
 
 
 def _repl(
-    agent: _FakeAgent, lines: str, *, approvals: TerminalApprovals | None = None
+    agent: _FakeAgent,
+    lines: str,
+    *,
+    approvals: TerminalApprovals | None = None,
+    prepare: Callable[[str], str] | None = None,
 ) -> tuple[Repl, io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
     repl = Repl(
@@ -118,6 +122,7 @@ def _repl(
         stderr=err,
         interactive=False,
         approvals=approvals,
+        prepare=prepare,
     )
     return repl, out, err
 
@@ -287,3 +292,10 @@ def test_repl_asks_y_n_on_the_main_thread_and_shows_a_denial(
     assert [d.approved for d in decisions] == [approved]
     assert err.getvalue().splitlines()[-1] == "[tool] write_local_file denied: the user said no"
     assert out.getvalue() == "Not written.\n"
+
+
+def test_repl_sends_each_line_as_prepare_makes_it() -> None:
+    agent = _FakeAgent([FinalAnswer(AssistantMessage("a"))], [FinalAnswer(AssistantMessage("b"))])
+    repl, _, _ = _repl(agent, "one\ntwo\n", prepare=str.upper)
+    assert repl.run() == EXIT_OK
+    assert agent.prompts == ["ONE", "TWO"]

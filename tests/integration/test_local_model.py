@@ -45,23 +45,41 @@ def test_default_model_is_cached_once_and_found_again(default_model: Path) -> No
     assert not [p for p in default_model.parent.iterdir() if p.name.startswith(".")]
 
 
-def test_agent_smith_local_calls_the_calculator_on_the_default_model(
-    default_model: Path, tmp_path: Path
-) -> None:
+def _chat_locally(line: str, sandbox: Path) -> subprocess.CompletedProcess[str]:
+    """``agent-smith --local`` (no MCP) asked ``line`` once in ``sandbox``; it must exit 0."""
     env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_SERVER_URL", "LLAMA_API_KEY")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-m", "agent_smith", "--local", "--no-default-mcp"],
-        input="What is 17 times 23? Use the calculator.\n/exit\n",
+        input=f"{line}\n/exit\n",
         capture_output=True,
         text=True,
         timeout=180,
         env=env,
-        cwd=tmp_path,
+        cwd=sandbox,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip(), done.stderr
+    return done
+
+
+def test_agent_smith_local_calls_the_calculator_on_the_default_model(
+    default_model: Path, tmp_path: Path
+) -> None:
+    done = _chat_locally("What is 17 times 23? Use the calculator.", tmp_path)
     lines = done.stderr.splitlines()
     assert '[tool] calculator {"expression": "17 * 23"}' in lines, done.stderr
     assert "[tool] calculator -> 391" in lines
     assert "rarely calls tools" not in done.stderr
+
+
+def test_agent_smith_local_reads_a_file_the_question_names(
+    default_model: Path, tmp_path: Path
+) -> None:
+    # Without the REPL's sentence naming the file, this model answers "8080"
+    # from imagination (cli/file_mentions.py; docs/llama.md, measured).
+    (tmp_path / "config.ini").write_text("[server]\nport = 8443\n", encoding="utf-8")
+    done = _chat_locally("Which port does config.ini set?", tmp_path)
+    lines = done.stderr.splitlines()
+    assert '[tool] read_local_file {"path": "config.ini"}' in lines, done.stderr
+    assert "[tool] read_local_file -> [server] port = 8443" in lines
