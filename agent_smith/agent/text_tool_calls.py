@@ -32,13 +32,12 @@ the others.
 After tool results, a reply that again starts like a written call (and
 makes no real one) is not an answer. Measured on Qwen2.5-Coder-0.5B, the
 model does that almost every time, yet a user-role note then makes it answer
-in words ("17 times 23 equals 391."). So once per turn such a reply is
-dropped (its usage still counts) and :data:`ANSWER_NOTE`, quoting the
-user's message up to its first blank line (the demo adds a paragraph asking
-for a file to be read, which the note must not repeat), is added to the
-history as a user message (measured: without
-the question the model answered by echoing the note, "The tool results above
-are 391."; with it, "391"), and the model is asked again; for the rest of
+in words. So once per turn such a reply is dropped (its usage still counts)
+and :data:`ANSWER_NOTE`, quoting the user's message up to its first blank
+line (the demo adds a paragraph asking for a file to be read, which the
+note must not repeat), is added to the history as a user message, and the
+model is asked again (measured: with the question quoted it answers "391";
+a note without it was echoed, "The tool results above are 391."); for the rest of
 the turn nothing written is recovered (the note asked for words), so a
 second such reply stays text. "A reply to tool results" means the
 request's last message is a tool result, so a reply to a user message — the
@@ -89,13 +88,17 @@ _QUESTION_CHARS = 500
 class WrittenCalls:
     """One turn's reading of calls written as text: recovered, or answered once with a note."""
 
-    __slots__ = ("_enabled", "note")
+    __slots__ = ("_enabled", "_question")
 
     def __init__(self, enabled: bool, question: str) -> None:
         self._enabled = enabled  # off for the rest of the turn once the note is given
-        #: The note to record when :meth:`read` says None: ANSWER_NOTE with ``question``.
-        first = question.strip().split("\n\n", 1)[0]  # a paragraph added after it is no question
-        self.note = UserMessage(
+        self._question = question
+
+    @property
+    def note(self) -> UserMessage:
+        """The note to record when :meth:`read` says None: ANSWER_NOTE quoting the question."""
+        first = self._question.strip().split("\n\n", 1)[0]  # a paragraph added after it
+        return UserMessage(
             ANSWER_NOTE.format(one_line(first, _QUESTION_CHARS) or "my question above")
         )
 
