@@ -88,12 +88,17 @@ class LexicalIndex:
         self._docs: dict[str, _Doc] = {}
         self._postings: dict[str, dict[str, int]] = {}
         self._total_length = 0
+        self._skipped: dict[str, tuple[int, int]] = {}  # binary or too large, by stamp
 
     def __len__(self) -> int:
         return len(self._docs)
 
     def refresh(self) -> int:
-        """Bring the index up to date with the tree; how many files were (re)read or dropped."""
+        """Bring the index up to date with the tree; how many files were (re)read or dropped.
+
+        A file that is not indexed (binary, too large) is remembered by its
+        stamp too, so it is not read again until it changes.
+        """
         with self._lock:
             return self._refresh()
 
@@ -144,14 +149,16 @@ class LexicalIndex:
             seen.add(entry.path)
             stamp = (entry.info.st_mtime_ns, entry.info.st_size)
             doc = self._docs.get(entry.path)
-            if doc is not None and doc.stamp == stamp:
+            if (doc is not None and doc.stamp == stamp) or self._skipped.get(entry.path) == stamp:
                 continue
             self._drop(entry.path)
             terms = self._read_terms(entry)
-            if terms is not None:
+            if terms is None:
+                self._skipped[entry.path] = stamp
+            else:
                 self._add(entry.path, _Doc(stamp, sum(terms.values()), terms))
             changed += 1
-        for path in [p for p in self._docs if p not in seen]:
+        for path in [p for p in (*self._docs, *self._skipped) if p not in seen]:
             self._drop(path)
             changed += 1
         return changed
@@ -177,6 +184,7 @@ class LexicalIndex:
             self._postings.setdefault(term, {})[path] = tf
 
     def _drop(self, path: str) -> None:
+        self._skipped.pop(path, None)
         doc = self._docs.pop(path, None)
         if doc is None:
             return
