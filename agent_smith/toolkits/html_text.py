@@ -52,8 +52,9 @@ class _Reader(HTMLParser):
         if tag == "title":
             self._in_title = False
         if tag == "pre" and self._pre:
+            self._break(keep=True)
             self._pre -= 1
-        if tag in _BLOCK:
+        elif tag in _BLOCK:
             self._break()
 
     def handle_data(self, data: str) -> None:
