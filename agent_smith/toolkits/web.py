@@ -55,6 +55,8 @@ class WebPolicy:
     ``timeout`` bounds a whole fetch (redirects included), ``max_bytes`` the
     body bytes read, ``max_text_bytes`` the text returned, ``max_redirects``
     the hops. ``allow_hosts`` and ``allow_networks``: see the module doc.
+    ``ca_bundle``: a PEM file of certificates to trust instead of the
+    system's (an intranet's own CA).
     """
 
     timeout: float = 20.0
@@ -63,6 +65,7 @@ class WebPolicy:
     max_redirects: int = 5
     allow_hosts: tuple[str, ...] = ()
     allow_networks: tuple[str, ...] = ()
+    ca_bundle: str | None = None
     user_agent: str = "agent_smith-fetch/1"
 
     def __post_init__(self) -> None:
@@ -196,6 +199,7 @@ class WebToolkit:
                     allow_redirects=False,
                     stream=True,
                     timeout=(remaining, remaining),
+                    verify=self.policy.ca_bundle or True,
                 )
         except requests.RequestException as err:
             raise stop.error(f"cannot fetch {url!r}: {type(err).__name__}") from err

@@ -7,10 +7,13 @@ sending traffic anywhere.
 
 from __future__ import annotations
 
+import datetime
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +34,7 @@ class _Server(ThreadingHTTPServer):
 class WebServer:
     """A threaded HTTP server on 127.0.0.1 with routes by path; it records Host headers."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.routes: dict[str, Route] = {}
         self.hosts: list[str] = []
         self.stop = threading.Event()
@@ -50,6 +53,8 @@ class WebServer:
                 pass
 
         self._http = _Server(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self._http.socket = tls.wrap_socket(self._http.socket, server_side=True)
         self.port = self._http.server_address[1]
         self._thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, name="test-web"
@@ -388,3 +393,61 @@ def test_proxies_from_the_environment_are_ignored(
     monkeypatch.setenv("HTTP_PROXY", "http://10.9.9.9:3128")
     monkeypatch.setenv("http_proxy", "http://10.9.9.9:3128")
     assert "# Hello" in allowed.fetch(server.url())
+
+
+# -- HTTPS to a pinned address ---------------------------------------------------
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[WebServer, str]]:
+    """The test server behind TLS, with a self-signed certificate for ``pinned.test``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pinned.test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("pinned.test")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    web = WebServer(context)
+    web.routes["/"] = lambda h: send(h, PAGE)
+    yield web, str(cert_file)
+    web.close()
+
+
+def test_https_connects_to_the_checked_address_and_verifies_the_name(
+    tls_server: tuple[WebServer, str], monkeypatch: pytest.MonkeyPatch, only_loopback: list[Any]
+) -> None:
+    server, ca = tls_server
+    fake_dns(monkeypatch, {"pinned.test": "127.0.0.1", "other.test": "127.0.0.1"})
+    web = WebToolkit(WebPolicy(allow_hosts=("pinned.test", "other.test"), ca_bundle=ca))
+    url = f"https://pinned.test:{server.port}/"
+    assert "# Hello" in web.fetch(url)
+    assert only_loopback == [("127.0.0.1", server.port)]
+    assert server.hosts == [f"pinned.test:{server.port}"]
+    # Same address, other name: the certificate is checked against the URL's name.
+    with pytest.raises(ToolError, match="SSLError"):
+        web.fetch(f"https://other.test:{server.port}/")
