@@ -6,11 +6,13 @@ exact text: the query's words are scored against every file with Okapi BM25
 (``retryPolicy`` and ``retry_policy`` both give ``retry`` and ``policy``,
 besides the whole word); a file's path counts as words too, twice.
 
-The index lives in memory and is refreshed before each query by the files'
+The index lives in memory and is refreshed before a query by the files'
 modification times and sizes: only new or changed files are read again, and
-deleted ones drop out. Building it once reads every text file (binary files,
-files over the size cap and links are skipped); after that a query costs a
-walk of the tree's metadata plus the scoring (figures in docs/benchmarks.md).
+deleted ones drop out. Checking costs a walk over the tree's metadata (a
+stat per file), so a query skips it when the last check is younger than
+``max_age`` seconds (the search toolkit's default: 1 s). Building it reads
+every text file once (binary files, files over the size cap and links are
+skipped); figures in docs/benchmarks.md.
 Thread-safe: one lock around refresh and query.
 """
 
@@ -21,6 +23,7 @@ import math
 import os
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -76,13 +79,24 @@ class _Doc:
 class LexicalIndex:
     """BM25 over the text files below ``workspace``'s root; see the module doc.
 
-    ``max_file_bytes``: larger files are not indexed. ``tool`` names the tool
-    in errors.
+    ``max_file_bytes``: larger files are not indexed. ``max_age``: a query
+    checks the tree only if the last check is older than this many seconds
+    (0: every query). ``tool`` names the tool in errors.
     """
 
-    def __init__(self, workspace: Workspace, *, max_file_bytes: int, tool: str = "search") -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        max_file_bytes: int,
+        max_age: float = 0.0,
+        tool: str = "search",
+    ) -> None:
         self._workspace = workspace
         self._max_file_bytes = max_file_bytes
+        self._max_age = max_age
+        self._checked_at: float | None = None
+        self._norms: dict[str, float] | None = None  # per file, rebuilt after a change
         self._tool = tool
         self._lock = threading.Lock()
         self._docs: dict[str, _Doc] = {}
@@ -117,7 +131,10 @@ class LexicalIndex:
         """
         terms = [t for t in dict.fromkeys(words(text)) if t not in _STOP]
         with self._lock:
-            self._refresh()
+            now = time.monotonic()
+            if self._checked_at is None or now - self._checked_at >= self._max_age:
+                self._refresh()
+                self._checked_at = now
             scores = self._score(terms)
         if accept is not None:
             scores = {path: s for path, s in scores.items() if accept(path)}
@@ -128,18 +145,21 @@ class LexicalIndex:
         count = len(self._docs)
         if not count:
             return {}
-        average = self._total_length / count or 1.0
+        norms = self._norms
+        if norms is None:
+            average = self._total_length / count or 1.0
+            norms = {p: _K1 * (1.0 - _B + _B * d.length / average) for p, d in self._docs.items()}
+            self._norms = norms
         scores: dict[str, float] = {}
-        docs = self._docs
+        get = scores.get
         for term in terms:
             postings = self._postings.get(term)
             if not postings:
                 continue
             df = len(postings)
-            idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+            weight = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) * (_K1 + 1.0)
             for path, tf in postings.items():
-                norm = _K1 * (1.0 - _B + _B * docs[path].length / average)
-                scores[path] = scores.get(path, 0.0) + idf * tf * (_K1 + 1.0) / (tf + norm)
+                scores[path] = get(path, 0.0) + weight * tf / (tf + norms[path])
         return scores
 
     def _refresh(self) -> int:
@@ -161,6 +181,8 @@ class LexicalIndex:
         for path in [p for p in (*self._docs, *self._skipped) if p not in seen]:
             self._drop(path)
             changed += 1
+        if changed:
+            self._norms = None
         return changed
 
     def _read_terms(self, entry: FileEntry) -> Counter[str] | None:
@@ -205,6 +227,9 @@ class LexicalIndex:
             text = handle.read(self._max_file_bytes).decode("utf-8", errors="replace")
         ranked = []
         for number, line in enumerate(text.splitlines(), 1):
+            lower = line.lower()
+            if not any(term in lower for term in wanted):
+                continue  # no query word in it: skip splitting it into words
             found = len(wanted.intersection(words(line)))
             if found:
                 ranked.append((found, -number, line.strip()))

@@ -40,7 +40,9 @@ class SearchPolicy:
     ``max_matches`` caps the matches one grep shows, ``max_line_chars`` the
     length of a line (longer ones are cut before matching and showing),
     ``max_file_bytes`` the size of a file searched or indexed, and
-    ``max_results`` the files ``search_code`` returns.
+    ``max_results`` the files ``search_code`` returns. ``index_max_age``:
+    the index checks the tree for changes when its last check is older than
+    this (seconds; 0 checks before every query).
     """
 
     root: str | os.PathLike[str]
@@ -48,6 +50,7 @@ class SearchPolicy:
     max_line_chars: int = 400
     max_file_bytes: int = 1024 * 1024
     max_results: int = 10
+    index_max_age: float = 1.0
     allow_hard_links: bool = False
     skip_dirs: frozenset[str] = field(default=DEFAULT_SKIP_DIRS)
 
@@ -55,6 +58,8 @@ class SearchPolicy:
         for name in ("max_matches", "max_line_chars", "max_file_bytes", "max_results"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"SearchPolicy.{name} must be positive")
+        if self.index_max_age < 0:
+            raise ConfigError("SearchPolicy.index_max_age must not be negative")
 
 
 class SearchToolkit:
@@ -66,7 +71,10 @@ class SearchToolkit:
             policy.root, allow_hard_links=policy.allow_hard_links, skip_dirs=policy.skip_dirs
         )
         self.index = LexicalIndex(
-            self.workspace, max_file_bytes=policy.max_file_bytes, tool="search_code"
+            self.workspace,
+            max_file_bytes=policy.max_file_bytes,
+            max_age=policy.index_max_age,
+            tool="search_code",
         )
 
     def tools(self) -> list[Tool]:

@@ -165,3 +165,18 @@ def test_the_search_tools_only_read(search: SearchToolkit) -> None:
         ("grep", True),
         ("search_code", True),
     ]
+
+
+def test_a_query_checks_the_tree_only_when_the_last_check_is_older_than_max_age(
+    root: Path,
+) -> None:
+    _tree(root, {"a.txt": "alpha\n"})
+    fresh = SearchToolkit(SearchPolicy(root=root, index_max_age=0))
+    cached = SearchToolkit(SearchPolicy(root=root, index_max_age=3600))
+    assert fresh.search_code("alpha").startswith("a.txt")
+    assert cached.search_code("alpha").startswith("a.txt")
+    _tree(root, {"b.txt": "beta\n"})
+    assert fresh.search_code("beta").startswith("b.txt")
+    assert cached.search_code("beta") == "no file matches 'beta'"  # checked under an hour ago
+    cached.index.refresh()
+    assert cached.search_code("beta").startswith("b.txt")
