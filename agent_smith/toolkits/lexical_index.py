@@ -18,6 +18,7 @@ Thread-safe: one lock around refresh and query.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import os
@@ -47,17 +48,16 @@ _STOP = frozenset(
 
 def words(text: str) -> list[str]:
     """The index words of ``text``: lower-cased words and their code-style parts."""
-    out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if len(word) > _MAX_WORD:
-            continue
-        lower = word.lower()
-        out.append(lower)
-        parts = [p for chunk in word.split("_") for p in _CAMEL.findall(chunk)]
-        if len(parts) > 1:
-            out.extend(p.lower() for p in parts)
-    return out
+    return [part for word in _WORD.findall(text) for part in _parts(word)]
+
+
+@functools.lru_cache(maxsize=65536)
+def _parts(word: str) -> tuple[str, ...]:
+    """``word`` lower-cased, then its parts if it has several (code reuses names: cached)."""
+    if len(word) > _MAX_WORD:
+        return ()
+    parts = [p.lower() for chunk in word.split("_") for p in _CAMEL.findall(chunk)]
+    return (word.lower(), *parts) if len(parts) > 1 else (word.lower(),)
 
 
 @dataclass(frozen=True)
