@@ -26,6 +26,7 @@ and so is the floor, a minimal hand-written ``requests`` loop.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import importlib.abc
 import json
 import os
@@ -177,8 +178,8 @@ class _Samples:
 
     def tool_call(self) -> None:
         """One tool call's tracing calls, as the pool and the dispatcher make them."""
-        _, otel, tool_span = self._tracing
-        otel.in_context(_no_tracer)
+        tool_span = self._tracing[2]
+        contextvars.copy_context()  # what the pool takes at submit for the worker
         with tool_span.execute_tool(self.call, self.tool, self.runtime) as span:
             span.finish(self.result)
 
@@ -199,13 +200,14 @@ def _best(fn: Any, count: int = 2000, *, clear: Any = None) -> float:
 def _off_cost() -> float:
     """CPU µs that one turn's tracing calls (1 turn, 2 LLM calls, 4 tools) cost while off."""
     from agent_smith import Agent, LlmClient
+    from agent_smith.agent.events import final_message
     from agent_smith.tracing.agent_span import invoke_agent
 
     samples = _Samples()
     agent = Agent(LlmClient(samples.url), runtime=samples.runtime)
 
     def turn() -> None:
-        invoke_agent(agent, iter(()), None)
+        invoke_agent(agent, agent._identity, iter(()), None, answer=final_message)
         for _ in range(2):
             samples.chat()
         for _ in range(TOOLS):

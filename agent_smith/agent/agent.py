@@ -26,15 +26,11 @@ from ..messages import AssistantMessage, Message, TokenUsage
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
-from ..tracing.agent_span import invoke_agent
+from ..tracing.agent_span import AgentIdentity, invoke_agent
 from .approval_gate import drain, resumption
 from .approvals import Approver, Decisions
 from .config import AgentConfig
-from .events import (
-    NO_HOOKS,
-    AgentEvent,
-    AgentHooks,
-)
+from .events import NO_HOOKS, AgentEvent, AgentHooks, final_message
 from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
 from .output import OutputMode, check_output_options
@@ -100,7 +96,6 @@ class Agent(Closeable):
         self._runtime = runtime if runtime is not None else _runtime_of(llm)
         self._lineage = _lineage
         self._depth = _lineage.depth if _lineage is not None else 0
-        self._invocation = _lineage.invocation if _lineage is not None else None
         self._busy = threading.Lock()
         self._turn: Turn | None = None
         self._usage = _NO_USAGE
@@ -113,6 +108,12 @@ class Agent(Closeable):
             from ..sessions.binding import SessionBinding  # loaded only by agents with a session
 
             self._session = SessionBinding(session, self._memory)
+        self._identity = AgentIdentity(  # how its turns' spans name it
+            getattr(llm, "url", ""),
+            getattr(llm, "model", ""),
+            _lineage.invocation if _lineage is not None else None,
+            session.session_id if session is not None else None,
+        )
 
     # -- configuration -------------------------------------------------------
 
@@ -342,7 +343,10 @@ class Agent(Closeable):
     ) -> Iterator[AgentEvent]:
         """The turn's events, as one ``invoke_agent`` span when tracing is on (see there)."""
         message = request.user_message if resume is None else None  # a resumed turn has none
-        return invoke_agent(self, self._run(request, resume), message, stepwise=stepwise)
+        events = self._run(request, resume)
+        return invoke_agent(
+            self, self._identity, events, message, answer=final_message, stepwise=stepwise
+        )
 
     def _run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         if not self._busy.acquire(blocking=False):

@@ -35,14 +35,13 @@ from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
 from ..tracing.tool_span import NO_TOOL, ToolTrace, execute_tool, rejected_tool
-from .base import Tool, ToolContext, ToolResult
+from .base import CallingAgent, Tool, ToolContext, ToolResult
 from .function import describe_exception
 from .registry import ToolRegistry
 from .validation import validation_error
 
 if TYPE_CHECKING:
     from .._internal.pool import WorkerPool
-    from ..agent.agent import Agent
     from ..runtime import Runtime
 
 log = logging.getLogger("agent_smith.tool")
@@ -102,7 +101,7 @@ def dispatch_tool_calls(
     cancel: CancellationToken,
     default_timeout: float,
     max_result_bytes: int,
-    agent: Agent | None = None,
+    agent: CallingAgent | None = None,
 ) -> list[ToolOutcome]:
     """Run ``calls`` concurrently on ``runtime.pool(depth)``; outcomes in ``calls`` order.
 
@@ -179,7 +178,7 @@ def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str
 
 
 def _invoke(
-    run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
+    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: threading.Event
 ) -> ToolResult:
     with execute_tool(run.call, run.tool, runtime) as span:
         run.span = span
@@ -187,7 +186,7 @@ def _invoke(
 
 
 def _call_tool(
-    run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
+    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: threading.Event
 ) -> ToolResult:
     run.started_at = time.monotonic()
     wake.set()  # the dispatcher starts this call's clock now
