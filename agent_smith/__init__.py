@@ -147,6 +147,12 @@ if TYPE_CHECKING:
     from .tools.registry import ToolRegistry
 
 from ._version import __version__
+from .observer import set_observer
+from .tracing.observer import OTEL_OBSERVER
+
+# The LLM clients, dispatchers and MCP clients report to this observer, which
+# makes spans while the application traces (agent_smith.tracing).
+set_observer(OTEL_OBSERVER)
 
 logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 

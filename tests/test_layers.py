@@ -45,16 +45,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("plumbing", frozenset({"_internal", "_version"})),
 )
 
-# Removed by the observer seam (issue 21, item 2): the calls left from the
-# services layer into tracing.
-_PENDING = {
-    ("agent_smith.llm.client", "tracing"),
-    ("agent_smith.mcp.client", "tracing"),
-    ("agent_smith.mcp.http_request", "tracing"),
-    ("agent_smith.tools.dispatch", "tracing"),
-    ("agent_smith.tools.function", "tracing"),
-}
-
 _RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 
 
@@ -109,7 +99,7 @@ def upward_edges(module: str, source: str, *, package: bool = False) -> list[str
     edges: dict[int, str] = {}
     for target, line in imported(ast.parse(source), module, package=package):
         other = layer(target)
-        if other is None or other == own or (module, other) in _PENDING:
+        if other is None or other == own:
             continue
         if _RANK[other] < _RANK[own]:
             edges.setdefault(line, f"{module}:{line} imports {target} ({other} is above {own})")

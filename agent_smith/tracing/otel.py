@@ -75,17 +75,6 @@ def tracer() -> Tracer | None:
     return _tracer
 
 
-def inject(headers: dict[str, str]) -> None:
-    """Add the current trace context (``traceparent``...) to outgoing HTTP ``headers``.
-
-    Uses the application's global propagator; adds nothing when tracing is
-    off or no span is active.
-    """
-    if tracer() is None:
-        return
-    api().inject(headers)
-
-
 def add_event(name: str, attributes: Mapping[str, AttributeValue] | None = None) -> None:
     """Add an event to the current span (the running turn's, inside a turn)."""
     if tracer() is None:
