@@ -30,7 +30,6 @@ from agent_smith.observer import (
     NO_TOOL,
     ChatClientFacts,
     ChatObservation,
-    ChatReplyFacts,
     ChatRequestFacts,
     JsonObject,
     McpObservation,
@@ -38,7 +37,6 @@ from agent_smith.observer import (
     Observer,
     ToolFacts,
     ToolObservation,
-    ToolResultFacts,
     get_observer,
     set_observer,
 )
@@ -95,8 +93,7 @@ class _Chat(ChatObservation):
             yield event
 
     def finish(self, response: Any) -> Any:
-        reply: ChatReplyFacts = response
-        self.recorder.note("chat finished", reply.finish_reason)
+        self.recorder.note("chat finished", response.finish_reason)
         return response
 
 
@@ -105,8 +102,7 @@ class _Tool(ToolObservation):
         self.recorder = recorder
 
     def finish(self, result: Any) -> Any:
-        outcome: ToolResultFacts = result
-        self.recorder.note("tool finished", outcome.content, outcome.is_error)
+        self.recorder.note("tool finished", result.content, result.is_error)
         return result
 
 

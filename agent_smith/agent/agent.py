@@ -108,12 +108,9 @@ class Agent(Closeable):
             from ..sessions.binding import SessionBinding  # loaded only by agents with a session
 
             self._session = SessionBinding(session, self._memory)
-        self._identity = AgentIdentity(  # how its turns' spans name it
-            getattr(llm, "url", ""),
-            getattr(llm, "model", ""),
-            _lineage.invocation if _lineage is not None else None,
-            session.session_id if session is not None else None,
-        )
+        invocation = _lineage.invocation if _lineage is not None else None
+        conversation = session.session_id if session is not None else None
+        self._identity = AgentIdentity.of(llm, invocation, conversation)  # names its turns' spans
 
     # -- configuration -------------------------------------------------------
 
@@ -352,7 +349,10 @@ class Agent(Closeable):
         if not self._busy.acquire(blocking=False):
             raise AgentBusyError(f"agent {self.name!r} is already running a turn")
         try:
-            turn = self._begin()
+            if self._session is not None:
+                self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
+            tree, source = turn_tree(self._config, self._lineage)
+            turn = self._turn = Turn(self.name, tree, source, self._config)
         except BaseException:
             self._busy.release()
             raise
@@ -375,14 +375,6 @@ class Agent(Closeable):
                 loop.settle()  # stopped mid-round: every recorded call still gets a result
             finally:
                 self._end(turn)
-
-    def _begin(self) -> Turn:
-        if self._session is not None:
-            self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
-        tree, source = turn_tree(self._config, self._lineage)
-        turn = Turn(self.name, tree, source, self._config)
-        self._turn = turn
-        return turn
 
     def _end(self, turn: Turn) -> None:
         try:

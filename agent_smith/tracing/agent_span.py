@@ -69,6 +69,11 @@ class AgentIdentity:
     invocation: str | None = None
     conversation: str | None = None
 
+    @classmethod
+    def of(cls, llm: object, invocation: str | None, conversation: str | None) -> AgentIdentity:
+        """The identity of an agent on ``llm`` (any client: its ``url`` and ``model`` if it has)."""
+        return cls(getattr(llm, "url", ""), getattr(llm, "model", ""), invocation, conversation)
+
 
 class TracedAgent(Protocol):
     """What the ``invoke_agent`` span reads of the agent running the turn."""
