@@ -129,10 +129,15 @@ class FilesToolkit:
             if not line:
                 break
             budget -= len(line)
+            if not line.endswith(b"\n"):  # a line longer than the cap: pass over its rest
+                budget = _skip_line(handle, budget)
             number += 1
             if number < first:
                 continue
             if (last is not None and number > last) or size + len(line) > cap:
+                if not out and number == first:  # the first line alone is over the cap
+                    text = utf8_prefix(line, cap).decode("utf-8", errors="replace")
+                    return f"{text}\n…[line {first} is longer than {cap} bytes; cut]"
                 more = True
                 break
             out.append(line)
@@ -246,6 +251,16 @@ class FilesToolkit:
             if matches(entry.path[offset:])
         ]
         return _capped(found, self.policy.max_entries, f"no file matches {pattern!r}")
+
+
+def _skip_line(handle: BinaryIO, budget: int) -> int:
+    """Read to the end of the current line (within ``budget``); the budget left."""
+    while budget > 0:
+        rest = handle.readline(min(budget, 65536))
+        budget -= len(rest)
+        if not rest or rest.endswith(b"\n"):
+            break
+    return budget
 
 
 def _refuse_binary(data: bytes, path: str, tool: str) -> None:

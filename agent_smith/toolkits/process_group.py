@@ -109,9 +109,14 @@ def run_in_group(
             selector.register(proc.stdout.fileno(), selectors.EVENT_READ)
             if wake_read >= 0:
                 selector.register(wake_read, selectors.EVENT_READ)
-            stopped = not _drain(proc, selector, output, deadline, wake_read)
-            if not stopped:
-                stopped = not _wait(proc, deadline - time.monotonic())
+            try:
+                stopped = not _drain(proc, selector, output, deadline, wake_read)
+                if not stopped:
+                    stopped = not _wait(proc, deadline - time.monotonic())
+            except BaseException:  # KeyboardInterrupt, say: leave no process behind
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise
             if stopped:
                 _stop_group(proc, selector, output, kill_grace, wake_read)
             else:

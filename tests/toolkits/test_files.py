@@ -162,3 +162,10 @@ def test_a_policy_needs_an_existing_root_and_positive_limits(tmp_path: Path) -> 
         FilesToolkit(FilesPolicy(root=tmp_path / "missing"))
     with pytest.raises(ConfigError, match="max_read_bytes"):
         FilesPolicy(root=tmp_path, max_read_bytes=0)
+
+
+def test_a_line_longer_than_the_cap_counts_as_one_line(root: Path) -> None:
+    (root / "wide.txt").write_text("x" * 5000 + "\nsecond\nthird\n")
+    files = FilesToolkit(FilesPolicy(root=root, max_read_bytes=100))
+    assert files.read("wide.txt", 2, 3) == "second\nthird\n"
+    assert files.read("wide.txt", 1, 1) == "x" * 100 + "\n…[line 1 is longer than 100 bytes; cut]"
