@@ -170,7 +170,8 @@ class AgentStopped(AgentSmithError):
     """The agent loop hit a stop condition before the model gave a final answer.
 
     ``condition`` is one of ``max_iterations``, ``tree_iterations``,
-    ``max_total_tokens``, ``deadline``, ``loop_detected``, ``tool_failures``.
+    ``max_total_tokens``, ``deadline``, ``loop_detected``, ``tool_failures``,
+    ``repetition`` (a streamed reply kept repeating one passage and was cut off).
     """
 
     def __init__(self, message: str, *, condition: str) -> None:

@@ -27,8 +27,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
-from ..errors import ParseError
-from ..llm.events import Finished
+from ..errors import AgentStopped, ParseError
+from ..llm.events import Finished, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
@@ -37,6 +37,7 @@ from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
+from .reply_bounds import RepetitionDetector, reply_sampling
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from .request import AgentRequest
 
 log = logging.getLogger(__name__)
-
-_NO_SAMPLING = SamplingParams()
 
 
 class TurnLoop:
@@ -68,7 +67,9 @@ class TurnLoop:
         """
         agent, turn = self._agent, self._turn
         token = turn.source.token
-        sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
+        cap = agent.config.max_reply_tokens
+        defaults: SamplingParams | None = getattr(agent._llm, "default_sampling", None)
+        sampling = reply_sampling(request.sampling, cap, defaults)
         streaming = agent.config.stream if request.stream is None else request.stream
         output = turn_output(agent, request)
         if resume is not None:
@@ -100,6 +101,13 @@ class TurnLoop:
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
+            if response.finish_reason == "length":
+                log.warning(
+                    "agent %s: the reply was cut off at max_tokens=%s (raise "
+                    "AgentConfig.max_reply_tokens or the request's max_tokens)",
+                    agent.name,
+                    llm_request.sampling.max_tokens,
+                )
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
                 turn.add_usage(response.message.usage)
@@ -193,14 +201,21 @@ class TurnLoop:
     def _stream_reply(
         self, request: LlmRequest, token: CancellationToken, written: WrittenCalls
     ) -> Generator[AgentEvent, None, LlmResponse]:
-        on_stream_event = self._agent.hooks.on_stream_event
+        agent = self._agent
+        on_stream_event = agent.hooks.on_stream_event
         response: LlmResponse | None = None
-        events = written.stream(self._agent._llm.stream(request, cancel=token), request)
+        repeats = RepetitionDetector() if agent.config.repetition_guard else None
+        events = written.stream(agent._llm.stream(request, cancel=token), request)
         try:
             for event in events:
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
-                if type(event) is Finished:
+                if type(event) is TokenDelta:
+                    if repeats is not None:
+                        found = repeats.feed(event.text)
+                        if found is not None:
+                            raise self._repetition(repeats, *found)
+                elif type(event) is Finished:
                     response = event.response
         finally:
             close = getattr(events, "close", None)
@@ -209,6 +224,15 @@ class TurnLoop:
         if response is None:
             raise ParseError("the LLM stream ended without a Finished event")
         return response
+
+    def _repetition(self, repeats: RepetitionDetector, period: int, span: int) -> AgentStopped:
+        """Record the reply up to its first repeat; the stop that ends the turn."""
+        kept = repeats.kept(period, span)
+        if kept:
+            self.record(AssistantMessage(kept))
+        stop = repeats.stop(self._agent.name, period, span)
+        log.warning("%s", stop)
+        return stop
 
     def _final(self, message: AssistantMessage) -> FinalAnswer:
         return FinalAnswer(replace(message, usage=self._turn.usage))

@@ -1,0 +1,132 @@
+"""How long one reply may run: a default token cap, and a stop for a reply that repeats itself.
+
+Two bounds, both on by default (:class:`~agent_smith.agent.config.AgentConfig`):
+
+* ``max_reply_tokens`` (default 1024) is sent as the request's ``max_tokens``
+  when nobody chose a cap: neither the request's sampling, nor the client's
+  ``default_sampling``, nor ``sampling.extra`` (``max_tokens``,
+  ``max_completion_tokens`` or llama.cpp's ``n_predict``). llama-server's own
+  default is "until the context is full", which for a small model that loops
+  means minutes of output. A reply cut by the cap ends with finish reason
+  ``length`` and a WARNING naming the setting. ``None`` sends no cap.
+* ``repetition_guard``: while a reply streams, :class:`RepetitionDetector`
+  watches its text; once the text ends in the same passage over and over
+  (period up to :data:`MAX_PERIOD` characters, covering at least
+  :data:`MIN_SPAN` characters and :data:`MIN_REPEATS` copies) the response
+  is closed (llama-server stops generating when its client goes away), the
+  reply up to the first copy of the passage is recorded, and the turn
+  raises :class:`~agent_smith.errors.AgentStopped` with condition
+  ``"repetition"``. Only streamed replies are watched (``send`` streams by
+  default); a non-streamed one is bounded by the cap alone.
+
+The detector looks at the text every :data:`_CHECK_EVERY` characters, and
+then at each period ``p`` only when the last character repeats ``p`` back,
+so a normal reply costs a few string comparisons per check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import AgentStopped
+from ..llm.request import SamplingParams
+
+#: The longest repeating passage looked for, in characters.
+MAX_PERIOD = 300
+#: The shortest repeating tail that counts, in characters.
+MIN_SPAN = 256
+#: The fewest copies of the passage that count.
+MIN_REPEATS = 3
+#: ``extra`` keys that already cap a reply (OpenAI's newer name, llama.cpp's own).
+CAP_KEYS = ("max_tokens", "max_completion_tokens", "n_predict")
+
+_CHECK_EVERY = 32
+_LONGEST_SPAN = max(MIN_SPAN, MIN_REPEATS * MAX_PERIOD)
+_TAIL_KEPT = 2 * _LONGEST_SPAN
+_NO_SAMPLING = SamplingParams()
+
+
+def reply_sampling(
+    sampling: SamplingParams | None, cap: int | None, defaults: SamplingParams | None
+) -> SamplingParams:
+    """``sampling`` with ``max_tokens=cap`` when neither it nor the client's ``defaults`` cap."""
+    chosen = sampling if sampling is not None else _NO_SAMPLING
+    if cap is None or _caps(chosen) or (defaults is not None and _caps(defaults)):
+        return chosen
+    return replace(chosen, max_tokens=cap)
+
+
+def _caps(sampling: SamplingParams) -> bool:
+    return sampling.max_tokens is not None or any(key in sampling.extra for key in CAP_KEYS)
+
+
+class RepetitionDetector:
+    """Watches one reply's text as it streams; says when it started repeating itself."""
+
+    __slots__ = ("_length", "_pieces", "_tail", "_unchecked")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._tail = ""  # the last characters, enough for the longest span looked for
+        self._length = 0
+        self._unchecked = 0
+
+    def feed(self, text: str) -> tuple[int, int] | None:
+        """Add a piece of the reply; ``(period, span)`` once its tail repeats, else None."""
+        self._pieces.append(text)
+        self._length += len(text)
+        self._unchecked += len(text)
+        tail = self._tail + text
+        if len(tail) > 2 * _TAIL_KEPT:
+            tail = tail[-_TAIL_KEPT:]
+        self._tail = tail
+        if self._unchecked < _CHECK_EVERY:
+            return None
+        self._unchecked = 0
+        return repeating_tail(tail)
+
+    def kept(self, period: int, span: int) -> str:
+        """The reply up to and including the first copy of its repeating passage.
+
+        The copy is taken to the end of its last word: where the repeating run
+        starts depends on the text before it, not on word boundaries.
+        """
+        text = "".join(self._pieces)
+        end = len(text) - span + period
+        limit = min(len(text), end + period)
+        while end < limit and not text[end].isspace():
+            end += 1
+        return text[:end].rstrip()
+
+    def stop(self, agent: str, period: int, span: int) -> AgentStopped:
+        """The error that ends the turn (condition ``"repetition"``)."""
+        return AgentStopped(
+            f"agent {agent!r} stopped: the reply kept repeating a {period}-character passage "
+            f"({span // period} times); it was cut off after {self._length} characters",
+            condition="repetition",
+        )
+
+
+def repeating_tail(text: str) -> tuple[int, int] | None:
+    """``(period, span)`` of the shortest passage ``text`` ends repeating, else None.
+
+    The last ``span`` characters have period ``period`` (each character equals
+    the one ``period`` before it), with ``span >= max(MIN_SPAN, MIN_REPEATS *
+    period)``; ``span`` is the whole repeating tail.
+    """
+    n = len(text)
+    if n < MIN_SPAN:
+        return None
+    last = text[-1]
+    for period in range(1, min(MAX_PERIOD, n // MIN_REPEATS) + 1):
+        need = max(MIN_SPAN, MIN_REPEATS * period)
+        if need > n:
+            break
+        if text[-1 - period] != last:
+            continue
+        if text[n - need + period :] == text[n - need : n - period]:
+            span = need
+            while span < n and text[n - span - 1] == text[n - span - 1 + period]:
+                span += 1
+            return period, span
+    return None
