@@ -27,14 +27,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
-from ..errors import AgentStopped, ParseError
+from ..errors import AgentStopped, ContextOverflowError, ParseError
 from ..llm.events import Finished, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
+from .context_fit import ContextFit
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
 from .reply_bounds import RepetitionDetector, reply_sampling
@@ -52,11 +53,14 @@ log = logging.getLogger(__name__)
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_turn")
+    __slots__ = ("_agent", "_fit", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
         self._turn = turn
+        self._fit = ContextFit(agent.config.context_window, agent._llm)
+        self._sent: LlmRequest | None = None  # the last request sent, for the results' room
+        self._streamed = False  # the reply being read has yielded an event
 
     def run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
@@ -96,10 +100,7 @@ class TurnLoop:
             )
             registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
-            if streaming:
-                response = yield from self._stream_reply(llm_request, token, written)
-            else:
-                response = agent._llm.complete(llm_request, cancel=token)
+            llm_request, response = yield from self._ask(llm_request, streaming, token, written)
             token.raise_if_cancelled("agent turn")
             if response.finish_reason == "length":
                 log.warning(
@@ -139,6 +140,34 @@ class TurnLoop:
                 yield self._final(answer)
                 return
 
+    def _ask(
+        self, request: LlmRequest, streaming: bool, token: CancellationToken, written: WrittenCalls
+    ) -> Generator[AgentEvent, None, tuple[LlmRequest, LlmResponse]]:
+        """The reply to ``request`` (trimmed to a known window), retried once trimmed on overflow.
+
+        Returns the request that was answered with its reply.
+        """
+        fit = self._fit
+        request = fit.before_sending(request)
+        try:
+            response = yield from self._reply(request, streaming, token, written)
+        except ContextOverflowError as overflow:
+            smaller = None if self._streamed else fit.after_overflow(request, overflow)
+            if smaller is None:
+                raise
+            request = smaller
+            response = yield from self._reply(request, streaming, token, written)
+        return request, response
+
+    def _reply(
+        self, request: LlmRequest, streaming: bool, token: CancellationToken, written: WrittenCalls
+    ) -> Generator[AgentEvent, None, LlmResponse]:
+        self._sent = request
+        self._streamed = False
+        if streaming:
+            return (yield from self._stream_reply(request, token, written))
+        return self._agent._llm.complete(request, cancel=token)
+
     def _act(
         self,
         calls: Sequence[ToolCall],
@@ -160,7 +189,7 @@ class TurnLoop:
             agent=agent,
         )
         outcomes = verdict.outcomes(calls, ran, max_result_bytes=agent.config.tool_result_max_bytes)
-        results = [outcome.message for outcome in outcomes]
+        results = self._fitted([outcome.message for outcome in outcomes], calls)
         for result in results:
             self.record(result)
             invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
@@ -182,6 +211,14 @@ class TurnLoop:
                 log.info("agent %s: tool calls keep failing; steering the model", agent.name)
                 self.record(note)
         return None
+
+    def _fitted(self, results: list[ToolMessage], calls: Sequence[ToolCall]) -> list[ToolMessage]:
+        """A round's results cut to the room the context window has left (see context_fit)."""
+        sent = self._sent
+        if sent is None:  # a resumed round: its history holds the calling turn
+            return self._fit.cut_results(results, self._agent.memory.messages(), None)
+        seen = (*sent.messages, AssistantMessage("", tuple(calls)))
+        return self._fit.cut_results(results, seen, sent.sampling.max_tokens)
 
     def settle(self) -> None:
         """Give every call recorded without its result a cancelled error result."""
@@ -208,6 +245,7 @@ class TurnLoop:
         events = written.stream(agent._llm.stream(request, cancel=token), request)
         try:
             for event in events:
+                self._streamed = True
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
                 if type(event) is TokenDelta:
