@@ -19,9 +19,10 @@ Two bounds, both on by default (:class:`~agent_smith.agent.config.AgentConfig`):
   ``"repetition"``. Only streamed replies are watched (``send`` streams by
   default); a non-streamed one is bounded by the cap alone.
 
-The detector looks at the text every :data:`_CHECK_EVERY` characters, and
-then at each period ``p`` only when the last character repeats ``p`` back,
-so a normal reply costs a few string comparisons per check.
+The detector looks at the text every ``_CHECK_EVERY`` (32) characters, and
+then only at the periods where the text's last 16 characters occurred
+before, found by one ``str.rfind``: a normal reply costs well under a
+microsecond per token (``scripts/bench_reply_bounds.py``).
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ MIN_REPEATS = 3
 CAP_KEYS = ("max_tokens", "max_completion_tokens", "n_predict")
 
 _CHECK_EVERY = 32
+_PROBE = 16
 _LONGEST_SPAN = max(MIN_SPAN, MIN_REPEATS * MAX_PERIOD)
-_TAIL_KEPT = 2 * _LONGEST_SPAN
+_TAIL_KEPT = 2 * _LONGEST_SPAN  # a longer tail only lengthens the measured span
 _NO_SAMPLING = SamplingParams()
 
 
@@ -63,26 +65,27 @@ def _caps(sampling: SamplingParams) -> bool:
 class RepetitionDetector:
     """Watches one reply's text as it streams; says when it started repeating itself."""
 
-    __slots__ = ("_length", "_pieces", "_tail", "_unchecked")
+    __slots__ = ("_checked", "_pieces", "_tail", "_unchecked")
 
     def __init__(self) -> None:
         self._pieces: list[str] = []
+        self._checked = 0  # pieces already in the tail
         self._tail = ""  # the last characters, enough for the longest span looked for
-        self._length = 0
         self._unchecked = 0
 
     def feed(self, text: str) -> tuple[int, int] | None:
         """Add a piece of the reply; ``(period, span)`` once its tail repeats, else None."""
         self._pieces.append(text)
-        self._length += len(text)
         self._unchecked += len(text)
-        tail = self._tail + text
-        if len(tail) > 2 * _TAIL_KEPT:
-            tail = tail[-_TAIL_KEPT:]
-        self._tail = tail
         if self._unchecked < _CHECK_EVERY:
             return None
         self._unchecked = 0
+        pieces = self._pieces
+        tail = self._tail + "".join(pieces[self._checked :])
+        self._checked = len(pieces)
+        if len(tail) > _TAIL_KEPT:
+            tail = tail[-_TAIL_KEPT:]
+        self._tail = tail
         return repeating_tail(tail)
 
     def kept(self, period: int, span: int) -> str:
@@ -102,7 +105,8 @@ class RepetitionDetector:
         """The error that ends the turn (condition ``"repetition"``)."""
         return AgentStopped(
             f"agent {agent!r} stopped: the reply kept repeating a {period}-character passage "
-            f"({span // period} times); it was cut off after {self._length} characters",
+            f"({span // period} times); it was cut off after "
+            f"{sum(map(len, self._pieces))} characters",
             condition="repetition",
         )
 
@@ -112,21 +116,29 @@ def repeating_tail(text: str) -> tuple[int, int] | None:
 
     The last ``span`` characters have period ``period`` (each character equals
     the one ``period`` before it), with ``span >= max(MIN_SPAN, MIN_REPEATS *
-    period)``; ``span`` is the whole repeating tail.
+    period)``; ``span`` is the whole repeating tail. Candidate periods are the
+    earlier places of the text's last :data:`_PROBE` characters (one ``rfind``
+    in C: prose has none nearby), nearest first.
     """
     n = len(text)
     if n < MIN_SPAN:
         return None
-    last = text[-1]
-    for period in range(1, min(MAX_PERIOD, n // MIN_REPEATS) + 1):
+    probe = text[n - _PROBE :]
+    start = max(0, n - _PROBE - MAX_PERIOD)
+    pos = text.rfind(probe, start, n - 1)
+    while pos >= 0:
+        period = n - _PROBE - pos
         need = max(MIN_SPAN, MIN_REPEATS * period)
         if need > n:
-            break
-        if text[-1 - period] != last:
-            continue
-        if text[n - need + period :] == text[n - need : n - period]:
+            return None  # longer periods need even more text
+        earlier = pos - period  # a third copy must hold the probe too: a check without copies
+        if (
+            text.startswith(probe, earlier)
+            and text[n - need + period :] == text[n - need : n - period]
+        ):
             span = need
             while span < n and text[n - span - 1] == text[n - span - 1 + period]:
                 span += 1
             return period, span
+        pos = text.rfind(probe, start, pos + _PROBE - 1)
     return None
