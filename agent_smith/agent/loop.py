@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
-from ..llm.events import Finished, TokenDelta
+from ..llm.events import Finished, ReasoningDelta, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
@@ -38,7 +38,7 @@ from .approval_gate import decide_round, settle_abandoned
 from .context_fit import ContextFit
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .output import TurnOutput, turn_output
-from .reply_bounds import RepetitionDetector, reply_sampling
+from .reply_bounds import REPETITION, RepetitionDetector, repeated_reply, reply_sampling
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_fit", "_sent", "_streamed", "_turn")
+    __slots__ = ("_agent", "_fit", "_repeated", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
@@ -61,6 +61,7 @@ class TurnLoop:
         self._fit = ContextFit(agent.config.context_window, agent._llm)
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room
         self._streamed = False  # the reply being read has yielded an event
+        self._repeated: AgentStopped | None = None  # why the last reply was cut off
 
     def run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
@@ -114,6 +115,8 @@ class TurnLoop:
                 turn.add_usage(response.message.usage)
                 self.record(written.note)
                 continue
+            if read is response and response.finish_reason == REPETITION:
+                raise self._stop_repeating(response.message)
             message = output.read(read.message)
             turn.add_usage(message.usage)
             calls = message.tool_calls
@@ -241,7 +244,9 @@ class TurnLoop:
         agent = self._agent
         on_stream_event = agent.hooks.on_stream_event
         response: LlmResponse | None = None
-        repeats = RepetitionDetector() if agent.config.repetition_guard else None
+        guard = agent.config.repetition_guard
+        repeats = RepetitionDetector() if guard else None
+        thinking: RepetitionDetector | None = None
         events = written.stream(agent._llm.stream(request, cancel=token), request)
         try:
             for event in events:
@@ -252,9 +257,16 @@ class TurnLoop:
                     if repeats is not None:
                         found = repeats.feed(event.text)
                         if found is not None:
-                            raise self._repetition(repeats, *found)
+                            self._repeated = repeats.stop(agent.name, *found)
+                            return repeated_reply(repeats.kept(*found))
                 elif type(event) is Finished:
                     response = event.response
+                elif type(event) is ReasoningDelta and guard:
+                    thinking = thinking or RepetitionDetector()
+                    found = thinking.feed(event.text)
+                    if found is not None:
+                        self._repeated = thinking.stop(agent.name, *found, what="reasoning")
+                        return repeated_reply(repeats.text() if repeats is not None else "")
         finally:
             close = getattr(events, "close", None)
             if close is not None:
@@ -263,12 +275,14 @@ class TurnLoop:
             raise ParseError("the LLM stream ended without a Finished event")
         return response
 
-    def _repetition(self, repeats: RepetitionDetector, period: int, span: int) -> AgentStopped:
-        """Record the reply up to its first repeat; the stop that ends the turn."""
-        kept = repeats.kept(period, span)
-        if kept:
-            self.record(AssistantMessage(kept))
-        stop = repeats.stop(self._agent.name, period, span)
+    def _stop_repeating(self, message: AssistantMessage) -> AgentStopped:
+        """Record what came before the repeats; the stop that ends the turn."""
+        if message.content:
+            self.record(message)
+        name = self._agent.name
+        stop = self._repeated or AgentStopped(
+            f"agent {name!r} stopped repeating", condition=REPETITION
+        )
         log.warning("%s", stop)
         return stop
 

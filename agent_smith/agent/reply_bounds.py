@@ -10,12 +10,17 @@ Two bounds, both on by default (:class:`~agent_smith.agent.config.AgentConfig`):
   means minutes of output. A reply cut by the cap ends with finish reason
   ``length`` and a WARNING naming the setting. ``None`` sends no cap.
 * ``repetition_guard``: while a reply streams, :class:`RepetitionDetector`
-  watches its text; once the text ends in the same passage over and over
-  (period up to :data:`MAX_PERIOD` characters, covering at least
-  :data:`MIN_SPAN` characters and :data:`MIN_REPEATS` copies) the response
-  is closed (llama-server stops generating when its client goes away), the
-  reply up to the first copy of the passage is recorded, and the turn
-  raises :class:`~agent_smith.errors.AgentStopped` with condition
+  watches its text (and its reasoning); once the text ends in the same
+  passage over and over (period up to :data:`MAX_PERIOD` characters,
+  covering at least :data:`MIN_SPAN` characters and :data:`MIN_REPEATS`
+  copies) the response is closed (llama-server stops generating when its
+  client goes away) and the reply is read as what came up to the end of the
+  passage's first copy, with finish reason :data:`REPETITION`. If that is a
+  call written as text, it is treated as one
+  (:mod:`~agent_smith.agent.text_tool_calls`: recovered, or after tool
+  results answered with the note that asks for words). Otherwise it is
+  recorded (when not empty) and the turn raises
+  :class:`~agent_smith.errors.AgentStopped` with condition
   ``"repetition"``. Only streamed replies are watched (``send`` streams by
   default); a non-streamed one is bounded by the cap alone.
 
@@ -30,7 +35,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import AgentStopped
-from ..llm.request import SamplingParams
+from ..llm.request import LlmResponse, SamplingParams
+from ..messages import AssistantMessage
 
 #: The longest repeating passage looked for, in characters.
 MAX_PERIOD = 300
@@ -38,6 +44,8 @@ MAX_PERIOD = 300
 MIN_SPAN = 256
 #: The fewest copies of the passage that count.
 MIN_REPEATS = 3
+#: The finish reason of a reply the guard cut off (never sent by a server).
+REPETITION = "repetition"
 #: ``extra`` keys that already cap a reply (OpenAI's newer name, llama.cpp's own).
 CAP_KEYS = ("max_tokens", "max_completion_tokens", "n_predict")
 
@@ -94,21 +102,30 @@ class RepetitionDetector:
         The copy is taken to the end of its last word: where the repeating run
         starts depends on the text before it, not on word boundaries.
         """
-        text = "".join(self._pieces)
+        text = self.text()
         end = len(text) - span + period
         limit = min(len(text), end + period)
         while end < limit and not text[end].isspace():
             end += 1
         return text[:end].rstrip()
 
-    def stop(self, agent: str, period: int, span: int) -> AgentStopped:
+    def text(self) -> str:
+        """The reply so far."""
+        return "".join(self._pieces)
+
+    def stop(self, agent: str, period: int, span: int, *, what: str = "reply") -> AgentStopped:
         """The error that ends the turn (condition ``"repetition"``)."""
         return AgentStopped(
-            f"agent {agent!r} stopped: the reply kept repeating a {period}-character passage "
+            f"agent {agent!r} stopped: the {what} kept repeating a {period}-character passage "
             f"({span // period} times); it was cut off after "
             f"{sum(map(len, self._pieces))} characters",
-            condition="repetition",
+            condition=REPETITION,
         )
+
+
+def repeated_reply(kept: str) -> LlmResponse:
+    """The reply the guard cut off, as the loop reads it: ``kept`` with finish ``REPETITION``."""
+    return LlmResponse(AssistantMessage(kept), REPETITION)
 
 
 def repeating_tail(text: str) -> tuple[int, int] | None:

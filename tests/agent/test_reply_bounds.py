@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from agent_smith import Agent
+from agent_smith import Agent, tool
+from agent_smith.agent.text_tool_calls import ANSWER_NOTE
 from agent_smith.agent.config import AgentConfig
 from agent_smith.agent.reply_bounds import (
     MIN_SPAN,
@@ -20,9 +21,9 @@ from agent_smith.errors import AgentStopped, ConfigError
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import TokenDelta
 from agent_smith.llm.request import SamplingParams
-from agent_smith.messages import AssistantMessage, UserMessage
+from agent_smith.messages import AssistantMessage, ToolMessage, UserMessage
 from agent_smith.runtime import Runtime
-from tests.support.llm_server import Chunks, ScriptedLlmServer, Text
+from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text
 
 PROSE = (
     "The calculator tool adds, subtracts, multiplies and divides. It reads the whole "
@@ -32,9 +33,21 @@ PROSE = (
 )
 
 
-def content_frame(text: str) -> str:
-    chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+def content_frame(text: str, key: str = "content") -> str:
+    chunk = {"choices": [{"index": 0, "delta": {key: text}, "finish_reason": None}]}
     return f"data: {json.dumps(chunk)}\n\n"
+
+
+def endless(*frames: str) -> tuple[Chunks, threading.Event]:
+    """A streamed reply of ``frames`` that then waits on a gate nobody sets (for ever)."""
+    never = threading.Event()
+    return Chunks(*frames, never, "data: [DONE]\n\n"), never
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate arithmetic."""
+    return "391"
 
 
 # -- the default cap -------------------------------------------------------------
@@ -127,9 +140,8 @@ def test_a_repeating_reply_is_cut_off_and_the_turn_says_why(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
     # The server would go on for ever: after 200 repeats it waits on a gate nobody sets.
-    never = threading.Event()
-    frames = [content_frame("Let me think. "), *[content_frame("I will check. ")] * 200]
-    llm_server.script(Chunks(*frames, never, "data: [DONE]\n\n"))
+    reply, never = endless(content_frame("Let me think. "), *[content_frame("I will check. ")] * 200)
+    llm_server.script(reply)
     agent = Agent(llm)
     seen: list[str] = []
     with pytest.raises(AgentStopped) as stopped:
@@ -154,3 +166,34 @@ def test_the_repetition_guard_can_be_turned_off(
     llm_server.script(Text("again " * 100))
     agent = Agent(llm, config=AgentConfig(repetition_guard=False))
     assert agent.send("hi").content == "again " * 100
+
+
+def test_a_call_written_again_and_again_after_a_result_gets_the_answer_note(
+    llm_server: ScriptedLlmServer, llm: LlmClient
+) -> None:
+    # Measured on the 0.5B model: after a tool result it writes the call again, and again.
+    again = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}\n'
+    reply, never = endless(*[content_frame(again)] * 100)
+    llm_server.script(Calls(("calculator", {"expression": "17 * 23"})), reply, Text("It is 391."))
+    agent = Agent(llm, tools=[calculator])
+    assert agent.send("What is 17 * 23?").content == "It is 391."
+    history = agent.history
+    assert isinstance(history[2], ToolMessage)
+    assert history[3] == UserMessage(ANSWER_NOTE.format("What is 17 * 23?"))
+    assert not any(again.strip() in m.content for m in history)  # the loop left no trace
+    assert not never.is_set()
+
+
+def test_reasoning_that_repeats_itself_stops_the_turn(
+    llm_server: ScriptedLlmServer, llm: LlmClient
+) -> None:
+    frames = [content_frame("Wait, ", "reasoning_content")]
+    frames += [content_frame("let me recount the letters. ", "reasoning_content")] * 100
+    reply, never = endless(*frames)
+    llm_server.script(reply)
+    agent = Agent(llm)
+    with pytest.raises(AgentStopped, match="the reasoning kept repeating") as stopped:
+        agent.send("How many r in strawberry?")
+    assert stopped.value.condition == "repetition"
+    assert agent.history == [UserMessage("How many r in strawberry?")]  # nothing was said
+    assert not never.is_set()
