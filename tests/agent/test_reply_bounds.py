@@ -9,7 +9,6 @@ import threading
 import pytest
 
 from agent_smith import Agent, tool
-from agent_smith.agent.text_tool_calls import ANSWER_NOTE
 from agent_smith.agent.config import AgentConfig
 from agent_smith.agent.reply_bounds import (
     MIN_SPAN,
@@ -17,6 +16,7 @@ from agent_smith.agent.reply_bounds import (
     repeating_tail,
     reply_sampling,
 )
+from agent_smith.agent.text_tool_calls import ANSWER_NOTE
 from agent_smith.errors import AgentStopped, ConfigError
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import TokenDelta
@@ -140,7 +140,8 @@ def test_a_repeating_reply_is_cut_off_and_the_turn_says_why(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
     # The server would go on for ever: after 200 repeats it waits on a gate nobody sets.
-    reply, never = endless(content_frame("Let me think. "), *[content_frame("I will check. ")] * 200)
+    repeats = [content_frame("I will check. ")] * 200
+    reply, never = endless(content_frame("Let me think. "), *repeats)
     llm_server.script(reply)
     agent = Agent(llm)
     seen: list[str] = []
