@@ -25,8 +25,8 @@ characters per token (:func:`agent_smith.memory.estimate_tokens`):
   never rewritten: only what is sent is trimmed) does not cost a refused
   request on every later round.
 
-The window is ``AgentConfig.context_window`` if set, else what the client
-knows of its server (``LlmClient.context_window()``: llama-server's
+The window is ``AgentConfig.context_window`` if set (or what the server
+named, if smaller), else what the client knows of its server (``LlmClient.context_window()``: llama-server's
 ``/props``, asked once and only when a round's results are over
 ``CUT_FLOOR``, or the ``n_ctx`` of an overflow answer). When nothing says,
 results are capped by ``tool_result_max_bytes`` alone and an overflow still
@@ -74,10 +74,17 @@ class ContextFit:
         self._ask: WindowSource | None = getattr(llm, "context_window", None)
 
     def window(self, *, ask: bool) -> int | None:
-        """The window in tokens: configured, else the client's (asking its server if ``ask``)."""
-        if self._configured is not None:
-            return self._configured
-        return self._ask(ask=ask) if self._ask is not None else None
+        """The window in tokens: the configured one or the client's, the smaller if both.
+
+        The server is asked (``ask``) only when nothing is configured.
+        """
+        configured = self._configured
+        known = None
+        if self._ask is not None:
+            known = self._ask(ask=ask and configured is None)
+        if configured is None or known is None:
+            return configured if known is None else known
+        return min(configured, known)
 
     def cut_results(
         self, results: list[ToolMessage], sent: Sequence[Message], reply_tokens: int | None

@@ -184,3 +184,14 @@ def test_results_of_a_call_round_reach_the_model_cut(
     first, second = tool_contents(llm_server.requests[-1])
     assert first.endswith("if it takes one.]") and second.endswith("if it takes one.]")
     assert len(first) + len(second) < 4096 * 4
+
+
+def test_a_window_the_server_named_wins_when_smaller_than_the_configured_one(
+    llm_server: ScriptedLlmServer, llm: LlmClient
+) -> None:
+    llm_server.script(Raw(400, json.dumps(LLAMA_OVERFLOW)))  # n_ctx 256
+    with pytest.raises(ContextOverflowError):
+        list(llm.stream(LlmRequest((UserMessage("hi"),))))
+    assert ContextFit(8192, llm).window(ask=True) == 256
+    assert ContextFit(128, llm).window(ask=True) == 128
+    assert llm_server.props_asked == 0
