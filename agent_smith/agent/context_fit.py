@@ -26,11 +26,12 @@ characters per token (:func:`agent_smith.memory.estimate_tokens`):
   request on every later round.
 
 The window is ``AgentConfig.context_window`` if set (or what the server
-named, if smaller), else what the client knows of its server (``LlmClient.context_window()``: llama-server's
-``/props``, asked once and only when a round's results are over
-``CUT_FLOOR``, or the ``n_ctx`` of an overflow answer). When nothing says,
-results are capped by ``tool_result_max_bytes`` alone and an overflow still
-gets its one trimmed retry.
+named, if smaller), else what the client knows of its server
+(``LlmClient.context_window()``: llama-server's ``/props``, asked once and
+only when a round's results are over ``CUT_FLOOR``, or the ``n_ctx`` of an
+overflow answer). When nothing says, results are capped by
+``tool_result_max_bytes`` alone and an overflow still gets its one trimmed
+retry.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from dataclasses import replace
 from ..errors import ContextOverflowError
 from ..llm.request import LlmRequest
 from ..memory import CHARS_PER_TOKEN, estimate_tokens, keep_newest
-from ..messages import Message, SystemMessage, ToolMessage
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 
 log = logging.getLogger(__name__)
 
@@ -87,20 +88,26 @@ class ContextFit:
         return min(configured, known)
 
     def cut_results(
-        self, results: list[ToolMessage], sent: Sequence[Message], reply_tokens: int | None
+        self,
+        results: list[ToolMessage],
+        sent: Sequence[Message],
+        calls: Sequence[ToolCall],
+        reply_tokens: int | None,
     ) -> list[ToolMessage]:
-        """``results`` cut to the room the window leaves after ``sent`` (see the module doc).
+        """``results`` cut to the room the window leaves (see the module doc).
 
-        ``sent`` is what the model has seen before the results: the last request's
-        messages and the assistant turn that made the calls.
+        ``sent`` and ``calls`` are what the model has seen before the results:
+        the last request's messages (the history when there is none) and the
+        calls it made; ``reply_tokens`` the request's ``max_tokens``.
         """
         if sum(len(result.content) for result in results) < CUT_FLOOR:
             return results
         window = self.window(ask=True)
         if window is None:
             return results
+        seen = _estimate(sent) + estimate_tokens(AssistantMessage("", tuple(calls)))
         overhead = estimate_tokens(ToolMessage("", "", CUT_NOTE)) + 8  # note, ids, rounding
-        room = _room(window, reply_tokens) * _MARGIN - _estimate(sent) - overhead * len(results)
+        room = _room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
         limits = _shares([len(r.content) for r in results], int(room) * CHARS_PER_TOKEN)
         cut = [_cut(result, limit) for result, limit in zip(results, limits, strict=True)]
         if cut != results:

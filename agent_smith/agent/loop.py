@@ -105,10 +105,10 @@ class TurnLoop:
             token.raise_if_cancelled("agent turn")
             if response.finish_reason == "length":
                 log.warning(
-                    "agent %s: the reply was cut off at max_tokens=%s (raise "
-                    "AgentConfig.max_reply_tokens or the request's max_tokens)",
+                    "agent %s: the reply was cut off by its token cap (max_tokens=%s); raise "
+                    "AgentConfig.max_reply_tokens, or the max_tokens the client or request sets",
                     agent.name,
-                    llm_request.sampling.max_tokens,
+                    llm_request.sampling.max_tokens or getattr(defaults, "max_tokens", None),
                 )
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
@@ -219,9 +219,8 @@ class TurnLoop:
         """A round's results cut to the room the context window has left (see context_fit)."""
         sent = self._sent
         if sent is None:  # a resumed round: its history holds the calling turn
-            return self._fit.cut_results(results, self._agent.memory.messages(), None)
-        seen = (*sent.messages, AssistantMessage("", tuple(calls)))
-        return self._fit.cut_results(results, seen, sent.sampling.max_tokens)
+            return self._fit.cut_results(results, self._agent.memory.messages(), (), None)
+        return self._fit.cut_results(results, sent.messages, calls, sent.sampling.max_tokens)
 
     def settle(self) -> None:
         """Give every call recorded without its result a cancelled error result."""

@@ -59,10 +59,10 @@ def test_results_are_cut_only_when_big_and_a_window_is_known() -> None:
     result = ToolMessage("c1", "read_file", BIG)
     small = ToolMessage("c1", "read_file", "x" * (CUT_FLOOR - 1))
     unknown = ContextFit(None, object())  # no window anywhere: nothing is cut
-    assert unknown.cut_results([result], sent, None) == [result]
+    assert unknown.cut_results([result], sent, (), None) == [result]
     fit = ContextFit(1000, object())
-    assert fit.cut_results([small], sent, None) == [small]
-    (cut,) = fit.cut_results([result], sent, None)
+    assert fit.cut_results([small], sent, (), None) == [small]
+    (cut,) = fit.cut_results([result], sent, (), None)
     assert cut.tool_call_id == "c1" and cut.name == "read_file"
     assert cut.content.startswith(BIG[:1000])
     assert len(cut.content) < 1000 * 4

@@ -96,7 +96,7 @@ def test_a_reply_cut_by_the_cap_is_logged(
     with caplog.at_level(logging.WARNING, "agent_smith"):
         reply = Agent(llm).send("hi")
     assert reply.content == "Hello from"
-    assert "cut off at max_tokens=1024" in caplog.text
+    assert "cut off by its token cap (max_tokens=1024)" in caplog.text
     assert "max_reply_tokens" in caplog.text
 
 
