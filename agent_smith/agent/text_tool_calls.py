@@ -248,8 +248,11 @@ def could_be_written_call(text: str, names: frozenset[str]) -> bool:
     """False once ``text`` cannot be the beginning of a call to one of ``names`` written as text.
 
     True while it is (or may grow into) a unit opener, ``{``, the key
-    ``"name"`` with an offered tool's name (or a prefix of one), or the key
-    ``"arguments"`` (whose object may hold anything).
+    ``"name"`` with an offered tool's name (or a prefix of one) followed by
+    the key ``"arguments"``, or the key ``"arguments"`` first (whose object
+    may hold anything). Measured on Qwen2.5-Coder-0.5B: typed output with a
+    ``name`` field came as ``{"name": "read_file", "country": "France"}``,
+    an offered tool's name; the next key shows it is no call.
     """
     pos = _skip_space(text, 0)
     rest = text[pos:]
@@ -286,7 +289,17 @@ def could_be_written_call(text: str, names: frozenset[str]) -> bool:
         return pos == len(text)
     if pos < 0:
         return any(name.startswith(value) for name in names)
-    return value in names
+    if value not in names:
+        return False
+    pos = _skip_space(text, pos)
+    if pos == len(text):
+        return True
+    if text[pos] != ",":
+        return False  # "}": a name alone is no call
+    key, pos = _string_at(text, _skip_space(text, pos + 1))
+    if key is None:
+        return pos == len(text)
+    return "arguments".startswith(key) if pos < 0 else key == "arguments"
 
 
 def _skip_space(text: str, pos: int) -> int:

@@ -9,6 +9,7 @@ local model); the assertions are on structure, never on the model's words.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +18,8 @@ import pytest
 
 from agent_smith import (
     Agent,
-    FinalAnswer,
+    AgentConfig,
+    AgentStopped,
     LlmClient,
     Runtime,
     SamplingParams,
@@ -87,12 +89,15 @@ def test_an_overflowing_history_is_trimmed_and_the_session_goes_on(
 
 
 def test_a_big_tool_result_is_cut_to_the_window_the_server_reports(llm: LlmClient) -> None:
-    agent = Agent(llm, "Use read_file to read files.", tools=[read_file])
-    events = list(agent.stream("Read README.md and tell me its first line."))
+    # Two rounds at most: a model that reads the file again and again is not the point.
+    config = AgentConfig(max_iterations=2)
+    agent = Agent(llm, "Use read_file to read files.", tools=[read_file], config=config)
+    events: list[object] = []
+    with contextlib.suppress(AgentStopped):
+        events.extend(agent.stream("Read README.md and tell me its first line."))
     results = [e.message for e in events if isinstance(e, ToolResultReady)]
     if not results:
         pytest.skip("the model answered without reading the file")
-    assert isinstance(events[-1], FinalAnswer)
     for result in results:
         assert "cut to fit the model's context window" in result.content
         assert len(result.content) < WINDOW * 4
