@@ -145,6 +145,7 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
 
 __version__ = "0.1.0"
 
@@ -244,6 +245,7 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
 }
 
 
@@ -357,6 +359,7 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "UserMessage",
+    "WebApp",
     "__version__",
     "compose_system_prompt",
     "default_runtime",

@@ -1,0 +1,82 @@
+"""WebServer: a WSGI app served by waitress (the optional extra ``agent-smith[web]``).
+
+Each open stream holds one of waitress's worker threads for as long as its
+turn runs, so ``threads`` bounds the number of concurrent turns (further
+requests queue). waitress sends each chunk the app yields as it comes
+(``send_bytes=1``), so frames are not held back; a client that goes away
+makes the next write fail, and waitress then closes the app's iterator,
+which cancels the turn.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._internal.closing import Closeable
+from ..errors import ConfigError
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+INSTALL_HINT = "pip install 'agent-smith[web]' (waitress)"
+
+
+class WebServer(Closeable):
+    """Serves ``app`` on ``host:port`` (0: a free port) with ``threads`` worker threads.
+
+    :meth:`serve_forever` blocks (the CLI); :meth:`start` serves from a
+    background thread (tests, notebooks). :meth:`close` stops serving and
+    joins every thread.
+    """
+
+    def __init__(
+        self, app: WsgiApp, *, host: str = "127.0.0.1", port: int = 0, threads: int = 32
+    ) -> None:
+        try:
+            from waitress.server import create_server
+        except ImportError as err:
+            raise ConfigError(f"serving the web app needs waitress: {INSTALL_HINT}") from err
+        if threads < 1:
+            raise ConfigError(f"threads must be at least 1, got {threads!r}")
+        self._server: Any = create_server(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="agent_smith",
+            clear_untrusted_proxy_headers=True,
+        )
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the listening socket."""
+        host, port = self._server.socket.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`close` (from another thread) or Ctrl-C."""
+        self._server.run()
+
+    def start(self) -> WebServer:
+        """Serve from a background thread; return self."""
+        self._thread = threading.Thread(target=self._server.run, name="agent_smith-web-server")
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop accepting, close every connection, join the server's threads."""
+        if self._closed:
+            return
+        self._closed = True
+        from waitress import wasyncore
+
+        server = self._server
+        if self._thread is not None:
+            # The event loop's own thread closes its sockets; the loop then ends (empty map).
+            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+            self._thread.join(10)
+        else:
+            wasyncore.close_all(server._map)
+        server.task_dispatcher.shutdown(timeout=10)
