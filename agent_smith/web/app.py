@@ -144,10 +144,10 @@ class WebApp:
                 return error_response(403, refusal)
         if path == "/api/chat":
             _allow(method, "POST")
-            return self._chat(user, read_json(environ, limit=self._limit))
+            return self._chat(user, read_json(environ, limit=self._limit), environ)
         if path == "/api/agui":
             _allow(method, "POST")
-            return self._agui(user, read_json(environ, limit=self._limit))
+            return self._agui(user, read_json(environ, limit=self._limit), environ)
         if path == "/api/conversations":
             _allow(method, "GET")
             return json_response(200, self._conversations(user))
@@ -161,7 +161,7 @@ class WebApp:
 
     # -- turns ---------------------------------------------------------------
 
-    def _chat(self, user: str, body: object) -> Response | _Streamed:
+    def _chat(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
         ask = vercel.read_chat_request(body)
         message_id = uuid.uuid4().hex if ask.text is not None else None
         return self._turn(
@@ -171,9 +171,10 @@ class WebApp:
             ask.decisions,
             vercel.UiMessageStream(message_id=message_id),
             vercel.HEADERS,
+            environ,
         )
 
-    def _agui(self, user: str, body: object) -> Response | _Streamed:
+    def _agui(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
         run = agui.read_run_input(body)
         return self._turn(
             user,
@@ -182,6 +183,7 @@ class WebApp:
             run.decisions,
             agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
             agui.HEADERS,
+            environ,
         )
 
     def _turn(
@@ -192,6 +194,7 @@ class WebApp:
         decisions: Mapping[str, Decision],
         mapper: FrameMapper,
         headers: Iterable[tuple[str, str]],
+        environ: dict[str, Any],
     ) -> Response | _Streamed:
         """Start a turn (``text``) or resume the paused one (``decisions``), streamed."""
         stack = ExitStack()
@@ -207,7 +210,9 @@ class WebApp:
                     stack.close()
                     return error_response(409, refusal or "nothing waits for approval")
                 events = turn_events(lambda: agent.resume_stream(paused, decisions))
-            return _Streamed(tuple(headers), TurnStream(frames(mapper, events), stack))
+            disconnected = environ.get("waitress.client_disconnected")
+            body = frames(mapper, events, disconnected=disconnected)
+            return _Streamed(tuple(headers), TurnStream(body, stack))
         except BaseException:
             stack.close()
             raise

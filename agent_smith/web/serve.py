@@ -3,9 +3,11 @@
 Each open stream holds one of waitress's worker threads for as long as its
 turn runs, so ``threads`` bounds the number of concurrent turns (further
 requests queue). waitress sends each chunk the app yields as it comes
-(``send_bytes=1``), so frames are not held back; a client that goes away
-makes the next write fail, and waitress then closes the app's iterator,
-which cancels the turn.
+(``send_bytes=1``), so frames are not held back. It keeps reading each
+connection while its request runs (``channel_request_lookahead``), so it
+notices at once a client that went away and says so in
+``environ["waitress.client_disconnected"]``; the app checks that before each
+frame and ends the stream, which cancels the turn.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class WebServer(Closeable):
             port=port,
             threads=threads,
             ident="agent_smith",
+            channel_request_lookahead=1,
             clear_untrusted_proxy_headers=True,
         )
         self._thread: threading.Thread | None = None

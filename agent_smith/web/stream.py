@@ -83,11 +83,24 @@ class FrameMapper(Protocol):
     def end(self) -> list[bytes]: ...
 
 
-def frames(mapper: FrameMapper, events: Iterator[WebEvent]) -> Generator[bytes, None, None]:
-    """The response body: ``mapper``'s frames for ``events``; closing it closes ``events``."""
+def frames(
+    mapper: FrameMapper,
+    events: Iterator[WebEvent],
+    *,
+    disconnected: Callable[[], bool] | None = None,
+) -> Generator[bytes, None, None]:
+    """The response body: ``mapper``'s frames for ``events``; closing it closes ``events``.
+
+    ``disconnected`` (waitress's ``environ["waitress.client_disconnected"]``)
+    says the client went away: the body then ends at once (cancelling the
+    turn) instead of at the next write that fails.
+    """
     try:
         yield b"".join(mapper.begin())  # the first byte goes out before the model answers
         for event in events:
+            if disconnected is not None and disconnected():
+                log.info("web client went away: cancelling its turn")
+                return
             chunk = mapper.event(event)
             if chunk:
                 yield b"".join(chunk)
