@@ -216,7 +216,7 @@ def test_same_origin_posts_and_allowed_origins_pass(
         (b"[]", "application/json", 400, "must be a JSON object"),
         (b'{"id": "c", "messages": []}', "application/json", 400, "'messages' must be"),
         (
-            b'{"id": "../x", "messages": [{"role": "user", "parts": [{"type": "text", "text": "a"}]}]}',
+            b'{"id": "../x", "messages": [{"role": "user", "parts": [{"type": "text", "text": "a"}]}]}',  # noqa: E501
             "application/json",
             400,
             "conversation id",

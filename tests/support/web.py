@@ -1,4 +1,4 @@
-"""The web app against the scripted LLM server: demo tools, a factory, SSE reading, a worker process.
+"""The web app against the scripted LLM server: tools, a factory, SSE reading, a worker process.
 
 ``python -m tests.support.web LLM_URL DB`` serves a WebApp on the SQLite
 store DB in a child process (another "worker" of the same application),
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import requests
