@@ -291,8 +291,9 @@ def ui_messages(history: Sequence[Message], paused: PausedTurn | None = None) ->
     """The conversation as ``useChat`` UI messages (ids ``m<index>``), for a page that reloads.
 
     Every assistant message and tool result after a user message form one
-    assistant UI message, a step per model reply; calls of ``paused`` that
-    still wait are in state ``approval-requested``.
+    assistant UI message, a step per model reply, with the replies' token
+    usage in ``metadata.usage``; calls of ``paused`` that still wait are in
+    state ``approval-requested``.
     """
     # Only the last message can wait (ids may repeat across turns with some servers).
     waiting = set(paused.waiting) if paused is not None else set()
@@ -307,7 +308,11 @@ def ui_messages(history: Sequence[Message], paused: PausedTurn | None = None) ->
         elif isinstance(message, AssistantMessage):
             if current is None:
                 current = _ui("assistant", index, [])
+                current["metadata"] = {"usage": _usage(TokenUsage())}
                 out.append(current)
+            usage = current["metadata"]["usage"]
+            for key, value in _usage(message.usage or TokenUsage()).items():
+                usage[key] += value
             parts = current["parts"]
             parts.append({"type": "step-start"})
             if message.reasoning:

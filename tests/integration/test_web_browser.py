@@ -1,0 +1,143 @@
+"""The dev UI in a real browser: headless Chromium (Debian chromium + chromium-driver), selenium.
+
+Against the scripted LLM server: send a message, watch its text stream in and a
+tool card appear, approve a call, reload and find the conversation. Each step
+leaves a screenshot in ``$AGENT_SMITH_ARTIFACTS/web-ui`` (default
+``.artifacts/web-ui`` in the repository).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_smith import LlmClient, Runtime
+from agent_smith.web.app import WebApp
+from agent_smith.web.serve import WebServer
+from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
+from tests.support.web import NOTES, factory
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("AGENT_SMITH_ARTIFACTS", ROOT / ".artifacts")) / "web-ui"
+WAIT = 30
+
+
+def _require(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        reason = f"{program} missing: apt-get install -y chromium chromium-driver"
+        if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = _require("chromium")
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,860",
+    ):
+        options.add_argument(flag)
+    service = webdriver.ChromeService(executable_path=_require("chromedriver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def served(
+    no_thread_leak: None, llm_server: ScriptedLlmServer, tmp_path: Path, runtime: Runtime
+) -> Iterator[str]:
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    with WebServer(WebApp(factory(llm), sessions=tmp_path / "c.db")).start() as server:
+        yield server.url
+
+
+def shot(driver: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def text_of(driver: Any, css: str) -> str:
+    return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
+
+
+def ask(driver: Any, text: str) -> None:
+    box = driver.find_element(By.ID, "input")
+    box.send_keys(text)
+    driver.find_element(By.ID, "send").click()
+
+
+def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
+    served: str, llm_server: ScriptedLlmServer, browser: Any
+) -> None:
+    NOTES.clear()
+    wait = WebDriverWait(browser, WAIT)
+    gate = threading.Event()
+    words = list(
+        sse_frames(Text("It is sunny in Paris, enjoy the walk.", reasoning="Sunny, say so."), {})
+    )
+    llm_server.script(
+        Calls(("get_weather", {"city": "Paris"})),
+        Chunks(*words[:5], gate, *words[5:]),  # the reply pauses after "It is"
+        Calls(("save_note", {"text": "buy bread"})),
+        Text("Saved your note."),
+    )
+    browser.get(served + "/")
+    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+    shot(browser, "1-empty")
+
+    ask(browser, "What is the weather in Paris?")
+    wait.until(lambda d: "It is" in text_of(d, ".msg.assistant .text"))
+    assert "enjoy" not in text_of(browser, ".msg.assistant .text")  # still streaming
+    assert "get_weather" in text_of(browser, ".tool-card .name")
+    assert "Sunny in Paris" in text_of(browser, ".tool-card .result")
+    assert browser.find_element(By.ID, "stop").is_enabled()
+    shot(browser, "2-streaming")
+    gate.set()
+    wait.until(lambda d: "enjoy the walk." in text_of(d, ".msg.assistant .text"))
+    wait.until(lambda d: "tokens:" in text_of(d, ".usage"))
+    assert "Sunny, say so." in browser.find_element(
+        By.CSS_SELECTOR, "details.reasoning"
+    ).get_attribute("textContent")
+    shot(browser, "3-answered")
+
+    ask(browser, "Save a note: buy bread")
+    approve = wait.until(
+        lambda d: d.find_element(By.CSS_SELECTOR, ".tool-card.waiting button.approve")
+    )
+    assert "buy bread" in text_of(browser, ".tool-card.waiting .args")
+    wait.until(lambda d: approve.is_enabled())
+    shot(browser, "4-approval")
+    approve.click()
+    wait.until(lambda d: "Saved your note." in text_of(d, ".msg.assistant .text"))
+    assert "saved: buy bread" in text_of(browser, ".tool-card .result")
+    assert NOTES == ["buy bread"]
+    shot(browser, "5-approved")
+
+    browser.refresh()
+    wait.until(lambda d: "What is the weather in Paris?" in text_of(d, "#conversations li"))
+    wait.until(lambda d: "Saved your note." in text_of(d, ".msg.assistant .text"))
+    assert "It is sunny in Paris, enjoy the walk." in text_of(browser, ".msg.assistant .text")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tool-card")) == 2
+    assert "current" in browser.find_element(By.CSS_SELECTOR, "#conversations li").get_attribute(
+        "class"
+    )
+    shot(browser, "6-reloaded")
