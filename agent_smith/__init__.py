@@ -146,6 +146,7 @@ if TYPE_CHECKING:
     )
     from .tools.registry import ToolRegistry
     from .web.app import WebApp
+    from .web.serve import WebServer
 
 __version__ = "0.1.0"
 
@@ -246,6 +247,7 @@ _LAZY: dict[str, str] = {
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
     "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -360,6 +362,7 @@ __all__ = [
     "TruncatedReplyError",
     "UserMessage",
     "WebApp",
+    "WebServer",
     "__version__",
     "compose_system_prompt",
     "default_runtime",
