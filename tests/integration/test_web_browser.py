@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_smith import LlmClient, Runtime
+from agent_smith import Agent, LlmClient, Runtime, Session
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
@@ -141,3 +142,57 @@ def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
         "class"
     )
     shot(browser, "6-reloaded")
+
+
+def test_the_stop_button_cancels_the_turn(
+    no_thread_leak: None,
+    llm_server: ScriptedLlmServer,
+    tmp_path: Path,
+    runtime: Runtime,
+    browser: Any,
+) -> None:
+    closed = threading.Event()
+    environs: list[dict[str, Any]] = []
+    build = factory(LlmClient(llm_server.url, "test", runtime=runtime))
+
+    def watched(session: Session) -> Agent:
+        agent = build(session)
+        real_close = agent.close
+
+        def close() -> None:
+            real_close()
+            closed.set()
+
+        agent.close = close  # type: ignore[method-assign]
+        return agent
+
+    app = WebApp(watched, sessions=tmp_path / "c.db")
+
+    def recording(environ: dict[str, Any], start_response: Any) -> Any:
+        environs.append(environ)
+        return app(environ, start_response)
+
+    resume, never = threading.Event(), threading.Event()
+    words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 20), {}))
+    llm_server.script(Chunks(*words[:4], resume, *words[4:40], never, *words[40:]))
+    wait = WebDriverWait(browser, WAIT)
+    with WebServer(recording).start() as server:
+        browser.get(server.url + "/")
+        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        ask(browser, "Count for me")
+        wait.until(lambda d: "one two" in text_of(d, ".msg.assistant .text"))
+        browser.find_element(By.ID, "stop").click()
+        wait.until(lambda d: "stopped" in text_of(d, ".msg.assistant .error"))
+        shot(browser, "7-stopped")
+        # waitress offers a flag, not an event: wait (bounded) until it saw the page leave.
+        chat = next(e for e in environs if e["PATH_INFO"] == "/api/chat")
+        deadline = time.monotonic() + WAIT
+        while not chat["waitress.client_disconnected"]():
+            assert time.monotonic() < deadline, "waitress did not notice the stop"
+            resume.wait(0.01)
+        resume.set()  # the model goes on; the app, seeing the client gone, cancels the turn
+        assert closed.wait(WAIT), "the turn went on after Stop"
+        assert not never.is_set()
+        llm_server.script(Text("Fresh answer."))
+        ask(browser, "Again")
+        wait.until(lambda d: "Fresh answer." in text_of(d, ".msg.assistant .text"))
