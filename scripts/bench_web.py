@@ -5,15 +5,18 @@ The app (``WebApp`` on a SQLite session store, served by ``WebServer``:
 waitress with ``--threads`` worker threads) runs in a process of its own with
 an in-process fake model that streams ``--words`` tokens at once, so the
 figures are the web layer's and the agent's own cost, not a model's. The
-measuring process runs ``--clients`` threads; each holds one conversation and
-posts turns to ``/api/chat`` back to back (``http.client``, one connection
-per turn like a browser's fetch), reading each UI message stream to its end.
+measuring process runs ``--clients`` threads; each posts turns to
+``/api/chat`` back to back (``http.client``, one connection per turn like a
+browser's fetch), reading each UI message stream to its end, and starts a new
+conversation every ``--per-conversation`` turns (so the workload is steady:
+histories do not grow with the run).
 
 Reported: time to first byte (request sent -> first body byte, the stream's
 ``start`` frame) p50/p99, whole-turn latency p50/p99, turns per second, the
-server's thread count (max while loaded: bounded by the worker threads plus a
-constant) and its RSS after a warm-up, at the midpoint and at the end (flat:
-no growth per turn).
+server's thread count (max while loaded: the worker threads, plus one lease
+keeper per running turn) and its RSS after a warm-up, at each quarter and at
+the end (flat: no growth per turn). Set ``MALLOC_ARENA_MAX`` in the
+environment to see how much of the RSS is glibc's per-thread arenas.
 
     python scripts/bench_web.py [--clients 50] [--turns 2000] [--threads 64] [--words 20]
 
@@ -122,6 +125,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--threads", type=int, default=64, help="the server's worker threads")
     parser.add_argument("--words", type=int, default=20, help="tokens per reply")
+    parser.add_argument(
+        "--per-conversation",
+        type=int,
+        default=10,
+        help="turns per conversation before a client starts a new one (a steady workload)",
+    )
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -166,15 +175,18 @@ def run(args: argparse.Namespace, host: str, port: int, pid: int) -> dict[str, A
             if n == args.warmup:
                 rss["after warm-up"] = status(pid)["VmRSS"]
                 start_time[0] = time.perf_counter()
-            if n == args.warmup + args.turns // 2:
-                rss["midpoint"] = status(pid)["VmRSS"]
+            for quarter in (1, 2, 3):
+                if n == args.warmup + args.turns * quarter // 4:
+                    rss[f"{quarter}/4"] = status(pid)["VmRSS"]
             return n
 
     start_time = [0.0]
 
     def client(index: int) -> None:
-        conversation = f"bench-{index}"
+        done = 0
         while (n := take()) is not None:
+            conversation = f"bench-{index}-{done // args.per_conversation}"
+            done += 1
             try:
                 timing = one_turn(host, port, conversation, n)
             except (OSError, RuntimeError) as err:
@@ -224,7 +236,8 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores")
     print(
         f"{args.clients} clients, {len(samples)} turns measured after {args.warmup} warm-up, "
-        f"{args.words} tokens per reply, {args.threads} server threads"
+        f"{args.words} tokens per reply, {args.per_conversation} turns per conversation, "
+        f"{args.threads} server threads"
     )
     print(f"TTFB ms:  p50 {quantile(ttfb, 0.5):.1f}  p99 {quantile(ttfb, 0.99):.1f}")
     print(f"turn ms:  p50 {quantile(turn, 0.5):.1f}  p99 {quantile(turn, 0.99):.1f}")

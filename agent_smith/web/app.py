@@ -169,7 +169,7 @@ class WebApp:
             _conversation_id(ask.conversation),
             ask.text,
             ask.decisions,
-            vercel.UiMessageStream(message_id=message_id),
+            vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
             vercel.HEADERS,
             environ,
         )

@@ -19,7 +19,8 @@ the call id, then ``tool-output-available`` / ``tool-output-error`` /
 ``tool-output-denied``), then ``finish`` whose ``messageMetadata`` carries the
 turn's token usage (and ``paused: true`` when calls wait for approval). An
 error that ends the turn is an ``error`` chunk. A resumed turn continues the
-client's last assistant message, so its ``start`` names no message id.
+client's last assistant message, so its ``start`` names no message id; it
+confirms the decisions it got (``tool-approval-response``) before the rest.
 
 :func:`ui_messages` turns a stored history into UI messages, for a page that
 reloads a conversation.
@@ -119,11 +120,15 @@ class UiMessageStream:
     """Maps one turn's events to UI message stream chunks (a :class:`~.stream.FrameMapper`).
 
     ``message_id`` names the new assistant message (None: the turn continues
-    the client's last one).
+    the client's last one); ``decisions`` (a resumed turn's) are confirmed
+    first, as ``tool-approval-response`` chunks.
     """
 
-    def __init__(self, *, message_id: str | None) -> None:
+    def __init__(
+        self, *, message_id: str | None, decisions: Mapping[str, Decision] | None = None
+    ) -> None:
         self._message_id = message_id
+        self._decisions = dict(decisions or {})
         self._ids = itertools.count(1)
         self._in_step = False
         self._round_over = False  # tool results arrived: the next model output is a new step
@@ -136,7 +141,17 @@ class UiMessageStream:
         start: JsonObject = {"type": "start"}
         if self._message_id is not None:
             start["messageId"] = self._message_id
-        return [sse(start)]
+        frames = [sse(start)]
+        for call_id, decision in self._decisions.items():
+            answer: JsonObject = {
+                "type": "tool-approval-response",
+                "approvalId": call_id,
+                "approved": decision.approved,
+            }
+            if not decision.approved:
+                answer["reason"] = decision.reason
+            frames.append(sse(answer))
+        return frames
 
     def event(self, event: WebEvent) -> list[bytes]:
         out: list[JsonObject] = []

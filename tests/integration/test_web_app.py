@@ -106,9 +106,9 @@ def test_a_paused_turn_resumes_in_another_worker_process(
         resumed = sse_data(
             post(f"{other}/api/chat", decision_body("c2", request["toolCallId"], True), stream=True)
         )
-    assert types(resumed)[:2] == ["start", "tool-output-available"]
+    assert types(resumed)[:3] == ["start", "tool-approval-response", "tool-output-available"]
     assert "messageId" not in resumed[0]  # continues the client's assistant message
-    assert resumed[1]["output"] == "saved: hello"
+    assert resumed[2]["output"] == "saved: hello"
     assert NOTES == []  # the note was saved in the other process, not here
     with SqliteSession(store, "local/c2") as session:
         assert session.messages()[-1].content == "Saved it."
@@ -128,7 +128,7 @@ def test_a_decision_for_an_unknown_or_decided_call_is_refused(
     assert wrong.status_code == 409
     assert "no call 'call_9' waits" in wrong.json()["error"]
     denied = sse_data(post(f"{served}/api/chat", decision_body("c3", "call_0", False), stream=True))
-    assert types(denied)[1] == "tool-output-denied"
+    assert types(denied)[1:3] == ["tool-approval-response", "tool-output-denied"]
     again = post(f"{served}/api/chat", decision_body("c3", "call_0", True))
     assert again.status_code == 409  # already decided
 

@@ -71,7 +71,7 @@ def test_the_flask_example_mounts_the_agent_behind_its_login(
                 f"{url}/agent/api/chat", json=decision_body("c1", "call_0", True), timeout=TIMEOUT
             )
         )
-        assert done[1] == {
+        assert done[2] == {
             "type": "tool-output-available",
             "toolCallId": "call_0",
             "output": "Saved note: milk",

@@ -130,13 +130,25 @@ def test_an_approval_request_and_a_pause_end_the_message_waiting() -> None:
     }
 
 
-def test_tool_errors_and_denials_have_their_own_chunks() -> None:
+def test_a_resumed_turn_confirms_its_decisions_then_maps_errors_and_denials() -> None:
     failed = ToolMessage("c1", "t", error_content("boom"), is_error=True)
     denied = ToolMessage("c2", "t", error_content("denied: no", denied=True), is_error=True)
-    got = chunks([ToolResultReady(failed), ToolResultReady(denied)], message_id=None)
-    assert got[0] == {"type": "start"}  # a resumed turn continues the client's message
-    assert got[1] == {"type": "tool-output-error", "toolCallId": "c1", "errorText": "boom"}
-    assert got[2] == {"type": "tool-output-denied", "toolCallId": "c2"}
+    mapper = UiMessageStream(
+        message_id=None, decisions={"c1": Decision.approve(), "c2": Decision.deny("no")}
+    )
+    frames = (
+        mapper.begin()
+        + mapper.event(ToolResultReady(failed))
+        + mapper.event(ToolResultReady(denied))
+    )
+    got = [json.loads(frame[6:-2]) for frame in frames]
+    assert got == [
+        {"type": "start"},  # a resumed turn continues the client's message
+        {"type": "tool-approval-response", "approvalId": "c1", "approved": True},
+        {"type": "tool-approval-response", "approvalId": "c2", "approved": False, "reason": "no"},
+        {"type": "tool-output-error", "toolCallId": "c1", "errorText": "boom"},
+        {"type": "tool-output-denied", "toolCallId": "c2"},
+    ]
 
 
 def test_an_error_closes_open_parts_then_reports() -> None:
