@@ -21,6 +21,7 @@ from ..errors import ConfigError
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 INSTALL_HINT = "pip install 'agent-smith[web]' (waitress)"
+_JOIN_SECONDS = 30.0
 
 
 class WebServer(Closeable):
@@ -69,17 +70,34 @@ class WebServer(Closeable):
         return self
 
     def close(self) -> None:
-        """Stop accepting, close every connection, join the server's threads."""
+        """Stop accepting, end open streams (cancelling their turns), join every thread.
+
+        In that order, so that no worker thread still finishing a stream
+        touches the event loop's trigger after it was closed: the event loop
+        (on its own thread) first closes the listening socket and every
+        connection, the workers then end their streams and exit, and only
+        then does the loop close its trigger and stop.
+        """
         if self._closed:
             return
         self._closed = True
         from waitress import wasyncore
+        from waitress.channel import HTTPChannel
 
         server = self._server
-        if self._thread is not None:
-            # The event loop's own thread closes its sockets; the loop then ends (empty map).
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-            self._thread.join(10)
-        else:
+        if self._thread is None:
             wasyncore.close_all(server._map)
-        server.task_dispatcher.shutdown(timeout=10)
+            server.task_dispatcher.shutdown(timeout=_JOIN_SECONDS)
+            return
+
+        def close_connections() -> None:
+            for dispatcher in list(server._map.values()):
+                if isinstance(dispatcher, HTTPChannel):
+                    dispatcher.handle_close()  # also wakes a worker waiting to write
+                elif dispatcher is server:  # the listening socket (server.close() would
+                    wasyncore.dispatcher.close(server)  # also close the trigger: not yet)
+
+        server.trigger.pull_trigger(close_connections)
+        server.task_dispatcher.shutdown(timeout=_JOIN_SECONDS)
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        self._thread.join(_JOIN_SECONDS)
