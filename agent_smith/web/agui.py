@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent.approvals import ApprovalRequest, Decision
 from ..agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from ..errors import ParseError
 from ..llm.events import ReasoningDelta, TokenDelta, ToolCallStarted
 from ..messages import AssistantMessage, TokenUsage
+from ..paused_turn import ApprovalRequest, Decision
 from .stream import TurnFailed, TurnPaused, WebEvent, sse, tool_outcome
 
 #: The response headers of an AG-UI event stream (proxies must not buffer it).

@@ -47,10 +47,9 @@ from typing import Any
 from urllib.parse import quote
 
 from ..agent.agent import Agent
-from ..agent.approvals import Decision
-from ..agent.paused import PausedTurn
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
 from ..messages import UserMessage
+from ..paused_turn import Decision, PausedTurn
 from ..sessions.session import Session
 from . import agui, vercel
 from .http import (

@@ -23,10 +23,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..agent.approvals import ApprovalRequest, ApprovalRequested
+from ..agent.approvals import ApprovalRequested
 from ..agent.events import AgentEvent
 from ..errors import AgentBusyError, AgentSmithError, ApprovalRequired
 from ..messages import TokenUsage, ToolMessage
+from ..paused_turn import ApprovalRequest
 
 log = logging.getLogger(__name__)
 
