@@ -71,6 +71,10 @@ def read_chat_request(body: object) -> ChatInput:
     conversation = body.get("id")
     if not isinstance(conversation, str) or not conversation:
         raise ParseError("'id' (the chat id) must be a non-empty string")
+    if body.get("trigger") == "regenerate-message":
+        # The stored history already holds the reply; replaying the question would
+        # duplicate it. Say so rather than answer twice.
+        raise ParseError("regenerating a reply is not supported: send the message again")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise ParseError("'messages' must be a non-empty list of UI messages")

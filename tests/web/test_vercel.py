@@ -196,6 +196,7 @@ def test_reads_approval_responses_as_decisions() -> None:
             "approval.approved",
         ),
         ({"id": "c", "messages": [{"role": "system", "parts": []}]}, "not 'system'"),
+        ({"id": "c", "messages": [user("x")], "trigger": "regenerate-message"}, "regenerating"),
     ],
 )  # fmt: skip
 def test_malformed_requests_raise_parse_error_saying_why(body: object, message: str) -> None:
