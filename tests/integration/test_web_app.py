@@ -20,7 +20,7 @@ import requests
 from agent_smith import Agent, LlmClient, Runtime, Session, SqliteSession
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
-from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
+from tests.support.llm_server import Calls, Chunks, Hold, ScriptedLlmServer, Text, sse_frames
 from tests.support.web import NOTES, chat_body, decision_body, factory, sse_data
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -342,3 +342,37 @@ class _worker:
                 self._proc.wait()
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
+
+
+def test_a_second_turn_on_a_busy_conversation_gets_an_error_not_a_mix(
+    served: str, llm_server: ScriptedLlmServer
+) -> None:
+    gate = threading.Event()
+    hold = Hold(gate, Text("First answer."))
+    llm_server.script(hold)
+    first: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: first.extend(
+            sse_data(post(f"{served}/api/chat", chat_body("b", "one"), stream=True))
+        )
+    )
+    thread.start()
+    try:
+        assert hold.reached.wait(TIMEOUT)  # the first turn holds the conversation
+        second = sse_data(post(f"{served}/api/chat", chat_body("b", "two"), stream=True))
+    finally:
+        gate.set()
+        thread.join(TIMEOUT)
+    assert types(second) == ["start", "error", "[DONE]"]
+    assert "busy" in second[1]["errorText"]
+    assert deltas(first) == "First answer."
+
+
+def test_agui_refuses_an_answer_to_an_interrupt_that_does_not_wait(
+    served: str, llm_server: ScriptedLlmServer
+) -> None:
+    resume = [{"interruptId": "call_0", "status": "resolved", "payload": {"approved": True}}]
+    body = {"threadId": "t9", "runId": "r1", "messages": [], "resume": resume}
+    refused = post(f"{served}/api/agui", body)
+    assert refused.status_code == 409
+    assert "nothing waits for approval" in refused.json()["error"]
