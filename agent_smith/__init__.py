@@ -146,6 +146,8 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
+    from .web.serve import WebServer
 
 from ._version import __version__
 from .observer import set_observer
@@ -251,6 +253,8 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -365,6 +369,8 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "UserMessage",
+    "WebApp",
+    "WebServer",
     "__version__",
     "compose_system_prompt",
     "default_runtime",
