@@ -18,6 +18,7 @@ from .errors import (
     ApprovalRequired,
     CancelledError,
     ConfigError,
+    ContextOverflowError,
     LlmApiError,
     McpAuthError,
     McpError,
@@ -157,6 +158,8 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
+    from .web.serve import WebServer
 
 from ._version import __version__
 from .observer import set_observer
@@ -272,6 +275,8 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -315,6 +320,7 @@ __all__ = [
     "CancelledError",
     "ClientInfo",
     "ConfigError",
+    "ContextOverflowError",
     "Decision",
     "EnterpriseIdp",
     "FileTokenStorage",
@@ -393,7 +399,9 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "UserMessage",
+    "WebApp",
     "WebPolicy",
+    "WebServer",
     "WebToolkit",
     "__version__",
     "compose_system_prompt",
