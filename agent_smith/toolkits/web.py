@@ -131,7 +131,12 @@ class WebToolkit:
             raise ToolError(f"only http and https URLs are fetched, not {url!r}", tool_name=_TOOL)
         if parts.username is not None or parts.password is not None:
             raise ToolError("URLs with credentials are refused", tool_name=_TOOL)
-        host = (parts.hostname or "").lower()
+        try:  # the host as requests will send it (an international name in its ASCII form)
+            prepared = requests.PreparedRequest()
+            prepared.prepare_url(url, None)
+        except (requests.RequestException, UnicodeError, ValueError) as err:
+            raise ToolError(f"{url!r} is not a valid URL: {err}", tool_name=_TOOL) from err
+        host = (urlsplit(prepared.url or url).hostname or "").lower()
         if not host:
             raise ToolError(f"{url!r} names no host", tool_name=_TOOL)
         try:

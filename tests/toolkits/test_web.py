@@ -241,7 +241,7 @@ def test_only_http_and_https_without_credentials(allowed: WebToolkit) -> None:
             allowed.fetch(url)
     with pytest.raises(ToolError, match="credentials"):
         allowed.fetch("http://user:pass@127.0.0.1/")
-    with pytest.raises(ToolError, match="names no host"):
+    with pytest.raises(ToolError, match="not a valid URL"):
         allowed.fetch("http:///path")
 
 
@@ -329,6 +329,17 @@ def test_a_name_that_resolves_to_loopback_is_refused(
     with pytest.raises(ToolError, match=r"'innocent\.example' resolves to 127\.0\.0\.1"):
         WebToolkit().fetch(server.url(host="innocent.example"))
     assert only_loopback == []
+
+
+def test_an_international_name_is_checked_in_the_form_that_is_sent(
+    server: WebServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked_up = fake_dns(monkeypatch, {"xn--bcher-kva.example": "127.0.0.1"})
+    with pytest.raises(ToolError, match="non-public range"):
+        WebToolkit().fetch(server.url(host="bücher.example"))
+    web = WebToolkit(WebPolicy(allow_hosts=("xn--bcher-kva.example",)))
+    assert "# Hello" in web.fetch(server.url(host="bücher.example"))
+    assert looked_up == ["xn--bcher-kva.example"] * 2
 
 
 def test_a_name_with_any_private_address_among_its_answers_is_refused(
