@@ -36,7 +36,7 @@ from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .stream_decoder import StreamDecoder
+from .stream_decoder import StreamDecoder, response_events
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,10 @@ class LlmClient:
                 data = self._read_body(response, call)
             finally:
                 response.close()
+        return self._whole_reply(data, response.status_code)
+
+    def _whole_reply(self, data: bytes, status: int) -> LlmResponse:
+        """A whole JSON reply body: the response, or the error it reports."""
         trace(log, "response body", data)
         try:
             parsed = json.loads(data)
@@ -174,7 +178,7 @@ class LlmClient:
             raise error_from_json(
                 parsed,
                 endpoint=self._shown,
-                status=response.status_code,
+                status=status,
                 excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
@@ -192,7 +196,17 @@ class LlmClient:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._chunks(response, call)))
+                if _is_json(response):
+                    # Some proxies answer stream: true with the whole reply
+                    # (and a few label their SSE as JSON: the body tells).
+                    data = self._read_body(response, call)
+                    if data.lstrip()[:1] == b"{":
+                        events = response_events(self._whole_reply(data, 200))
+                    else:
+                        events = decoder.events([data])
+                    yield from span.watch(events)
+                else:
+                    yield from span.watch(decoder.events(self._chunks(response, call)))
                 call.check()
             finally:
                 response.close()
@@ -381,6 +395,12 @@ class LlmClient:
                 endpoint_or_server=self._shown,
             ) from err
         call.check()
+
+
+def _is_json(response: requests.Response) -> bool:
+    """Whether a reply to a streamed request came as one JSON body instead of SSE."""
+    kind = response.headers.get("Content-Type", "")
+    return kind.split(";", 1)[0].strip().lower() == "application/json"
 
 
 def _cancelled() -> CancelledError:
