@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from dataclasses_json import DataClassJsonMixin, config
 
+from ._internal import json_input
 from .errors import ConfigError, ParseError
 
 JsonObject = dict[str, Any]
@@ -83,7 +84,7 @@ class ToolCall(DataClassJsonMixin):
         if not text:
             return cls(call_id, name, {})
         try:
-            parsed = json.loads(text)
+            parsed = json_input.loads(text)
         except json.JSONDecodeError as err:
             if lenient:
                 return cls(call_id, name, {}, arguments_text)
@@ -239,7 +240,7 @@ def messages_to_json(messages: Iterable[Message]) -> str:
 def messages_from_json(text: str) -> list[Message]:
     """Load a history written by :func:`messages_to_json`."""
     try:
-        items = json.loads(text)
+        items = json_input.loads(text)
     except json.JSONDecodeError as err:
         raise ParseError(f"history is not valid JSON ({err.msg})", offset=err.pos) from err
     if not isinstance(items, list):

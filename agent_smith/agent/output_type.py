@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from .._internal import json_input
 from .._internal.text import truncate_utf8
 from ..errors import ConfigError, OutputValidationError
 from ..tools.base import JsonObject
@@ -66,7 +67,7 @@ class OutputSchema:
         if fenced is not None:
             body = fenced.group(1).strip()
         try:
-            value = json.loads(body)
+            value = json_input.loads(body)
         except json.JSONDecodeError as err:
             raise self.problem(text, [f"the reply is not valid JSON ({err})"]) from None
         return self.convert(value, raw=text)

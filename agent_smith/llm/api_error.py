@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._internal import json_input
 from ..errors import LlmApiError
 from ..logs import REDACTED, redact
 
@@ -25,7 +26,7 @@ def error_from_body(
 ) -> LlmApiError:
     """The error for an HTTP ``status`` reply whose body is ``text``."""
     try:
-        obj: Any = json.loads(text)
+        obj: Any = json_input.loads(text)
     except ValueError:
         obj = None
     if isinstance(obj, dict):

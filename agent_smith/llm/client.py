@@ -22,6 +22,7 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
+from .._internal import json_input
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
@@ -168,7 +169,7 @@ class LlmClient:
         """A whole JSON reply body: the response, or the error it reports."""
         trace(log, "response body", data)
         try:
-            parsed = json.loads(data)
+            parsed = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"reply from {self._shown} is not valid JSON ({getattr(err, 'msg', err)})",

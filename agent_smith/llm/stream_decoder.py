@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact
@@ -105,7 +106,7 @@ class StreamDecoder:
                 # The C scanner directly: json.loads adds two regex matches and
                 # several calls per frame, a measurable share of a token's cost.
                 obj, end = scan(data, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 obj, end = self._parse(data), len(data)
             if end != len(data) or type(obj) is not dict:
                 obj = self._parse(data)
@@ -171,7 +172,7 @@ class StreamDecoder:
         """The error a server reported inside its 200 stream, in its own words."""
         if obj is None:
             try:
-                parsed = json.loads(data)
+                parsed = json_input.loads(data)
             except ValueError:
                 parsed = None
             obj = parsed if isinstance(parsed, dict) else {"error": data}
@@ -198,7 +199,7 @@ class StreamDecoder:
     def _parse(self, data: str) -> dict[str, Any]:
         """The slow path: leading whitespace, trailing data, or an error to explain."""
         try:
-            obj = json.loads(data)
+            obj = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"stream frame {self._frames} from {self._endpoint} is not valid JSON"
