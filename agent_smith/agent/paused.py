@@ -22,9 +22,13 @@ without its results; a pause is the one deliberate, bounded exception:
   calls stay pending — ``messages_to_json`` keeps them, ready to resume;
 * :func:`resume_round` accepts a state only when the history still ends with
   exactly that message (same agent name, same call ids, and the waiting
-  calls' names and arguments unchanged); otherwise it raises ConfigError
-  before anything is appended, so a stale or foreign state cannot corrupt
-  the history;
+  calls' names and arguments unchanged), when an agent with a session finds
+  this very state stored with it (not resumed, abandoned or paused again
+  since), and when an agent with an ``approval_key`` finds its seal valid
+  (:mod:`~agent_smith.agent.sealing`); otherwise it raises
+  :class:`~agent_smith.errors.PausedTurnMismatch` before anything is
+  appended, so a stale, replayed, forged or foreign state cannot corrupt
+  the history or run a call twice;
 * a new ``send()`` instead of a resume abandons the pause:
   :func:`~agent_smith.agent.approval_gate.settle_abandoned` gives the
   pending calls denied results first, so the history is whole again (and
@@ -40,7 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import ApprovalRequired, ConfigError, ParseError
+from .._internal import json_input
+from ..errors import ApprovalRequired, ConfigError, ParseError, PausedTurnMismatch
 from ..messages import (
     REQUIRED,
     AssistantMessage,
@@ -80,6 +85,9 @@ class PausedTurn:
     loop_repeats: int = 0
     failed_rounds: int = 0
     steered: bool = False
+    session: str = ""
+    revision: int = 0
+    seal: str = ""
 
     #: The version of the JSON form; from_json refuses others.
     VERSION: ClassVar[int] = 1
@@ -91,28 +99,38 @@ class PausedTurn:
 
     def to_json(self) -> str:
         """The state as a JSON object (stable keys, ``"version": 1``)."""
-        return json.dumps(
-            {
-                "version": self.VERSION,
-                "agent": self.agent,
-                "call_ids": list(self.call_ids),
-                "requests": [request.to_dict() for request in self.requests],
-                "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
-                "iterations": self.iterations,
-                "tree_iterations": self.tree_iterations,
-                "usage": usage_to_dict(self.usage),
-                "loop_repeats": self.loop_repeats,
-                "failed_rounds": self.failed_rounds,
-                "steered": self.steered,
-            },
-            ensure_ascii=False,
-        )
+        return json.dumps(self.wire(), ensure_ascii=False)
+
+    def canonical(self) -> bytes:
+        """The bytes a seal covers: the JSON form without the seal, keys sorted, compact."""
+        wire = {**self.wire(), "session": self.session, "revision": self.revision}
+        wire.pop("seal", None)
+        return json.dumps(wire, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object of :meth:`to_json` (a sealed state adds session, revision, seal)."""
+        wire = {
+            "version": self.VERSION,
+            "agent": self.agent,
+            "call_ids": list(self.call_ids),
+            "requests": [request.to_dict() for request in self.requests],
+            "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
+            "iterations": self.iterations,
+            "tree_iterations": self.tree_iterations,
+            "usage": usage_to_dict(self.usage),
+            "loop_repeats": self.loop_repeats,
+            "failed_rounds": self.failed_rounds,
+            "steered": self.steered,
+        }
+        if self.seal:
+            wire.update(session=self.session, revision=self.revision, seal=self.seal)
+        return wire
 
     @classmethod
     def from_json(cls, text: str | bytes) -> PausedTurn:
         """Read a state written by :meth:`to_json`; ParseError if it is not one."""
         try:
-            data = json.loads(text)
+            data = json_input.loads(text)
         except (ValueError, UnicodeDecodeError) as err:
             raise ParseError(f"paused turn is not valid JSON ({err})") from err
         where, what = "paused turn JSON", "paused turn"
@@ -148,6 +166,9 @@ class PausedTurn:
             loop_repeats=required("loop_repeats", int),
             failed_rounds=required("failed_rounds", int),
             steered=required("steered", bool),
+            session=json_field(obj, "session", str, "", where, what),
+            revision=json_field(obj, "revision", int, 0, where, what),
+            seal=json_field(obj, "seal", str, "", where, what),
         )
 
 
@@ -209,6 +230,13 @@ def pause(
         failed_rounds=turn.failures.failed_rounds if turn.failures is not None else 0,
         steered=turn.failures.steered if turn.failures is not None else False,
     )
+    key = agent.config.approval_key
+    if key is not None:
+        from .sealing import sealed  # loaded only when a key is set
+
+        binding = agent._session
+        session, revision = ("", 0) if binding is None else (binding.session_id, binding.revision)
+        state = sealed(state, key, session=session, revision=revision)
     names = ", ".join(f"{r.tool_name} ({r.call_id})" for r in waiting)
     return ApprovalRequired(
         f"agent {agent.name!r} paused: {len(waiting)} tool call(s) need approval: {names}",
@@ -224,20 +252,34 @@ def resume_round(agent: Agent, turn: Turn, resumption: Resumption) -> ResumedRou
     """
     state = resumption.state
     if state.agent != agent.name:
-        raise ConfigError(f"the paused turn belongs to agent {state.agent!r}, not {agent.name!r}")
+        raise PausedTurnMismatch(
+            f"the paused turn belongs to agent {state.agent!r}, not {agent.name!r}"
+        )
+    binding = agent._session
+    key = agent.config.approval_key
+    if key is not None:
+        from .sealing import check_seal  # loaded only when a key is set
+
+        session = "" if binding is None else binding.session_id
+        check_seal(state, key, agent=agent.name, session=session)
+    if binding is not None and binding.paused_turn() != state:
+        raise PausedTurnMismatch(
+            f"agent {agent.name!r}: the paused turn is not the one stored with session "
+            f"{binding.session_id!r} (it was resumed, abandoned or paused again since)"
+        )
     history = agent.memory.messages()
     last = history[-1] if history else None
     if not isinstance(last, AssistantMessage) or (
         tuple(call.id for call in last.tool_calls) != state.call_ids
     ):
-        raise ConfigError(
+        raise PausedTurnMismatch(
             f"agent {agent.name!r}: the history does not end with the paused turn's tool calls "
             "(restore the history saved with the state; a paused turn resumes once)"
         )
     calls = {call.id: call for call in last.tool_calls}
     for request in state.requests:
         if calls.get(request.call_id) != request.call:
-            raise ConfigError(
+            raise PausedTurnMismatch(
                 f"agent {agent.name!r}: call {request.call_id!r} in the history is not the "
                 "call that waits for approval"
             )
