@@ -23,6 +23,7 @@ from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
 from .._internal import json_input
+from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
@@ -116,6 +117,7 @@ class LlmClient:
             raise ValueError("request_timeout must be positive")
         self._endpoint = endpoint
         self._url = resolve_chat_url(endpoint)
+        self._poster = Poster(self._url)  # reads proxy/CA/netrc settings once, not per request
         self._shown = display_url(self._url)
         self._model = model
         self._api_key = api_key or None
@@ -295,8 +297,8 @@ class LlmClient:
             retry_after: str | None = None
             try:
                 with watch_socket(call.waiting_on):
-                    response = session.post(
-                        self._url, data=data, headers=headers, stream=True, timeout=self._timeout
+                    response = self._poster.post(
+                        session, data=data, headers=headers, stream=True, timeout=self._timeout
                     )
             except requests.Timeout as err:
                 call.check()
