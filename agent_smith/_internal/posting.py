@@ -35,6 +35,7 @@ class Poster:
         self._session: requests.Session | None = None
         self._settings: Mapping[str, Any] = {}
         self._auth: Any = None
+        self._templates: dict[tuple[tuple[str, str], ...], requests.PreparedRequest] = {}
 
     def post(
         self,
@@ -47,11 +48,44 @@ class Poster:
     ) -> requests.Response:
         """POST ``data`` as ``Session.post`` would (redirects followed); the response."""
         settings, auth = self._for(session)
-        request = requests.Request("POST", self._url, data=data, headers=dict(headers), auth=auth)
-        prepared = session.prepare_request(request)
+        prepared = self._prepared(session, headers, auth, data)
         return session.send(
             prepared, timeout=timeout, allow_redirects=True, **{**settings, "stream": stream}
         )
+
+    def _prepared(
+        self,
+        session: requests.Session,
+        headers: Mapping[str, str],
+        auth: Callable[..., Any] | None,
+        data: bytes,
+    ) -> requests.PreparedRequest:
+        """The request as ``session.prepare_request`` builds it.
+
+        Preparing merges the session's headers, cookies and hooks through
+        several generic helpers (~0.1 ms); with no cookies in the session and
+        headers seen before, a copy of the request prepared then is the same
+        request with another body.
+        """
+        key = tuple(headers.items())
+        if session.cookies or "traceparent" in headers:  # cookies change; trace ids do
+            template = None
+        else:
+            with self._lock:
+                template = self._templates.get(key)
+        if template is None:
+            request = requests.Request(
+                "POST", self._url, data=data, headers=dict(headers), auth=auth
+            )
+            prepared = session.prepare_request(request)
+            if not session.cookies and "traceparent" not in headers and len(self._templates) < 8:
+                with self._lock:
+                    self._templates[key] = prepared.copy()
+            return prepared
+        prepared = template.copy()
+        prepared.body = data
+        prepared.headers["Content-Length"] = str(len(data))
+        return prepared
 
     def _for(
         self, session: requests.Session
@@ -63,5 +97,6 @@ class Poster:
                     self._auth = None  # the session's own auth applies; no ~/.netrc lookup
                 else:
                     self._auth = get_netrc_auth(self._url) or _as_is
+                self._templates = {}
                 self._session = session
             return self._settings, self._auth

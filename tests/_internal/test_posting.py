@@ -65,3 +65,28 @@ def test_proxy_variables_are_read_once_per_session(monkeypatch: pytest.MonkeyPat
     assert poster._for(fresh)[0]["proxies"]["http"] == "http://other.invalid:3128"
     session.close()
     fresh.close()
+
+
+def test_repeated_posts_send_their_own_bodies_and_the_sessions_cookies() -> None:
+    with ScriptedLlmServer() as server, requests.Session() as session:
+        server.script(Text("a"), Text("b"), Text("c"))
+        poster = Poster(server.url + "/v1/chat/completions")
+        for n in range(2):
+            poster.post(
+                session,
+                data=b'{"n": %d, "pad": "%s"}' % (n, b"x" * n),
+                headers={"Content-Type": "application/json"},
+                timeout=10.0,
+                stream=False,
+            ).close()
+        session.cookies.set("lb", "node-2")  # as a load balancer's Set-Cookie would
+        poster.post(
+            session,
+            data=b'{"n": 2}',
+            headers={"Content-Type": "application/json"},
+            timeout=10.0,
+            stream=False,
+        ).close()
+    assert [r["n"] for r in server.requests] == [0, 1, 2]
+    assert "Cookie" not in server.headers[1] and server.headers[2]["Cookie"] == "lb=node-2"
+    assert server.headers[1]["Content-Length"] == str(len(b'{"n": 1, "pad": "x"}'))
