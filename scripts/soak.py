@@ -35,8 +35,13 @@ def main() -> int:
     failures = 0
     for round_ in range(args.rounds):
         report = soak(agents=args.agents, turns=args.turns, seed=args.seed + round_)
-        after = report.after
-        assert after is not None
+        before, after = report.before, report.after
+        assert before is not None and after is not None
+        if round_ == 0:
+            print(
+                f"start      -        -  {before.threads:7d}  {before.open_files:10d}"
+                f"  {before.rss_kib / 1024:7.1f}"
+            )
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
         print(
             f"{round_:5d}  {report.turns:5d}  {report.seconds:7.1f}  {after.threads:7d}"
