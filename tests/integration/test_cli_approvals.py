@@ -68,7 +68,10 @@ def test_the_shell_runs_a_listing_free_and_asks_before_deleting(
     tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
     (tmp_path / "old.txt").write_text("old\n")
-    calls = Calls(("run_command", {"command": "ls"}), ("run_command", {"command": "rm old.txt"}))
+    (tmp_path / "keep.txt").write_text("keep\n")
+    # The two calls run in parallel once approved: the listing must not race the deletion.
+    listing_call = ("run_command", {"command": "ls keep.txt"})
+    calls = Calls(listing_call, ("run_command", {"command": "rm old.txt"}))
     with ScriptedLlmServer() as server:
         server.script(calls, Text("Done."))
         done = subprocess.run(
@@ -84,7 +87,7 @@ def test_the_shell_runs_a_listing_free_and_asks_before_deleting(
     asked = [line for line in done.stderr.splitlines() if line.startswith("[approve]")]
     assert len(asked) == 1 and '"rm old.txt"' in asked[0]  # the listing was not asked about
     listing, deletion = tool_contents(server.requests[1])
-    assert listing == "old.txt\n\n[exit code 0]"
+    assert listing == "keep.txt\n\n[exit code 0]"
     assert (tmp_path / "old.txt").exists() is not flags
     assert ("denied" in deletion) is not flags
 
