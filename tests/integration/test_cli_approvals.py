@@ -34,21 +34,28 @@ def _cli(url: str, *flags: str) -> list[str]:
     return [sys.executable, "-m", "agent_smith", "-e", url, "--no-default-mcp", *flags]
 
 
+def _piped(
+    url: str, flags: tuple[str, ...], lines: str, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """The CLI run with ``lines`` piped in (no terminal), to its end."""
+    return subprocess.run(
+        _cli(url, *flags),
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(),
+        cwd=cwd,
+    )
+
+
 @pytest.mark.parametrize("flags", [(), ("--yes",)], ids=["no-terminal", "yes"])
 def test_piped_input_denies_unless_yes_approves(tmp_path: Path, flags: tuple[str, ...]) -> None:
     approve = bool(flags)
     with ScriptedLlmServer() as server:
         server.script(WRITE, Text("Done." if approve else "Not written."), Text("Yes?"))
         # "y" on the next line is conversation, never an answer to the question.
-        done = subprocess.run(
-            _cli(server.url, *flags),
-            input="note the milk\ny\n",
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            env=_env(),
-            cwd=tmp_path,
-        )
+        done = _piped(server.url, flags, "note the milk\ny\n", tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "note.txt").exists() is approve
     lines = done.stderr.splitlines()
@@ -74,15 +81,7 @@ def test_the_shell_runs_a_listing_free_and_asks_before_deleting(
     calls = Calls(listing_call, ("run_command", {"command": "rm old.txt"}))
     with ScriptedLlmServer() as server:
         server.script(calls, Text("Done."))
-        done = subprocess.run(
-            _cli(server.url, *flags),
-            input="tidy up\n",
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            env=_env(),
-            cwd=tmp_path,
-        )
+        done = _piped(server.url, flags, "tidy up\n", tmp_path)
     assert done.returncode == 0, done.stderr
     asked = [line for line in done.stderr.splitlines() if line.startswith("[approve]")]
     assert len(asked) == 1 and '"rm old.txt"' in asked[0]  # the listing was not asked about

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from agent_smith.cancellation import CancellationSource
+from agent_smith.llm.client import LlmClient
 from agent_smith.runtime import Runtime
 from agent_smith.tools.base import ToolContext
+from tests.support.llm_server import ScriptedLlmServer
 
 
 @pytest.fixture(autouse=True)
@@ -42,3 +44,9 @@ def context() -> Iterator[ToolContext]:
         yield ToolContext(
             CancellationSource().token, 30.0, "call_1", logging.getLogger("test"), runtime
         )
+
+
+@pytest.fixture
+def llm(llm_server: ScriptedLlmServer, runtime: Runtime) -> LlmClient:
+    """A client of the scripted server, for tests that run an agent with a toolkit."""
+    return LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)

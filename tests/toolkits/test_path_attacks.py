@@ -126,15 +126,28 @@ def _swap_after_check(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None])
     return checked
 
 
+def _folder_for_a_link(folder: Path, target: Path) -> Callable[[], None]:
+    def swap() -> None:
+        folder.rename(folder.with_name(folder.name + ".old"))
+        folder.symlink_to(target)
+
+    return swap
+
+
+def _file_for_a_link(file: Path, target: Path) -> Callable[[], None]:
+    def swap() -> None:
+        file.unlink()
+        file.symlink_to(target)
+
+    return swap
+
+
 def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
     files: FilesToolkit, root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (root / "sub" / "secret.txt").write_text("inside copy\n")
 
-    def swap() -> None:
-        (root / "sub").rename(root / "sub.old")
-        (root / "sub").symlink_to(outside)
-
+    swap = _folder_for_a_link(root / "sub", outside)
     checked = _swap_after_check(monkeypatch, swap)
     with pytest.raises(ToolError, match="changed into a link"):
         files.read("sub/secret.txt")
@@ -144,12 +157,7 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
 def test_a_file_swapped_for_a_symlink_after_the_check_is_not_read(
     files: FilesToolkit, root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    target = root / "sub" / "inside.txt"
-
-    def swap() -> None:
-        target.unlink()
-        target.symlink_to(outside / "secret.txt")
-
+    swap = _file_for_a_link(root / "sub" / "inside.txt", outside / "secret.txt")
     _swap_after_check(monkeypatch, swap)
     with pytest.raises(ToolError, match="changed into a link"):
         files.read("sub/inside.txt")
@@ -158,10 +166,7 @@ def test_a_file_swapped_for_a_symlink_after_the_check_is_not_read(
 def test_a_write_after_a_folder_swap_lands_nowhere_outside(
     files: FilesToolkit, root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def swap() -> None:
-        (root / "sub").rename(root / "sub.old")
-        (root / "sub").symlink_to(outside)
-
+    swap = _folder_for_a_link(root / "sub", outside)
     _swap_after_check(monkeypatch, swap)
     with pytest.raises(ToolError, match="changed into a link"):
         files.write("sub/secret.txt", "pwned")
@@ -171,12 +176,7 @@ def test_a_write_after_a_folder_swap_lands_nowhere_outside(
 def test_a_file_swapped_for_a_symlink_before_a_write_is_replaced_not_written_through(
     files: FilesToolkit, root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    target = root / "sub" / "inside.txt"
-
-    def swap() -> None:
-        target.unlink()
-        target.symlink_to(outside / "secret.txt")
-
+    swap = _file_for_a_link(root / "sub" / "inside.txt", outside / "secret.txt")
     _swap_after_check(monkeypatch, swap)
     with pytest.raises(ToolError, match="symbolic link"):
         files.write("sub/inside.txt", "pwned")

@@ -6,7 +6,6 @@ the stream event or a paused turn, and never runs unapproved.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,17 +25,6 @@ from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 LS = ("run_command", {"command": "ls"})
 RM = ("run_command", {"command": "rm -r build"})
-
-
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime(max_workers=4) as rt:
-        yield rt
-
-
-@pytest.fixture
-def llm(llm_server: ScriptedLlmServer, runtime: Runtime) -> LlmClient:
-    return LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)
 
 
 @pytest.fixture

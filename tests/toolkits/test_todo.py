@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,16 +71,9 @@ def test_the_tools_declare_which_only_reads() -> None:
     ]
 
 
-@pytest.fixture
-def runtime() -> Iterator[Runtime]:
-    with Runtime(max_workers=2) as rt:
-        yield rt
-
-
 def test_the_list_is_kept_with_the_session(
-    llm_server: ScriptedLlmServer, runtime: Runtime, tmp_path: Path
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime, tmp_path: Path
 ) -> None:
-    llm = LlmClient(llm_server.url, "test", runtime=runtime, max_retries=0)
     llm_server.script(
         Calls(("todo_add", {"items": ["read the code", "fix the bug"]})),
         Calls(("todo_check", {"numbers": [1]})),
