@@ -78,12 +78,18 @@ if TYPE_CHECKING:
         ToolCallStarted,
     )
     from .llm.local_server import LocalLlamaServer
+    from .llm.model import (
+        ChatModel,
+        ModelCapabilities,
+    )
+    from .llm.providers import make_model
     from .llm.request import (
         LlmRequest,
         LlmResponse,
         SamplingParams,
     )
     from .llm.retry import RetryPolicy
+    from .llm.testing import TestModel
     from .mcp import (
         LifecycleEvent,
         LifecycleKind,
@@ -113,6 +119,7 @@ if TYPE_CHECKING:
     from .messages import (
         AssistantMessage,
         Message,
+        ProviderData,
         SystemMessage,
         TokenUsage,
         ToolCall,
@@ -152,6 +159,11 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
+    "ProviderData": "messages",
+    "make_model": "llm.providers",
+    "TestModel": "llm.testing",
+    "ChatModel": "llm.model",
+    "ModelCapabilities": "llm.model",
     "Agent": "agent.agent",
     "AgentRequest": "agent.request",
     "ApprovalRequest": "agent.approvals",
@@ -285,6 +297,7 @@ __all__ = [
     "CancellationSource",
     "CancellationToken",
     "CancelledError",
+    "ChatModel",
     "ClientInfo",
     "ConfigError",
     "Decision",
@@ -311,6 +324,7 @@ __all__ = [
     "McpProtocolError",
     "Memory",
     "Message",
+    "ModelCapabilities",
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
@@ -319,6 +333,7 @@ __all__ = [
     "OutputValidationError",
     "ParseError",
     "PausedTurn",
+    "ProviderData",
     "ReasoningDelta",
     "ResultsError",
     "RetryPolicy",
@@ -338,6 +353,7 @@ __all__ = [
     "SubAgentTool",
     "SummaryMemory",
     "SystemMessage",
+    "TestModel",
     "TokenDelta",
     "TokenStorage",
     "TokenUsage",
@@ -362,6 +378,7 @@ __all__ = [
     "default_runtime",
     "ensure_default_model",
     "load_skill",
+    "make_model",
     "make_tool",
     "message_from_openai",
     "messages_from_json",

@@ -135,6 +135,21 @@ class UserMessage(DataClassJsonMixin):
 
 
 @dataclass(frozen=True)
+class ProviderData(DataClassJsonMixin):
+    """What one provider needs sent back verbatim with a model turn; opaque to the rest.
+
+    Anthropic's signed thinking blocks, Gemini's thought signatures and the
+    Responses API's reasoning items must be replayed to the provider that
+    made them (in a tool loop) and mean nothing to any other. ``provider``
+    names the client that wrote ``data`` (a JSON value); another provider
+    drops it, so a history can move between providers.
+    """
+
+    provider: str
+    data: Any
+
+
+@dataclass(frozen=True)
 class AssistantMessage(DataClassJsonMixin):
     """A model turn: text, tool calls, or both.
 
@@ -144,13 +159,15 @@ class AssistantMessage(DataClassJsonMixin):
     final answer, whose raw JSON stays in ``content``. It is derived data:
     never on the wire, left out of ``messages_to_json`` (a loaded history has
     ``output=None``; ``parse_output(T, message.content)`` rebuilds it) and
-    not compared by ``==``.
+    not compared by ``==``. ``provider_data`` is what the provider that
+    wrote this turn needs replayed (see :class:`ProviderData`).
     """
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: TokenUsage | None = None
     reasoning: str | None = None
+    provider_data: ProviderData | None = None
     output: Any = field(default=None, compare=False, metadata=_NOT_SERIALISED)
     role: ClassVar[str] = "assistant"
 
@@ -160,6 +177,11 @@ class AssistantMessage(DataClassJsonMixin):
             wire["content"] = self.content or None
             wire["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         return wire
+
+    def replay_for(self, provider: str) -> Any:
+        """This turn's provider data if ``provider`` wrote it, else None (dropped)."""
+        data = self.provider_data
+        return data.data if data is not None and data.provider == provider else None
 
     @classmethod
     def from_openai(
@@ -252,12 +274,16 @@ def message_to_dict(message: Message) -> JsonObject:
     """
     if isinstance(message, AssistantMessage):
         usage = message.usage
+        replay = message.provider_data
         return {
             "role": message.role,
             "content": message.content,
             "tool_calls": [tool_call_to_dict(call) for call in message.tool_calls],
             "usage": None if usage is None else usage_to_dict(usage),
             "reasoning": message.reasoning,
+            "provider_data": None
+            if replay is None
+            else {"provider": replay.provider, "data": replay.data},
         }
     if isinstance(message, ToolMessage):
         return {
@@ -282,11 +308,13 @@ def message_from_dict(data: object, where: str = "message") -> Message:
     if role == "assistant":
         calls = json_field(obj, "tool_calls", list, [], where, what)
         usage = json_field(obj, "usage", dict, None, where, what)
+        replay = json_field(obj, "provider_data", dict, None, where, what)
         return AssistantMessage(
             json_field(obj, "content", str, "", where, what),
             tuple(tool_call_from_dict(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
             None if usage is None else usage_from_dict(usage, f"{where}.usage"),
             json_field(obj, "reasoning", str, None, where, what),
+            None if replay is None else _provider_data_from_dict(replay, f"{where}.provider_data"),
         )
     if role == "tool":
         return ToolMessage(
@@ -356,6 +384,12 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
         json_field(data, "prompt", int, 0, where, "usage"),
         json_field(data, "completion", int, 0, where, "usage"),
         json_field(data, "total", int, 0, where, "usage"),
+    )
+
+
+def _provider_data_from_dict(data: JsonObject, where: str) -> ProviderData:
+    return ProviderData(
+        json_field(data, "provider", str, REQUIRED, where, "provider data"), data.get("data")
     )
 
 

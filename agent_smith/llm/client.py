@@ -34,6 +34,7 @@ from .api_error import error_from_body, error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
+from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .stream_decoder import StreamDecoder
@@ -124,6 +125,7 @@ class LlmClient:
         self._policy = retry_policy or RetryPolicy(max_retries=max_retries)
         self._lock = threading.Lock()
         self._live: set[_LiveCall] = set()
+        self._capabilities = ModelCapabilities(provider="openai", model=model, server_url=self._url)
         log.info("LLM client for %s (model %r)", self._shown, model)
 
     @property
@@ -139,6 +141,11 @@ class LlmClient:
     def url(self) -> str:
         """The resolved chat-completions URL requests are posted to."""
         return self._url
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        """An OpenAI-compatible model: native JSON-schema output, context size unknown."""
+        return self._capabilities
 
     @property
     def runtime(self) -> Runtime | None:

@@ -41,7 +41,7 @@ from .names import (
     USAGE_OUTPUT_TOKENS,
 )
 from .otel import add_event, api, tracer
-from .span import Attributes, LiveSpan, provider
+from .span import Attributes, LiveSpan, model_provider
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -142,16 +142,15 @@ def _traced(
 
 
 def _attributes(agent: Agent) -> Attributes:
-    llm = agent._llm
+    capabilities = agent.model.capabilities
     attributes: Attributes = {
         OPERATION_NAME: INVOKE_AGENT,
-        PROVIDER_NAME: provider(getattr(llm, "url", "")),
+        PROVIDER_NAME: model_provider(capabilities.provider, capabilities.server_url),
         AGENT_NAME: agent.name,
         AGENT_DEPTH: agent.depth,
     }
-    model = getattr(llm, "model", "")
-    if model:
-        attributes[REQUEST_MODEL] = model
+    if capabilities.model:
+        attributes[REQUEST_MODEL] = capabilities.model
     if agent._invocation is not None:  # a sub-agent's id for this one call
         attributes[AGENT_ID] = agent._invocation
     if agent._session is not None:
