@@ -18,22 +18,38 @@ from ..logs import REDACTED, redact
 #: Longest body excerpt kept on the exception.
 EXCERPT_LIMIT = 500
 _MESSAGE_LIMIT = 300
+# Anthropic's documented error types, for an error event inside a 200 stream.
+_STATUS_OF_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
 
 
 def error_from_body(
-    status: int, text: str, *, endpoint: str, secret: str | None = None
+    status: int, text: str, *, endpoint: str, secret: str | None = None, who: str = "LLM server"
 ) -> LlmApiError:
-    """The error for an HTTP ``status`` reply whose body is ``text``."""
+    """The error for an HTTP ``status`` reply whose body is ``text``.
+
+    ``who`` names the provider (``"LLM server"``, ``"Anthropic API"``), ``endpoint`` its URL.
+    """
     try:
         obj: Any = json.loads(text)
     except ValueError:
         obj = None
     if isinstance(obj, dict):
-        return error_from_json(obj, endpoint=endpoint, status=status, excerpt=text, secret=secret)
+        return error_from_json(
+            obj, endpoint=endpoint, status=status, excerpt=text, secret=secret, who=who
+        )
     detail = _one_line(text, secret)
     suffix = f": {detail}" if detail else ""
     return LlmApiError(
-        f"LLM server {endpoint} answered HTTP {status}{suffix}",
+        f"{who} {endpoint} answered HTTP {status}{suffix}",
         http_status=status,
         body_excerpt=excerpt_of(text, secret),
     )
@@ -46,8 +62,13 @@ def error_from_json(
     status: int | None,
     excerpt: str,
     secret: str | None = None,
+    who: str = "LLM server",
 ) -> LlmApiError:
-    """The error for a JSON error object (``status`` None: it came in a stream frame)."""
+    """The error for a JSON error object (``status`` None: it came in a stream frame).
+
+    Anthropic's ``overloaded_error`` in a stream counts as HTTP 529, its other
+    error types by their documented statuses.
+    """
     error = obj.get("error", obj)
     kind = ""
     code: object = None
@@ -62,10 +83,12 @@ def error_from_json(
     else:
         message = error
     if status is None:
-        status = code if isinstance(code, int) and 400 <= code <= 599 else 200
-        where = f"LLM server {endpoint} sent an error in its stream"
+        if not (isinstance(code, int) and 400 <= code <= 599):
+            code = _STATUS_OF_TYPE.get(kind, 200) if isinstance(kind, str) else 200
+        status = code if isinstance(code, int) else 200
+        where = f"{who} {endpoint} sent an error in its stream"
     else:
-        where = f"LLM server {endpoint} answered HTTP {status}"
+        where = f"{who} {endpoint} answered HTTP {status}"
     if isinstance(kind, str) and kind:
         where += f" ({_one_line(kind, secret)})"
     text = _one_line(message if isinstance(message, str) else json.dumps(message), secret)

@@ -1,36 +1,24 @@
 """The synchronous chat-completions client: ``complete``, ``stream``, ``cancel``.
 
-One HTTP path: the runtime's ``requests.Session``, always with
-``stream=True`` so a live request has a socket that :meth:`LlmClient.cancel`
-can shut down from another thread (``response.close()`` from another thread
-can block inside ``http.client``; ``socket.shutdown`` wakes the reader at
-once). Failed requests are retried per :class:`RetryPolicy` until a byte of
-a streamed body has been delivered.
+The OpenAI-compatible :class:`~agent_smith.llm.model.ChatModel`. Bytes move
+through the :class:`~agent_smith.llm.transport.HttpTransport` every provider
+shares (one ``requests`` path, retries, cancellation from any thread); this
+module builds the chat-completions body and reads its replies.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import socket
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import requests
-from urllib3.exceptions import HTTPError as _Urllib3Error
-from urllib3.exceptions import ReadTimeoutError
 
-from .._internal.request_errors import request_error_cause
-from .._internal.sockets import shutdown, shutdown_socket, watch_socket
-from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
-from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
-from ..logs import TRACE, redact_headers, trace
-from ..runtime import Runtime, default_runtime
+from ..errors import TransportError
+from ..runtime import Runtime
 from ..tracing.chat_span import ChatTrace, chat
-from .api_error import error_from_body, error_from_json
+from .api_error import error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
@@ -38,56 +26,9 @@ from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .stream_decoder import StreamDecoder
+from .transport import HttpTransport, LiveCall
 
 log = logging.getLogger(__name__)
-
-_OPERATION = "LLM request"
-_ERROR_BODY_LIMIT = 64 * 1024
-
-
-class _LiveCall:
-    """One request in flight: its socket or response, and its abort switch."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._response: requests.Response | None = None
-        self._waiting_on: socket.socket | None = None  # before the headers arrived
-        self.cancelled = threading.Event()
-        self.aborted = False  # mirrors `cancelled`; a plain read in the per-chunk loop
-
-    def waiting_on(self, sock: socket.socket) -> None:
-        """The request was sent on ``sock`` and now waits for response headers."""
-        with self._lock:
-            self._waiting_on = sock
-        if self.cancelled.is_set():
-            shutdown(sock)
-
-    def attach(self, response: requests.Response) -> None:
-        with self._lock:
-            self._response = response
-            self._waiting_on = None
-        if self.cancelled.is_set():
-            response.close()
-            raise _cancelled()
-
-    def detach(self) -> None:
-        with self._lock:
-            self._response = None
-
-    def abort(self) -> None:
-        """Mark cancelled and wake a reader blocked on the socket (any thread)."""
-        self.aborted = True
-        self.cancelled.set()
-        with self._lock:
-            response, sock = self._response, self._waiting_on
-        if response is not None:
-            shutdown_socket(response)
-        elif sock is not None:
-            shutdown(sock)
-
-    def check(self) -> None:
-        if self.cancelled.is_set():
-            raise _cancelled()
 
 
 class LlmClient:
@@ -112,19 +53,21 @@ class LlmClient:
         runtime: Runtime | None = None,
         retry_policy: RetryPolicy | None = None,
     ) -> None:
-        if request_timeout <= 0:
-            raise ValueError("request_timeout must be positive")
         self._endpoint = endpoint
         self._url = resolve_chat_url(endpoint)
         self._shown = display_url(self._url)
         self._model = model
         self._api_key = api_key or None
-        self._timeout = request_timeout
         self._defaults = default_sampling
         self._runtime = runtime
-        self._policy = retry_policy or RetryPolicy(max_retries=max_retries)
-        self._lock = threading.Lock()
-        self._live: set[_LiveCall] = set()
+        self._http = HttpTransport(
+            who="LLM server",
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=self._api_key,
+        )
         self._capabilities = ModelCapabilities(provider="openai", model=model, server_url=self._url)
         log.info("LLM client for %s (model %r)", self._shown, model)
 
@@ -163,20 +106,12 @@ class LlmClient:
     def _complete(
         self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatTrace
     ) -> LlmResponse:
-        with self._live_call(cancel) as call:
+        with self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
             try:
-                data = self._read_body(response, call)
+                parsed, data = self._http.read_json(response, call)
             finally:
                 response.close()
-        trace(log, "response body", data)
-        try:
-            parsed = json.loads(data)
-        except ValueError as err:
-            raise ParseError(
-                f"reply from {self._shown} is not valid JSON ({getattr(err, 'msg', err)})",
-                offset=getattr(err, "pos", 0),
-            ) from err
         if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
             raise error_from_json(
                 parsed,
@@ -195,11 +130,11 @@ class LlmClient:
         Closing the generator early closes the HTTP response.
         """
         body = build_body(request, model=self._model, defaults=self._defaults, stream=True)
-        with self._chat_span(request, body) as span, self._live_call(cancel) as call:
+        with self._chat_span(request, body) as span, self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._chunks(response, call)))
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
                 call.check()
             finally:
                 response.close()
@@ -230,10 +165,7 @@ class LlmClient:
 
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""
-        with self._lock:
-            calls = list(self._live)
-        for call in calls:
-            call.abort()
+        self._http.cancel()
 
     # -- internals ---------------------------------------------------------
 
@@ -242,153 +174,17 @@ class LlmClient:
             model=self._model, url=self._url, request=request, body=body, runtime=self._runtime
         )
 
-    @contextmanager
-    def _live_call(self, cancel: CancellationToken | None) -> Iterator[_LiveCall]:
-        call = _LiveCall()
-        with self._lock:
-            self._live.add(call)
-        unlink = cancel.on_cancel(call.abort) if cancel is not None else None
-        try:
-            yield call
-        finally:
-            if unlink is not None:
-                unlink()
-            call.detach()
-            with self._lock:
-                self._live.discard(call)
-
-    def _headers(self) -> dict[str, str]:
+    def _send(self, body: dict[str, Any], call: LiveCall, span: ChatTrace) -> requests.Response:
+        """POST ``body`` with retries; return a response with a 2xx status, body unread."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _send(self, body: dict[str, Any], call: _LiveCall, span: ChatTrace) -> requests.Response:
-        """POST ``body`` with retries; return a response with a 2xx status, body unread."""
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = self._headers()
-        span.inject(headers)
         if body.get("stream"):
             headers["Accept"] = "text/event-stream"
-        if log.isEnabledFor(TRACE):
-            log.log(TRACE, "POST %s headers: %s", self._shown, redact_headers(headers))
-            trace(log, "request body", body)
         log.debug(
-            "POST %s (stream=%s, %d messages, %d tools)",
+            "chat completion to %s: %d messages, %d tools",
             self._shown,
-            body.get("stream"),
             len(body["messages"]),
             len(body.get("tools", ())),
         )
-        session = (self._runtime or default_runtime()).session
-        attempt = 0
-        while True:
-            call.check()
-            retry_after: str | None = None
-            try:
-                with watch_socket(call.waiting_on):
-                    response = session.post(
-                        self._url, data=data, headers=headers, stream=True, timeout=self._timeout
-                    )
-            except requests.Timeout as err:
-                call.check()
-                failure: Exception = AgentTimeoutError(
-                    f"{_OPERATION} to {self._shown} timed out after {self._timeout:g} s",
-                    operation=_OPERATION,
-                    budget=self._timeout,
-                )
-                cause: BaseException = err
-            except requests.ConnectionError as err:
-                call.check()
-                failure = TransportError(
-                    f"cannot reach LLM server {self._shown}: {request_error_cause(err)}",
-                    operation=_OPERATION,
-                    endpoint_or_server=self._shown,
-                )
-                cause = err
-            except requests.RequestException as err:
-                raise TransportError(
-                    f"{_OPERATION} to {self._shown} failed: {request_error_cause(err)}",
-                    operation=_OPERATION,
-                    endpoint_or_server=self._shown,
-                ) from err
-            else:
-                call.attach(response)
-                status = response.status_code
-                if status < 400:
-                    return response
-                try:
-                    text = self._read_body(response, call, limit=_ERROR_BODY_LIMIT)
-                finally:
-                    response.close()
-                    call.detach()
-                failure = error_from_body(
-                    status,
-                    text.decode("utf-8", "replace"),
-                    endpoint=self._shown,
-                    secret=self._api_key,
-                )
-                cause = failure
-                if status != 429 and status < 500:
-                    raise failure
-                retry_after = response.headers.get("Retry-After")
-            if attempt >= self._policy.max_retries:
-                if cause is failure:
-                    raise failure
-                raise failure from cause
-            attempt += 1
-            delay = self._policy.delay(attempt, retry_after)
-            log.warning(
-                "%s; retry %d/%d in %.2f s", failure, attempt, self._policy.max_retries, delay
-            )
-            span.retry(attempt, delay, failure)
-            self._pause(delay, call)
-
-    def _pause(self, delay: float, call: _LiveCall) -> None:
-        if self._policy.sleep is not None:
-            self._policy.sleep(delay)
-        elif call.cancelled.wait(delay):
-            raise _cancelled()
-        call.check()
-
-    def _read_body(
-        self, response: requests.Response, call: _LiveCall, *, limit: int | None = None
-    ) -> bytes:
-        parts: list[bytes] = []
-        size = 0
-        for chunk in self._chunks(response, call):
-            parts.append(chunk)
-            size += len(chunk)
-            if limit is not None and size >= limit:
-                break
-        call.check()
-        return b"".join(parts)
-
-    def _chunks(self, response: requests.Response, call: _LiveCall) -> Iterator[bytes]:
-        """The body's bytes as the server flushes them; errors mapped to ours."""
-        try:
-            for chunk in read_chunks(response):
-                if call.aborted:
-                    raise _cancelled()
-                yield chunk
-        except (requests.RequestException, _Urllib3Error, OSError) as err:
-            call.check()
-            inner = err.args[0] if err.args else None
-            if isinstance(err, (requests.Timeout, ReadTimeoutError)) or isinstance(
-                inner, ReadTimeoutError
-            ):
-                raise AgentTimeoutError(
-                    f"LLM server {self._shown} sent nothing for {self._timeout:g} s",
-                    operation="stream",
-                    budget=self._timeout,
-                ) from err
-            raise TransportError(
-                f"reply from {self._shown} broke off: {request_error_cause(err)}",
-                operation="stream",
-                endpoint_or_server=self._shown,
-            ) from err
-        call.check()
-
-
-def _cancelled() -> CancelledError:
-    return CancelledError(f"{_OPERATION} was cancelled", operation=_OPERATION)
+        return self._http.post(self._url, body, headers, call, span)
