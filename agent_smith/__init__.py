@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     )
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
+    from .llm.anthropic import AnthropicClient
     from .llm.client import LlmClient
     from .llm.events import (
         Finished,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
         LlmResponse,
         SamplingParams,
     )
+    from .llm.responses import ResponsesClient
     from .llm.retry import RetryPolicy
     from .llm.testing import TestModel
     from .mcp import (
@@ -159,6 +161,8 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
+    "ResponsesClient": "llm.responses",
+    "AnthropicClient": "llm.anthropic",
     "ProviderData": "messages",
     "make_model": "llm.providers",
     "TestModel": "llm.testing",
@@ -284,6 +288,7 @@ __all__ = [
     "AgentSpec",
     "AgentStopped",
     "AgentTimeoutError",
+    "AnthropicClient",
     "ApprovalRequest",
     "ApprovalRequested",
     "ApprovalRequired",
@@ -335,6 +340,7 @@ __all__ = [
     "PausedTurn",
     "ProviderData",
     "ReasoningDelta",
+    "ResponsesClient",
     "ResultsError",
     "RetryPolicy",
     "RollingWindowMemory",

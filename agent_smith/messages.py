@@ -27,17 +27,26 @@ _NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: Non
 
 @dataclass(frozen=True)
 class TokenUsage(DataClassJsonMixin):
-    """Token counts reported by the server for one or more completions."""
+    """Token counts reported by the server for one or more completions.
+
+    ``prompt`` counts every input token, cached or not; ``cache_read`` and
+    ``cache_write`` say how many of them were read from or written to the
+    provider's prompt cache (when it reports them).
+    """
 
     prompt: int = 0
     completion: int = 0
     total: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             self.prompt + other.prompt,
             self.completion + other.completion,
             self.total + other.total,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
         )
 
     @classmethod
@@ -375,7 +384,13 @@ def tool_call_from_dict(data: object, where: str) -> ToolCall:
 
 def usage_to_dict(usage: TokenUsage) -> JsonObject:
     """Token usage in the JSON form of :func:`messages_to_json`."""
-    return {"prompt": usage.prompt, "completion": usage.completion, "total": usage.total}
+    return {
+        "prompt": usage.prompt,
+        "completion": usage.completion,
+        "total": usage.total,
+        "cache_read": usage.cache_read,
+        "cache_write": usage.cache_write,
+    }
 
 
 def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
@@ -384,6 +399,8 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
         json_field(data, "prompt", int, 0, where, "usage"),
         json_field(data, "completion", int, 0, where, "usage"),
         json_field(data, "total", int, 0, where, "usage"),
+        json_field(data, "cache_read", int, 0, where, "usage"),
+        json_field(data, "cache_write", int, 0, where, "usage"),
     )
 
 
