@@ -1,0 +1,179 @@
+"""Provider wire bytes for the wire-fake tests, built from the providers' documented shapes.
+
+The event order and field names follow Anthropic's streaming documentation
+and the recordings other projects publish (message_start, then per block
+content_block_start / _delta / _stop, ``ping`` between deltas, then
+message_delta and message_stop; a parameterless tool's input arrives as one
+empty ``partial_json``), and OpenAI's Responses streaming reference
+(response.created, output_item.added, the deltas, output_item.done,
+response.completed carrying the whole response).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+JsonObject = dict[str, Any]
+
+
+def sse(name: str, data: JsonObject, *, crlf: bool = False) -> str:
+    """One SSE event with an ``event:`` line."""
+    end = "\r\n" if crlf else "\n"
+    return f"event: {name}{end}data: {json.dumps(data)}{end}{end}"
+
+
+def anthropic_events(
+    blocks: list[JsonObject],
+    *,
+    stop_reason: str = "end_turn",
+    usage: JsonObject | None = None,
+    pings: bool = True,
+) -> list[str]:
+    """The SSE events of a reply made of ``blocks`` (text split in words, JSON in pieces)."""
+    start_usage = {"input_tokens": 25, "output_tokens": 1, **(usage or {})}
+    events = [
+        sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_01Wire",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-wire",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": start_usage,
+                },
+            },
+        )
+    ]
+    for index, block in enumerate(blocks):
+        kind = block["type"]
+        opened = dict(block)
+        deltas: list[JsonObject] = []
+        if kind == "text":
+            opened["text"] = ""
+            words = block["text"].split(" ")
+            deltas = [
+                {"type": "text_delta", "text": w if i == 0 else " " + w}
+                for i, w in enumerate(words)
+            ]
+        elif kind == "thinking":
+            opened.update(thinking="", signature="")
+            deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif kind in ("tool_use", "server_tool_use"):
+            opened["input"] = {}
+            text = json.dumps(block["input"]) if block["input"] else ""
+            pieces = [text[i : i + 5] for i in range(0, len(text), 5)] or [""]
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+        events.append(
+            sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opened},
+            )
+        )
+        if pings and index == 0:
+            events.append(sse("ping", {"type": "ping"}))
+        for delta in deltas:
+            events.append(
+                sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+            )
+        events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": 42},
+            },
+        )
+    )
+    events.append(sse("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def responses_events(output: list[JsonObject], *, status: str = "completed") -> list[str]:
+    """The SSE events of a Responses reply whose final ``output`` is ``output``."""
+    response = {"id": "resp_wire", "object": "response", "model": "gpt-wire", "status": status}
+    events = [
+        sse("response.created", {"type": "response.created", "response": response}),
+        sse("response.in_progress", {"type": "response.in_progress", "response": response}),
+    ]
+    for index, item in enumerate(output):
+        added = dict(item)
+        if item["type"] == "function_call":
+            added["arguments"] = ""
+        if item["type"] == "message":
+            added["content"] = []
+        events.append(
+            sse(
+                "response.output_item.added",
+                {"type": "response.output_item.added", "output_index": index, "item": added},
+            )
+        )
+        if item["type"] == "reasoning":
+            for part in item.get("summary", []):
+                events.append(
+                    sse(
+                        "response.reasoning_summary_text.delta",
+                        {
+                            "type": "response.reasoning_summary_text.delta",
+                            "item_id": item["id"],
+                            "delta": part["text"],
+                        },
+                    )
+                )
+        elif item["type"] == "function_call":
+            events.append(
+                sse(
+                    "response.function_call_arguments.delta",
+                    {
+                        "type": "response.function_call_arguments.delta",
+                        "item_id": item["id"],
+                        "delta": item["arguments"],
+                    },
+                )
+            )
+        elif item["type"] == "message":
+            for part in item["content"]:
+                for word in part["text"].split(" "):
+                    events.append(
+                        sse(
+                            "response.output_text.delta",
+                            {
+                                "type": "response.output_text.delta",
+                                "item_id": item["id"],
+                                "delta": word + " ",
+                            },
+                        )
+                    )
+        events.append(
+            sse(
+                "response.output_item.done",
+                {"type": "response.output_item.done", "output_index": index, "item": item},
+            )
+        )
+    final = {
+        **response,
+        "status": status,
+        "output": output,
+        "usage": {
+            "input_tokens": 30,
+            "output_tokens": 12,
+            "total_tokens": 42,
+            "input_tokens_details": {"cached_tokens": 8},
+        },
+    }
+    if status == "incomplete":
+        final["incomplete_details"] = {"reason": "max_output_tokens"}
+    name = "response.completed" if status == "completed" else f"response.{status}"
+    events.append(sse(name, {"type": name, "response": final}))
+    return events
