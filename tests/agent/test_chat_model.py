@@ -149,8 +149,8 @@ def test_a_sub_agent_may_talk_to_another_model(runtime: Runtime) -> None:
 
 
 def test_a_batch_spec_names_its_provider() -> None:
-    spec = AgentSpec.from_dict({"base_url": "http://127.0.0.1:9", "provider": "openai"})
+    spec = AgentSpec.from_dict({"base_url": "http://127.0.0.1:9", "provider": "anthropic"})
     assert AgentSpec.from_dict(spec.to_dict()) == spec
-    assert spec.make_llm().capabilities.provider == "openai"
+    assert spec.make_llm().capabilities.provider == "anthropic"
     with pytest.raises(Exception, match="unknown provider 'nope'"):
         AgentSpec.from_dict({"base_url": "http://127.0.0.1:9", "provider": "nope"})

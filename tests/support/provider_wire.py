@@ -144,14 +144,14 @@ def responses_events(output: list[JsonObject], *, status: str = "completed") -> 
             )
         elif item["type"] == "message":
             for part in item["content"]:
-                for word in part["text"].split(" "):
+                for i, word in enumerate(part["text"].split(" ")):
                     events.append(
                         sse(
                             "response.output_text.delta",
                             {
                                 "type": "response.output_text.delta",
                                 "item_id": item["id"],
-                                "delta": word + " ",
+                                "delta": word if i == 0 else " " + word,
                             },
                         )
                     )
@@ -177,3 +177,100 @@ def responses_events(output: list[JsonObject], *, status: str = "completed") -> 
     name = "response.completed" if status == "completed" else f"response.{status}"
     events.append(sse(name, {"type": name, "response": final}))
     return events
+
+
+# -- one script, every dialect ---------------------------------------------------
+
+
+def speak(server: Any, provider: str, *replies: Any) -> None:
+    """Script ``server`` (a ScriptedLlmServer) to answer ``replies`` in ``provider``'s dialect.
+
+    ``replies`` are the scripted server's ``Text``/``Calls`` (and ``Hold``) values;
+    each is rendered when its request arrives, streamed or not as asked.
+    """
+    if provider == "openai":
+        server.script(*replies)
+        return
+    from collections import deque
+
+    from tests.support.llm_server import Hold
+
+    queue = deque(replies)
+
+    def respond(body: JsonObject) -> Any:
+        reply = queue.popleft()
+        if isinstance(reply, Hold):
+            return Hold(reply.gate, render(provider, reply.then, body), reply.reached)
+        return render(provider, reply, body)
+
+    server.responder = respond
+
+
+def render(provider: str, reply: Any, body: JsonObject) -> Any:
+    """A Text or Calls reply as ``provider`` would send it (Chunks or Raw)."""
+    from tests.support.llm_server import Calls, Chunks, Raw
+
+    stream = bool(body.get("stream"))
+    calls = reply.calls if isinstance(reply, Calls) else ()
+    if provider == "anthropic":
+        blocks: list[JsonObject] = (
+            [
+                {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args}
+                for i, (name, args) in enumerate(calls)
+            ]
+            if calls
+            else [{"type": "text", "text": reply.content}]
+        )
+        stop = "tool_use" if calls else "end_turn"
+        if stream:
+            return Chunks(*anthropic_events(blocks, stop_reason=stop))
+        message = {
+            "id": "msg_wire",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-wire",
+            "content": blocks,
+            "stop_reason": stop,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+        return Raw(200, json.dumps(message))
+    output: list[JsonObject] = (
+        [
+            {
+                "type": "function_call",
+                "id": f"fc_{i}",
+                "call_id": f"call_{i}",
+                "name": name,
+                "arguments": json.dumps(args),
+            }
+            for i, (name, args) in enumerate(calls)
+        ]
+        if calls
+        else [
+            {
+                "type": "message",
+                "id": "msg_wire",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": reply.content}],
+            }
+        ]
+    )
+    if stream:
+        return Chunks(*responses_events(output))
+    response = {"id": "resp_wire", "status": "completed", "model": "gpt-wire", "output": output}
+    return Raw(200, json.dumps(response))
+
+
+def tool_outputs(provider: str, body: JsonObject) -> list[str]:
+    """The tool results a request body sends, whatever its dialect."""
+    if provider == "openai":
+        return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    if provider == "anthropic":
+        return [
+            block["content"]
+            for turn in body["messages"]
+            if isinstance(turn["content"], list)
+            for block in turn["content"]
+            if block["type"] == "tool_result"
+        ]
+    return [item["output"] for item in body["input"] if item.get("type") == "function_call_output"]
