@@ -70,6 +70,11 @@ if TYPE_CHECKING:
     from .cli.models import ensure_default_model
     from .llm.anthropic import AnthropicClient
     from .llm.client import LlmClient
+    from .llm.embeddings import (
+        Embedder,
+        OllamaEmbedder,
+        OpenAIEmbedder,
+    )
     from .llm.events import (
         Finished,
         ReasoningDelta,
@@ -78,6 +83,7 @@ if TYPE_CHECKING:
         ToolCallCompleted,
         ToolCallStarted,
     )
+    from .llm.fallback import FallbackModel
     from .llm.local_server import LocalLlamaServer
     from .llm.model import (
         ChatModel,
@@ -161,6 +167,10 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
+    "Embedder": "llm.embeddings",
+    "OllamaEmbedder": "llm.embeddings",
+    "OpenAIEmbedder": "llm.embeddings",
+    "FallbackModel": "llm.fallback",
     "ResponsesClient": "llm.responses",
     "AnthropicClient": "llm.anthropic",
     "ProviderData": "messages",
@@ -306,7 +316,9 @@ __all__ = [
     "ClientInfo",
     "ConfigError",
     "Decision",
+    "Embedder",
     "EnterpriseIdp",
+    "FallbackModel",
     "FileTokenStorage",
     "FinalAnswer",
     "Finished",
@@ -333,6 +345,8 @@ __all__ = [
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
+    "OllamaEmbedder",
+    "OpenAIEmbedder",
     "OutputMode",
     "OutputRetry",
     "OutputValidationError",

@@ -203,7 +203,9 @@ class AssistantMessage(DataClassJsonMixin):
             content = ""
         if not isinstance(content, str):
             raise ParseError(f"message.content must be a string, got {type(content).__name__}")
-        reasoning = obj.get("reasoning_content")
+        reasoning = obj.get("reasoning_content") or obj.get("reasoning")
+        if reasoning is None and obj.get("reasoning_details"):
+            reasoning = details_text(obj["reasoning_details"])
         if reasoning is not None and not isinstance(reasoning, str):
             raise ParseError("message.reasoning_content must be a string")
         raw_calls = obj.get("tool_calls")
@@ -426,6 +428,19 @@ def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
     if not isinstance(arguments, str):
         raise ParseError(f"{where}.function.arguments must be a string")
     return ToolCall.from_wire(call_id, name, arguments, lenient=lenient)
+
+
+def details_text(details: object) -> str | None:
+    """The text of OpenRouter-style ``reasoning_details`` (``reasoning.text`` and
+    ``reasoning.summary`` entries; encrypted ones have none); ParseError if not a list."""
+    if not isinstance(details, list):
+        raise ParseError("reasoning_details must be an array")
+    parts: list[str] = []
+    for detail in details:
+        text = (detail.get("text") or detail.get("summary")) if isinstance(detail, dict) else None
+        if isinstance(text, str):
+            parts.append(text)
+    return "".join(parts) or None
 
 
 def expect_object(data: object, where: str) -> JsonObject:

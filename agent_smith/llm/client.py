@@ -26,6 +26,7 @@ from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .stream_decoder import StreamDecoder
+from .think_tags import split_events, split_response
 from .transport import HttpTransport, LiveCall
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,10 @@ class LlmClient:
     ``endpoint`` is a base URL (``http://127.0.0.1:8080`` or
     ``https://api.openai.com/v1``); ``model`` is sent when non-empty.
     ``request_timeout`` bounds connecting and each wait for data (seconds).
-    ``retry_policy`` overrides ``max_retries``. Thread-safe: many threads may
-    call one client at once.
+    ``retry_policy`` overrides ``max_retries``. ``think_tags``: reasoning the
+    server writes inline as ``<think>…</think>`` in the content is split out
+    into reasoning (:mod:`.think_tags`). Thread-safe: many threads may call
+    one client at once.
     """
 
     def __init__(
@@ -52,8 +55,10 @@ class LlmClient:
         default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
         runtime: Runtime | None = None,
         retry_policy: RetryPolicy | None = None,
+        think_tags: bool = False,
     ) -> None:
         self._endpoint = endpoint
+        self._think_tags = think_tags
         self._url = resolve_chat_url(endpoint)
         self._shown = display_url(self._url)
         self._model = model
@@ -120,7 +125,8 @@ class LlmClient:
                 excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
-        return LlmResponse.from_openai(parsed, lenient_arguments=True)
+        reply = LlmResponse.from_openai(parsed, lenient_arguments=True)
+        return split_response(reply) if self._think_tags else reply
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -134,7 +140,10 @@ class LlmClient:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._http.chunks(response, call)))
+                events = decoder.events(self._http.chunks(response, call))
+                if self._think_tags:
+                    events = split_events(events)
+                yield from span.watch(events)
                 call.check()
             finally:
                 response.close()

@@ -5,7 +5,10 @@ built on ``sseclient-py``) splits the byte chunks into SSE events (any
 chunking, LF, CRLF or CR, comments, multi-line ``data:``); the delta parser
 here turns each JSON frame into :mod:`~agent_smith.llm.events`.
 Tool-call fragments are accumulated per ``index`` and parsed once, after the
-stream ended, so callers never see partial JSON. Usage comes from whichever
+stream ended, so callers never see partial JSON. Reasoning arrives as ``reasoning_content``
+(llama.cpp, DeepSeek), ``reasoning`` (vLLM, Ollama, OpenRouter) or
+``reasoning_details`` (OpenRouter's structured form); each becomes
+:class:`ReasoningDelta` events, never history. Usage comes from whichever
 frame carries it (llama.cpp sends it in a last frame with ``choices: []``);
 the non-standard ``timings`` object is ignored.
 
@@ -25,7 +28,7 @@ from typing import Any
 from .._internal.sse_reader import SseReader
 from ..errors import ParseError, TransportError
 from ..logs import TRACE, redact
-from ..messages import AssistantMessage, TokenUsage, ToolCall
+from ..messages import AssistantMessage, TokenUsage, ToolCall, details_text
 from .api_error import error_from_json
 from .events import (
     Finished,
@@ -141,6 +144,8 @@ class StreamDecoder:
 
     def _other_deltas(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning is None and delta.get("reasoning_details"):
+            reasoning = details_text(delta["reasoning_details"])
         if reasoning:
             if type(reasoning) is not str:
                 raise self._bad("reasoning_content must be a string")

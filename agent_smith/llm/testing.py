@@ -130,10 +130,10 @@ class TestModel:
                 reply = self._script.popleft()
         if self._respond is not None:
             reply = self._respond(request)
-        return _response(reply, request)
+        return _response(reply, request, self._capabilities.model)
 
 
-def _response(reply: Reply, request: LlmRequest) -> LlmResponse:
+def _response(reply: Reply, request: LlmRequest, model: str) -> LlmResponse:
     if isinstance(reply, AgentSmithError):
         raise reply
     if isinstance(reply, str):
@@ -150,7 +150,7 @@ def _response(reply: Reply, request: LlmRequest) -> LlmResponse:
     if message.usage is None:
         message = _with_usage(message, request)
     finish = "tool_calls" if message.tool_calls else "stop"
-    return LlmResponse(message, finish, model="test")
+    return LlmResponse(message, finish, model=model)
 
 
 def _with_usage(message: AssistantMessage, request: LlmRequest) -> AssistantMessage:

@@ -120,3 +120,15 @@ def scripted_llama() -> Iterator[LocalLlamaServer]:
         _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
     with LocalLlamaServer(scripted_model_path(), ctx_size=4096, threads=2) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def embedding_llama() -> Iterator[LocalLlamaServer]:
+    """llama.cpp serving the scripted model with embeddings on (mean pooling): /v1/embeddings."""
+    if not xllamacpp_available():
+        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    options = {"embedding": True, "pooling_type": 1}  # 1: LLAMA_POOLING_TYPE_MEAN
+    with LocalLlamaServer(
+        scripted_model_path(), ctx_size=2048, threads=2, options=options
+    ) as server:
+        yield server

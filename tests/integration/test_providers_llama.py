@@ -29,6 +29,7 @@ from agent_smith import (
     make_model,
     tool,
 )
+from agent_smith.llm.embeddings import OpenAIEmbedder
 from agent_smith.llm.local_server import LocalLlamaServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
@@ -109,3 +110,13 @@ def test_anthropic_counts_tokens_exactly_and_caches_on_request(
     reply = model.complete(request)
     assert reply.message.content == HELLO
     assert reply.usage is not None and reply.usage.prompt >= count
+
+
+def test_the_embedder_gets_one_vector_per_text_in_order(
+    embedding_llama: LocalLlamaServer, runtime: Runtime
+) -> None:
+    embedder = OpenAIEmbedder(embedding_llama.endpoint, batch_size=2, runtime=runtime)
+    texts = ["hello", "world", "hello"]
+    vectors = embedder.embed(texts)
+    assert len(vectors) == 3 and embedder.dimensions == len(vectors[0]) > 0
+    assert vectors[0] == vectors[2] and vectors[0] != vectors[1]  # order kept across batches
