@@ -84,11 +84,13 @@ if TYPE_CHECKING:
         ToolCallStarted,
     )
     from .llm.fallback import FallbackModel
+    from .llm.gemini import GeminiClient
     from .llm.local_server import LocalLlamaServer
     from .llm.model import (
         ChatModel,
         ModelCapabilities,
     )
+    from .llm.ollama import OllamaClient
     from .llm.providers import make_model
     from .llm.request import (
         LlmRequest,
@@ -167,6 +169,8 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
+    "OllamaClient": "llm.ollama",
+    "GeminiClient": "llm.gemini",
     "Embedder": "llm.embeddings",
     "OllamaEmbedder": "llm.embeddings",
     "OpenAIEmbedder": "llm.embeddings",
@@ -324,6 +328,7 @@ __all__ = [
     "Finished",
     "FullMemory",
     "FunctionTool",
+    "GeminiClient",
     "InMemoryTokenStorage",
     "ItemError",
     "LifecycleEvent",
@@ -345,6 +350,7 @@ __all__ = [
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
+    "OllamaClient",
     "OllamaEmbedder",
     "OpenAIEmbedder",
     "OutputMode",

@@ -75,11 +75,13 @@ def error_from_json(
     details = ""
     if isinstance(error, dict):
         message = error.get("message") or error.get("detail") or ""
-        kind = error.get("type") or ""
+        kind = error.get("type") or error.get("status") or ""  # Google names it status
         code = error.get("code")
         prompt, context = error.get("n_prompt_tokens"), error.get("n_ctx")
         if isinstance(prompt, int) and isinstance(context, int):
             details = f" (prompt: {prompt} tokens, context: {context} tokens)"
+        elif isinstance(error.get("details"), list):
+            details = _google_details(error["details"])
     else:
         message = error
     if status is None:
@@ -97,6 +99,17 @@ def error_from_json(
         http_status=status,
         body_excerpt=excerpt_of(excerpt, secret),
     )
+
+
+def _google_details(details: list[Any]) -> str:
+    """Google's error ``details``: each entry's ``reason``, else its type's last name."""
+    named = []
+    for entry in details:
+        if isinstance(entry, dict):
+            name = entry.get("reason") or str(entry.get("@type", "")).rsplit(".", 1)[-1]
+            if isinstance(name, str) and name:
+                named.append(name)
+    return f" (details: {', '.join(named)})" if named else ""
 
 
 def excerpt_of(text: str, secret: str | None = None) -> str:

@@ -15,7 +15,6 @@ HTTP path (retries, timeouts, cancellation, typed errors).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,6 +23,7 @@ from ..errors import ConfigError, ParseError
 from ..runtime import Runtime
 from .api_error import error_from_json
 from .endpoint import display_url, resolve_url
+from .ollama import ollama_host
 from .retry import RetryPolicy
 from .transport import HttpTransport
 
@@ -239,15 +239,3 @@ class OllamaEmbedder(_HttpEmbedder):
         if not isinstance(found, list):
             raise ParseError(f"{self._who} {self._shown} reply has no embeddings array")
         return [self._vector(v) for v in found]
-
-
-def ollama_host() -> str:
-    """Ollama's base URL: ``$OLLAMA_HOST`` (a URL, or ``host[:port]``), else the default."""
-    host = os.environ.get("OLLAMA_HOST", "").strip()
-    if not host:
-        return "http://127.0.0.1:11434"
-    if "://" not in host:
-        host = f"http://{host}"
-    if host.count(":") == 1:  # no port given
-        host += ":11434"
-    return host

@@ -22,6 +22,8 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "openai": ("client", "LlmClient"),
     "anthropic": ("anthropic", "AnthropicClient"),
     "responses": ("responses", "ResponsesClient"),
+    "gemini": ("gemini", "GeminiClient"),
+    "ollama": ("ollama", "OllamaClient"),
 }
 
 

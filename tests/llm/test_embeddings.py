@@ -7,7 +7,8 @@ import json
 import pytest
 
 from agent_smith import ConfigError, LlmApiError, ParseError, Runtime
-from agent_smith.llm.embeddings import Embedder, OllamaEmbedder, OpenAIEmbedder, ollama_host
+from agent_smith.llm.embeddings import Embedder, OllamaEmbedder, OpenAIEmbedder
+from agent_smith.llm.ollama import ollama_host
 from tests.support.llm_server import Raw, ScriptedLlmServer
 
 

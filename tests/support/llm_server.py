@@ -124,6 +124,7 @@ class ScriptedLlmServer:
         self.responder = responder
         self.requests: list[JsonObject] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each request's path and query, in order
         self.connections = 0
         self._gates: list[threading.Event] = []  # set on stop so no handler stays blocked
         self._script: deque[Reply] = deque()
@@ -209,6 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, b'{"error": {"message": "invalid JSON"}}')
             return
         owner = self.server.owner
+        with owner._lock:
+            owner.paths.append(self.path)
         reply = owner._next_reply(body, dict(self.headers))
         if isinstance(reply, Hold):
             with owner._lock:

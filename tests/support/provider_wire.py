@@ -199,19 +199,29 @@ def speak(server: Any, provider: str, *replies: Any) -> None:
 
     def respond(body: JsonObject) -> Any:
         reply = queue.popleft()
+        path = server.paths[-1]  # recorded as the request arrived
         if isinstance(reply, Hold):
-            return Hold(reply.gate, render(provider, reply.then, body), reply.reached)
-        return render(provider, reply, body)
+            return Hold(reply.gate, render(provider, reply.then, body, path), reply.reached)
+        return render(provider, reply, body, path)
 
     server.responder = respond
 
 
-def render(provider: str, reply: Any, body: JsonObject) -> Any:
-    """A Text or Calls reply as ``provider`` would send it (Chunks or Raw)."""
+def render(provider: str, reply: Any, body: JsonObject, path: str = "") -> Any:
+    """A Text or Calls reply as ``provider`` would send it (Chunks or Raw) to ``path``."""
     from tests.support.llm_server import Calls, Chunks, Raw
 
     stream = bool(body.get("stream"))
     calls = reply.calls if isinstance(reply, Calls) else ()
+    if provider == "gemini":
+        chunks = gemini_chunks(reply.content if not calls else "", calls)
+        if ":streamGenerateContent" not in path:
+            whole = gemini_chunks(reply.content if not calls else "", calls, pieces=False)
+            return Raw(200, json.dumps(whole[0]))
+        return Chunks(*(f"data: {json.dumps(c)}\r\n\r\n" for c in chunks))
+    if provider == "ollama":
+        lines = ollama_lines(reply.content if not calls else "", calls, stream=stream)
+        return Chunks(*lines) if stream else Raw(200, lines[0])
     if provider == "anthropic":
         blocks: list[JsonObject] = (
             [
@@ -263,7 +273,14 @@ def render(provider: str, reply: Any, body: JsonObject) -> Any:
 
 def tool_outputs(provider: str, body: JsonObject) -> list[str]:
     """The tool results a request body sends, whatever its dialect."""
-    if provider == "openai":
+    if provider == "gemini":
+        return [
+            part["functionResponse"]["response"]["result"]
+            for content in body["contents"]
+            for part in content["parts"]
+            if "functionResponse" in part
+        ]
+    if provider in ("openai", "ollama"):
         return [m["content"] for m in body["messages"] if m["role"] == "tool"]
     if provider == "anthropic":
         return [
@@ -274,3 +291,66 @@ def tool_outputs(provider: str, body: JsonObject) -> list[str]:
             if block["type"] == "tool_result"
         ]
     return [item["output"] for item in body["input"] if item.get("type") == "function_call_output"]
+
+
+def gemini_chunks(
+    text: str, calls: Any = (), *, pieces: bool = True, signature: str = "CiQBcsjafQ=="
+) -> list[JsonObject]:
+    """``GenerateContentResponse`` chunks: text word by word (or whole), or function calls
+    (the first carrying a thought signature, as Gemini 3 sends them), the last finishing."""
+
+    def chunk(parts: list[JsonObject], finish: bool) -> JsonObject:
+        candidate: JsonObject = {"content": {"role": "model", "parts": parts}, "index": 0}
+        out: JsonObject = {"candidates": [candidate], "modelVersion": "gemini-wire"}
+        if finish:
+            candidate["finishReason"] = "STOP"
+            out["responseId"] = "gem-resp-1"
+            out["usageMetadata"] = {
+                "promptTokenCount": 10,
+                "candidatesTokenCount": 5,
+                "thoughtsTokenCount": 3,
+                "cachedContentTokenCount": 4,
+                "totalTokenCount": 18,
+            }
+        return out
+
+    if calls:
+        parts: list[JsonObject] = [
+            {"functionCall": {"name": name, "args": args}} for name, args in calls
+        ]
+        parts[0]["thoughtSignature"] = signature
+        return [chunk(parts, True)]
+    words = text.split(" ") if pieces else [text]
+    out = [chunk([{"text": w if i == 0 else " " + w}], False) for i, w in enumerate(words)]
+    out[-1] = chunk(out[-1]["candidates"][0]["content"]["parts"], True)
+    return out
+
+
+def ollama_lines(text: str, calls: Any = (), *, stream: bool = True) -> list[str]:
+    """``/api/chat`` NDJSON lines (or, not streaming, the one whole object)."""
+    head = {"model": "llama-wire", "created_at": "2026-01-01T00:00:00Z"}
+    tool_calls = [{"function": {"name": name, "arguments": args}} for name, args in calls]
+    end = {
+        **head,
+        "done": True,
+        "done_reason": "stop",  # "stop" even after tool calls
+        "prompt_eval_count": 10,
+        "eval_count": 5,
+    }
+    if not stream:
+        message: JsonObject = {"role": "assistant", "content": text}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        return [json.dumps({**end, "message": message})]
+    lines = []
+    if tool_calls:
+        message = {"role": "assistant", "content": "", "tool_calls": tool_calls}
+        lines.append({**head, "message": message, "done": False})
+    else:
+        for i, word in enumerate(text.split(" ")):
+            piece = word if i == 0 else " " + word
+            lines.append(
+                {**head, "message": {"role": "assistant", "content": piece}, "done": False}
+            )
+    lines.append({**end, "message": {"role": "assistant", "content": ""}})
+    return [json.dumps(line) + "\n" for line in lines]
