@@ -40,6 +40,7 @@ from .events import (
     ToolCallStarted,
 )
 from .request import LlmResponse, string_field
+from .stream_decoder import scan_json
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 PROVIDER = "anthropic"
 WHO = "Anthropic API"
 
+_STREAMED_TEXT = {"text": "text", "thinking": "thinking"}  # block type -> its text field
 _FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -56,6 +58,8 @@ _FINISH = {
     "refusal": "content_filter",
 }
 _JSON = "_json"  # where a streamed block's input_json_delta fragments collect
+_PIECES = "_pieces"  # its text_delta / thinking_delta pieces (joined once, at the end)
+_SIGNATURE = "_signature"  # its signature_delta pieces
 
 
 def usage_of(raw: object) -> TokenUsage:
@@ -166,6 +170,8 @@ class AnthropicStreamDecoder:
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the SSE events arrive, then completed tool calls and Finished."""
         tracing = log.isEnabledFor(TRACE)
+        scan = scan_json
+        blocks = self._blocks
         reader = SseReader(chunks)
         for sse in reader.all_events():
             data = sse.data
@@ -174,9 +180,23 @@ class AnthropicStreamDecoder:
             if tracing:
                 log.log(TRACE, "sse event %d: %s", self._frames, redact(data))
             self._frames += 1
-            frame = self._parse(data)
-            kind = frame.get("type", sse.event)
+            try:
+                frame, end = scan(data, 0)
+            except (StopIteration, ValueError):
+                frame, end = None, 0
+            if end != len(data) or type(frame) is not dict:
+                frame = self._parse(data)
+            kind = frame.get("type") or sse.event
             if kind == "content_block_delta":
+                # The hot path, once per token: a text delta to a text block, inline.
+                delta = frame.get("delta")
+                if type(delta) is dict and delta.get("type") == "text_delta":
+                    block = blocks.get(frame.get("index"))
+                    piece = delta.get("text")
+                    if block is not None and _PIECES in block and type(piece) is str:
+                        block[_PIECES].append(piece)
+                        yield TokenDelta(piece)
+                        continue
                 yield from self._delta(frame)
             elif kind == "content_block_start":
                 yield from self._start(frame)
@@ -218,6 +238,8 @@ class AnthropicStreamDecoder:
         block = dict(block)
         self._blocks[index] = block
         kind = block.get("type")
+        if kind in _STREAMED_TEXT:
+            block[_PIECES] = [_string(block, _STREAMED_TEXT[kind])]
         if kind in ("tool_use", "server_tool_use") or kind == "mcp_tool_use":
             block.pop("input", None)  # {} at the start; the input arrives as JSON fragments
             block[_JSON] = []
@@ -237,8 +259,10 @@ class AnthropicStreamDecoder:
             raise self._bad("content_block_delta has no delta object")
         kind = delta.get("type")
         if kind == "text_delta":
-            piece = _string(delta, "text")
-            block["text"] = block.get("text", "") + piece
+            piece = delta.get("text")
+            if type(piece) is not str:
+                raise self._bad("text_delta text must be a string")
+            block[_PIECES].append(piece)
             yield TokenDelta(piece)
         elif kind == "input_json_delta":
             if _JSON not in block:
@@ -246,10 +270,10 @@ class AnthropicStreamDecoder:
             block[_JSON].append(_string(delta, "partial_json"))
         elif kind == "thinking_delta":
             piece = _string(delta, "thinking")
-            block["thinking"] = block.get("thinking", "") + piece
+            block[_PIECES].append(piece)
             yield ReasoningDelta(piece)
         elif kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + _string(delta, "signature")
+            block.setdefault(_SIGNATURE, []).append(_string(delta, "signature"))
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta.get("citation"))
         else:
@@ -264,6 +288,10 @@ class AnthropicStreamDecoder:
     def _finish(self) -> Iterator[StreamEvent]:
         blocks = [self._blocks[i] for i in sorted(self._blocks)]
         for block in blocks:
+            if _PIECES in block:
+                block[_STREAMED_TEXT[block["type"]]] = "".join(block.pop(_PIECES))
+            if _SIGNATURE in block:
+                block["signature"] = block.get("signature", "") + "".join(block.pop(_SIGNATURE))
             if _JSON in block and block.get("type") != "tool_use":  # kept for replay: an object
                 block["input"] = _object_or_empty("".join(block.pop(_JSON)))
         usage = usage_of(self._usage) if self._usage else None

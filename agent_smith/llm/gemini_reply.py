@@ -38,6 +38,7 @@ from .events import (
     ToolCallStarted,
 )
 from .request import LlmResponse
+from .stream_decoder import scan_json
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ WHO = "Gemini API"
 MADE_UP_ID = "gemini_call_"
 
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
+_PIECES = "_pieces"  # a streamed text part's pieces (joined once, at the end)
 
 
 def usage_of(raw: object) -> TokenUsage | None:
@@ -78,12 +80,13 @@ class GeminiAssembler:
         self._parts: list[dict[str, Any]] = []
         self._calls: list[ToolCall] = []
         self._finish: str | None = None
-        self._usage: TokenUsage | None = None
+        self._usage_raw: object = None
         self._about: dict[str, str] = {}
 
     @property
-    def finished(self) -> bool:
-        return self._finish is not None
+    def parts(self) -> list[dict[str, Any]]:
+        """The reply's parts so far (streamed text pieces not yet joined)."""
+        return self._parts
 
     def add(self, chunk: object) -> Iterator[StreamEvent]:
         """Take one response chunk; yield its text, reasoning and call events."""
@@ -93,12 +96,7 @@ class GeminiAssembler:
             raise error_from_json(
                 chunk, endpoint=self._endpoint, status=None, excerpt=json.dumps(chunk), who=WHO
             )
-        for key, field in (("responseId", "id"), ("modelVersion", "model")):
-            if isinstance(chunk.get(key), str):
-                self._about[field] = chunk[key]
-        usage = usage_of(chunk.get("usageMetadata"))
-        if usage is not None:
-            self._usage = usage
+        self.note(chunk)
         candidates = chunk.get("candidates")
         if not candidates:
             feedback = chunk.get("promptFeedback")
@@ -120,6 +118,16 @@ class GeminiAssembler:
                 raise self._refused(f"the reply stopped with finishReason {reason}", chunk)
             self._finish = _FINISH[reason]
 
+    def note(self, chunk: dict[str, Any]) -> None:
+        """Keep what a chunk says of the reply: usage (each chunk repeats it), id, model."""
+        usage = chunk.get("usageMetadata")
+        if usage is not None:
+            self._usage_raw = usage
+        for key, field in (("responseId", "id"), ("modelVersion", "model")):
+            value = chunk.get(key)
+            if isinstance(value, str):
+                self._about[field] = value
+
     def events_at_end(self) -> Iterator[StreamEvent]:
         """The completed tool calls and Finished; TransportError if no chunk finished."""
         if self._finish is None:
@@ -128,14 +136,18 @@ class GeminiAssembler:
                 operation="stream",
                 endpoint_or_server=self._endpoint,
             )
+        for part in self._parts:
+            if _PIECES in part:
+                part["text"] = "".join(part.pop(_PIECES))
         text = "".join(p["text"] for p in self._parts if "text" in p and not p.get("thought"))
         thought = "".join(p["text"] for p in self._parts if "text" in p and p.get("thought"))
         signed = any("thoughtSignature" in p for p in self._parts)
+        usage = usage_of(self._usage_raw)
         finish = "tool_calls" if self._calls and self._finish == "stop" else self._finish
         message = AssistantMessage(
             text,
             tuple(self._calls),
-            self._usage,
+            usage,
             thought or None,
             ProviderData(PROVIDER, {"parts": self._parts}) if signed or thought else None,
         )
@@ -147,7 +159,7 @@ class GeminiAssembler:
         )
         for index, call in enumerate(self._calls):
             yield ToolCallCompleted(index, call.arguments)
-        yield Finished(finish, self._usage, response)
+        yield Finished(finish, usage, response)
 
     def _part(self, part: object) -> Iterator[StreamEvent]:
         if not isinstance(part, dict):
@@ -166,13 +178,15 @@ class GeminiAssembler:
         if (
             text is not None
             and last is not None
-            and "text" in last
+            and _PIECES in last
             and last.get("thought") == part.get("thought")
             and "thoughtSignature" not in last
             and set(part) <= {"text", "thought"}
         ):
-            last["text"] += text  # one streamed answer, one part
+            last[_PIECES].append(text)  # one streamed answer, one part
         else:
+            if text is not None:
+                part[_PIECES] = [text]
             self._parts.append(part)
         if text:
             yield ReasoningDelta(text) if part.get("thought") else TokenDelta(text)
@@ -216,7 +230,9 @@ class GeminiStreamDecoder:
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the chunks arrive, then the completed tool calls and Finished."""
         tracing = log.isEnabledFor(TRACE)
+        scan = scan_json
         assembler = GeminiAssembler(endpoint=self._endpoint)
+        pieces = assembler.parts  # the hot path adds plain answer pieces here directly
         reader = SseReader(chunks)
         for sse in reader.all_events():
             if not sse.data:
@@ -224,13 +240,42 @@ class GeminiStreamDecoder:
             if tracing:
                 log.log(TRACE, "sse chunk %d: %s", self._frames, redact(sse.data))
             self._frames += 1
+            data = sse.data
             try:
-                chunk = json.loads(sse.data)
-            except ValueError as err:
-                raise ParseError(
-                    f"stream chunk {self._frames} from {WHO} {self._endpoint} is not valid JSON"
-                    f" ({getattr(err, 'msg', err)}): {sse.data[:80]!r}",
-                    offset=getattr(err, "pos", 0),
-                ) from err
+                chunk, end = scan(data, 0)
+            except (StopIteration, ValueError):
+                chunk, end = None, 0
+            if end != len(data) or type(chunk) is not dict:
+                chunk = self._parse(data)
+            # The hot path, once per token: one candidate with one plain text part.
+            candidates = chunk.get("candidates") if type(chunk) is dict else None
+            if type(candidates) is list and len(candidates) == 1 and "error" not in chunk:
+                candidate = candidates[0]
+                if type(candidate) is dict and "finishReason" not in candidate:
+                    content = candidate.get("content")
+                    parts = content.get("parts") if type(content) is dict else None
+                    if type(parts) is list and len(parts) == 1:
+                        part = parts[0]
+                        text = part.get("text") if type(part) is dict and len(part) == 1 else None
+                        if type(text) is str:
+                            # usage, id and model: read from the finishing chunk (slow path)
+                            last = pieces[-1] if pieces else None
+                            if last is not None and len(last) == 2 and _PIECES in last:
+                                last[_PIECES].append(text)  # {"text", _PIECES}: plain answer
+                            else:
+                                pieces.append({"text": text, _PIECES: [text]})
+                            if text:
+                                yield TokenDelta(text)
+                            continue
             yield from assembler.add(chunk)
         yield from assembler.events_at_end()
+
+    def _parse(self, data: str) -> Any:
+        try:
+            return json.loads(data)
+        except ValueError as err:
+            raise ParseError(
+                f"stream chunk {self._frames} from {WHO} {self._endpoint} is not valid JSON"
+                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
+                offset=getattr(err, "pos", 0),
+            ) from err

@@ -38,6 +38,7 @@ from .events import (
 from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams, string_field
 from .retry import RetryPolicy
+from .stream_decoder import scan_json
 from .transport import HttpTransport
 
 log = logging.getLogger(__name__)
@@ -217,14 +218,28 @@ class OllamaDecoder:
         thinking: list[str] = []
         calls: list[ToolCall] = []
         last: JsonObject | None = None
+        scan = scan_json
         for line in _lines(chunks):
             self._lines += 1
-            obj = self._parse(line)
+            try:
+                obj, end = scan(line, 0)
+            except (StopIteration, ValueError):
+                obj, end = None, 0
+            if end != len(line) or type(obj) is not dict:
+                obj = self._parse(line)
+            message = obj.get("message")
+            # The hot path, once per token: a line with only a piece of the answer.
+            if obj.get("done") is False and type(message) is dict and len(message) == 2:
+                content = message.get("content")
+                if type(content) is str and message.get("role") == "assistant":
+                    if content:
+                        text.append(content)
+                        yield TokenDelta(content)
+                    continue
             if "error" in obj:
                 raise error_from_json(
                     obj, endpoint=self._endpoint, status=None, excerpt=line, who=WHO
                 )
-            message = obj.get("message")
             if isinstance(message, dict):
                 thought = message.get("thinking")
                 if isinstance(thought, str) and thought:

@@ -39,6 +39,7 @@ from .events import (
     ToolCallStarted,
 )
 from .request import LlmResponse, string_field
+from .stream_decoder import scan_json
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,7 @@ class ResponsesStreamDecoder:
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the SSE events arrive, then completed tool calls and Finished."""
         tracing = log.isEnabledFor(TRACE)
+        scan = scan_json
         reader = SseReader(chunks)
         final: LlmResponse | None = None
         for sse in reader.all_events():
@@ -171,10 +173,18 @@ class ResponsesStreamDecoder:
             if tracing:
                 log.log(TRACE, "sse event %d: %s", self._frames, redact(data))
             self._frames += 1
-            frame = self._parse(data)
-            kind = frame.get("type", sse.event)
-            if kind == "response.output_text.delta":
-                yield TokenDelta(_string(frame, "delta"))
+            try:
+                frame, end = scan(data, 0)
+            except (StopIteration, ValueError):
+                frame, end = None, 0
+            if end != len(data) or type(frame) is not dict:
+                frame = self._parse(data)
+            kind = frame.get("type") or sse.event
+            if kind == "response.output_text.delta":  # the hot path, once per token
+                piece = frame.get("delta")
+                if type(piece) is not str:
+                    raise ParseError(f"{WHO} {self._endpoint}: a text delta must be a string")
+                yield TokenDelta(piece)
             elif kind in _REASONING_DELTAS:
                 yield ReasoningDelta(_string(frame, "delta"))
             elif kind == "response.output_item.added":
