@@ -24,6 +24,7 @@ from typing import Any
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, ParseError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import NO_CHAT, ChatObservation, get_observer
 from ..runtime import Runtime
 from .anthropic_reply import PROVIDER, WHO, AnthropicStreamDecoder, parse_message
 from .api_error import error_from_json
@@ -115,6 +116,16 @@ class AnthropicClient:
         return self._capabilities
 
     @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
     def runtime(self) -> Runtime | None:
         """The runtime given at construction (``None``: the process default is used)."""
         return self._runtime
@@ -124,7 +135,8 @@ class AnthropicClient:
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply."""
         body = self.body(request, stream=False)
-        return parse_message(self._post_json(self._url, body, cancel))
+        with get_observer().on_chat_start(self, request, body) as span:
+            return span.finish(parse_message(self._post_json(self._url, body, cancel, span)))
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -132,11 +144,14 @@ class AnthropicClient:
         """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
         body = self.body(request, stream=True)
         headers = {**self._headers, "Accept": "text/event-stream"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, body, headers, call)
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._url, body, headers, call, span)
             try:
                 decoder = AnthropicStreamDecoder(endpoint=self._shown)
-                yield from decoder.events(self._http.chunks(response, call))
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
                 call.check()
             finally:
                 response.close()
@@ -193,10 +208,16 @@ class AnthropicClient:
         body.update(sampling.extra)
         return body
 
-    def _post_json(self, url: str, body: JsonObject, cancel: CancellationToken | None) -> Any:
+    def _post_json(
+        self,
+        url: str,
+        body: JsonObject,
+        cancel: CancellationToken | None,
+        span: ChatObservation = NO_CHAT,
+    ) -> Any:
         headers = {**self._headers, "Accept": "application/json"}
         with self._http.live_call(cancel) as call:
-            response = self._http.post(url, body, headers, call)
+            response = self._http.post(url, body, headers, call, span)
             try:
                 parsed, data = self._http.read_json(response, call)
             finally:

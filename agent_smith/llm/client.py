@@ -16,8 +16,8 @@ import requests
 
 from ..cancellation import CancellationToken
 from ..errors import TransportError
+from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime
-from ..tracing.chat_span import ChatTrace, chat
 from .api_error import error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
@@ -109,7 +109,7 @@ class LlmClient:
             return span.finish(self._complete(body, cancel, span))
 
     def _complete(
-        self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatTrace
+        self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatObservation
     ) -> LlmResponse:
         with self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
@@ -178,12 +178,12 @@ class LlmClient:
 
     # -- internals ---------------------------------------------------------
 
-    def _chat_span(self, request: LlmRequest, body: dict[str, Any]) -> ChatTrace:
-        return chat(
-            model=self._model, url=self._url, request=request, body=body, runtime=self._runtime
-        )
+    def _chat_span(self, request: LlmRequest, body: dict[str, Any]) -> ChatObservation:
+        return get_observer().on_chat_start(self, request, body)
 
-    def _send(self, body: dict[str, Any], call: LiveCall, span: ChatTrace) -> requests.Response:
+    def _send(
+        self, body: dict[str, Any], call: LiveCall, span: ChatObservation
+    ) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:

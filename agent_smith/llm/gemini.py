@@ -21,6 +21,7 @@ from typing import Any
 from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import get_observer
 from ..runtime import Runtime
 from .convert import forced_tool, output_schema, sampling_of, system_text
 from .endpoint import display_url, resolve_url
@@ -124,6 +125,16 @@ class GeminiClient:
         return self._capabilities
 
     @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
     def runtime(self) -> Runtime | None:
         """The runtime given at construction (``None``: the process default is used)."""
         return self._runtime
@@ -132,25 +143,31 @@ class GeminiClient:
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply."""
+        body = self.body(request)
         headers = {**self._headers, "Accept": "application/json"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, self.body(request), headers, call)
-            try:
-                parsed, _ = self._http.read_json(response, call)
-            finally:
-                response.close()
-        return parse_response(parsed, endpoint=self._shown)
+        with get_observer().on_chat_start(self, request, body) as span:
+            with self._http.live_call(cancel) as call:
+                response = self._http.post(self._url, body, headers, call, span)
+                try:
+                    parsed, _ = self._http.read_json(response, call)
+                finally:
+                    response.close()
+            return span.finish(parse_response(parsed, endpoint=self._shown))
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> Iterator[StreamEvent]:
         """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
+        body = self.body(request)
         headers = {**self._headers, "Accept": "text/event-stream"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._stream_url, self.body(request), headers, call)
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._stream_url, body, headers, call, span)
             try:
                 decoder = GeminiStreamDecoder(endpoint=self._shown)
-                yield from decoder.events(self._http.chunks(response, call))
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
                 call.check()
             finally:
                 response.close()

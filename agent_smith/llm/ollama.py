@@ -23,6 +23,7 @@ from typing import Any
 from ..cancellation import CancellationToken
 from ..errors import ParseError, TransportError
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
+from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime
 from .api_error import error_from_json
 from .convert import output_schema, sampling_of
@@ -121,6 +122,16 @@ class OllamaClient:
         return self._capabilities
 
     @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
     def runtime(self) -> Runtime | None:
         """The runtime given at construction (``None``: the process default is used)."""
         return self._runtime
@@ -129,16 +140,19 @@ class OllamaClient:
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply."""
-        events = list(self._events(self.body(request, stream=False), cancel))
-        last = events[-1]
-        assert isinstance(last, Finished)  # _events always ends with Finished or raises
-        return last.response
+        body = self.body(request, stream=False)
+        with get_observer().on_chat_start(self, request, body) as span:
+            *_, last = self._events(body, cancel, span)
+            assert isinstance(last, Finished)  # _events always ends with Finished or raises
+            return span.finish(last.response)
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> Iterator[StreamEvent]:
         """Send ``request`` streaming; yield events as the lines arrive, ``Finished`` last."""
-        return self._events(self.body(request, stream=True), cancel)
+        body = self.body(request, stream=True)
+        with get_observer().on_chat_start(self, request, body) as span:
+            yield from span.watch(self._events(body, cancel, span))
 
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""
@@ -175,10 +189,12 @@ class OllamaClient:
         body.update(sampling.extra)
         return body
 
-    def _events(self, body: JsonObject, cancel: CancellationToken | None) -> Iterator[StreamEvent]:
+    def _events(
+        self, body: JsonObject, cancel: CancellationToken | None, span: ChatObservation
+    ) -> Iterator[StreamEvent]:
         headers = {**self._headers, "Accept": "application/x-ndjson"}
         with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, body, headers, call)
+            response = self._http.post(self._url, body, headers, call, span)
             try:
                 decoder = OllamaDecoder(endpoint=self._shown)
                 yield from decoder.events(self._http.chunks(response, call))

@@ -24,6 +24,7 @@ from typing import Any
 from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import get_observer
 from ..runtime import Runtime
 from .api_error import error_from_json
 from .convert import forced_tool, output_schema, sampling_of, system_text
@@ -97,6 +98,16 @@ class ResponsesClient:
         return self._capabilities
 
     @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
     def runtime(self) -> Runtime | None:
         """The runtime given at construction (``None``: the process default is used)."""
         return self._runtime
@@ -107,22 +118,23 @@ class ResponsesClient:
         """Send ``request`` and return the whole reply."""
         body = self.body(request, stream=False)
         headers = {**self._headers, "Accept": "application/json"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, body, headers, call)
-            try:
-                parsed, data = self._http.read_json(response, call)
-            finally:
-                response.close()
-        if isinstance(parsed, dict) and "error" in parsed and "output" not in parsed:
-            raise error_from_json(
-                parsed,
-                endpoint=self._shown,
-                status=response.status_code,
-                excerpt=data.decode("utf-8", "replace"),
-                secret=self._api_key,
-                who=WHO,
-            )
-        return parse_response(parsed, endpoint=self._shown)
+        with get_observer().on_chat_start(self, request, body) as span:
+            with self._http.live_call(cancel) as call:
+                response = self._http.post(self._url, body, headers, call, span)
+                try:
+                    parsed, data = self._http.read_json(response, call)
+                finally:
+                    response.close()
+            if isinstance(parsed, dict) and "error" in parsed and "output" not in parsed:
+                raise error_from_json(
+                    parsed,
+                    endpoint=self._shown,
+                    status=response.status_code,
+                    excerpt=data.decode("utf-8", "replace"),
+                    secret=self._api_key,
+                    who=WHO,
+                )
+            return span.finish(parse_response(parsed, endpoint=self._shown))
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -130,11 +142,14 @@ class ResponsesClient:
         """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
         body = self.body(request, stream=True)
         headers = {**self._headers, "Accept": "text/event-stream"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, body, headers, call)
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._url, body, headers, call, span)
             try:
                 decoder = ResponsesStreamDecoder(endpoint=self._shown)
-                yield from decoder.events(self._http.chunks(response, call))
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
                 call.check()
             finally:
                 response.close()

@@ -22,7 +22,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
@@ -34,6 +34,7 @@ from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
+from ..observer import NO_CHAT, ChatObservation
 from ..runtime import Runtime, default_runtime
 from .api_error import error_from_body
 from .retry import RetryPolicy
@@ -42,28 +43,6 @@ log = logging.getLogger(__name__)
 
 _OPERATION = "LLM request"
 _ERROR_BODY_LIMIT = 64 * 1024
-
-
-class CallObserver(Protocol):
-    """What the transport reports of one call (tracing implements it)."""
-
-    def inject(self, headers: dict[str, str]) -> None:
-        """Add this call's trace context to the request headers."""
-
-    def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
-        """``failure`` is retried (retry number ``attempt``) after ``delay`` seconds."""
-
-
-class _Unobserved:
-    def inject(self, headers: dict[str, str]) -> None:
-        return None
-
-    def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
-        return None
-
-
-#: The observer of a call nobody watches.
-UNOBSERVED: CallObserver = _Unobserved()
 
 
 class LiveCall:
@@ -169,9 +148,13 @@ class HttpTransport:
         body: dict[str, Any],
         headers: dict[str, str],
         call: LiveCall,
-        observer: CallObserver = UNOBSERVED,
+        observer: ChatObservation = NO_CHAT,
     ) -> requests.Response:
-        """POST ``body`` with retries; return a response with a 2xx status, body unread."""
+        """POST ``body`` with retries; return a response with a 2xx status, body unread.
+
+        ``observer`` (the call's observation from the observer seam) gets the
+        trace context into the headers and hears of each retry.
+        """
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         observer.inject(headers)
         if log.isEnabledFor(TRACE):
