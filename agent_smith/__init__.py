@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
     from .llm.anthropic import AnthropicClient
+    from .llm.bedrock import BedrockClient
     from .llm.client import LlmClient
     from .llm.embeddings import (
         Embedder,
@@ -175,6 +176,7 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
+    "BedrockClient": "llm.bedrock",
     "OllamaClient": "llm.ollama",
     "GeminiClient": "llm.gemini",
     "Embedder": "llm.embeddings",
@@ -319,6 +321,7 @@ __all__ = [
     "BatchInput",
     "BatchResult",
     "BatchRun",
+    "BedrockClient",
     "CancellationSource",
     "CancellationToken",
     "CancelledError",

@@ -22,11 +22,14 @@ PROVIDER_ENV: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     ),
     "ollama": (("OLLAMA_HOST",), "http://127.0.0.1:11434", ()),
     "responses": (("OPENAI_BASE_URL",), "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
+    # Bedrock signs with the AWS credential chain (or takes a Bedrock API key).
+    "bedrock": (("BEDROCK_ENDPOINT_URL",), "", ("AWS_BEARER_TOKEN_BEDROCK",)),
 }
 
 
 def provider_endpoint(provider: str) -> str:
-    """The server of ``provider`` from its environment, else its default."""
+    """The server of ``provider`` from its environment, else its default (Bedrock's:
+    the regional endpoint of ``$AWS_REGION``/``$AWS_DEFAULT_REGION``)."""
     variables, default, _ = PROVIDER_ENV[provider]
     for name in variables:
         value = os.environ.get(name)
@@ -36,6 +39,9 @@ def provider_endpoint(provider: str) -> str:
 
                 return ollama_host()  # OLLAMA_HOST may be host:port only
             return value
+    if provider == "bedrock":
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        return f"https://bedrock-runtime.{region}.amazonaws.com"
     return default
 
 

@@ -32,11 +32,18 @@ _STATUS_OF_TYPE = {
 
 
 def error_from_body(
-    status: int, text: str, *, endpoint: str, secret: str | None = None, who: str = "LLM server"
+    status: int,
+    text: str,
+    *,
+    endpoint: str,
+    secret: str | None = None,
+    who: str = "LLM server",
+    kind: str = "",
 ) -> LlmApiError:
     """The error for an HTTP ``status`` reply whose body is ``text``.
 
-    ``who`` names the provider (``"LLM server"``, ``"Anthropic API"``), ``endpoint`` its URL.
+    ``who`` names the provider (``"LLM server"``, ``"Anthropic API"``), ``endpoint`` its URL;
+    ``kind`` is an error type the headers gave (AWS's ``x-amzn-ErrorType``).
     """
     try:
         obj: Any = json.loads(text)
@@ -44,12 +51,13 @@ def error_from_body(
         obj = None
     if isinstance(obj, dict):
         return error_from_json(
-            obj, endpoint=endpoint, status=status, excerpt=text, secret=secret, who=who
+            obj, endpoint=endpoint, status=status, excerpt=text, secret=secret, who=who, kind=kind
         )
     detail = _one_line(text, secret)
     suffix = f": {detail}" if detail else ""
+    named = f" ({_one_line(kind, secret)})" if kind else ""
     return LlmApiError(
-        f"{who} {endpoint} answered HTTP {status}{suffix}",
+        f"{who} {endpoint} answered HTTP {status}{named}{suffix}",
         http_status=status,
         body_excerpt=excerpt_of(text, secret),
     )
@@ -63,6 +71,7 @@ def error_from_json(
     excerpt: str,
     secret: str | None = None,
     who: str = "LLM server",
+    kind: str = "",
 ) -> LlmApiError:
     """The error for a JSON error object (``status`` None: it came in a stream frame).
 
@@ -70,12 +79,11 @@ def error_from_json(
     error types by their documented statuses.
     """
     error = obj.get("error", obj)
-    kind = ""
     code: object = None
     details = ""
     if isinstance(error, dict):
         message = error.get("message") or error.get("detail") or ""
-        kind = error.get("type") or error.get("status") or ""  # Google names it status
+        kind = error.get("type") or error.get("status") or kind  # Google names it status
         code = error.get("code")
         prompt, context = error.get("n_prompt_tokens"), error.get("n_ctx")
         if isinstance(prompt, int) and isinstance(context, int):

@@ -24,6 +24,7 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "responses": ("responses", "ResponsesClient"),
     "gemini": ("gemini", "GeminiClient"),
     "ollama": ("ollama", "OllamaClient"),
+    "bedrock": ("bedrock", "BedrockClient"),  # the [bedrock] extra (botocore)
 }
 
 

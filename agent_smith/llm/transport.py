@@ -20,7 +20,7 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -149,11 +149,13 @@ class HttpTransport:
         headers: dict[str, str],
         call: LiveCall,
         observer: ChatObservation = NO_CHAT,
+        sign: Callable[[str, bytes, dict[str, str]], None] | None = None,
     ) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread.
 
         ``observer`` (the call's observation from the observer seam) gets the
-        trace context into the headers and hears of each retry.
+        trace context into the headers and hears of each retry. ``sign(url, data,
+        headers)`` adds a request signature (AWS SigV4) to the headers of each attempt.
         """
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         observer.inject(headers)
@@ -166,6 +168,8 @@ class HttpTransport:
         while True:
             call.check()
             retry_after: str | None = None
+            if sign is not None:
+                sign(url, data, headers)
             try:
                 with watch_socket(call.waiting_on):
                     response = session.post(
@@ -209,6 +213,7 @@ class HttpTransport:
                     endpoint=self.shown,
                     secret=self.secret,
                     who=self.who,
+                    kind=response.headers.get("x-amzn-ErrorType", "").split(":", 1)[0],
                 )
                 cause = failure
                 if status != 429 and status < 500:

@@ -19,6 +19,10 @@ _VARIABLES = (
     "GOOGLE_API_KEY",
     "GEMINI_BASE_URL",
     "OLLAMA_HOST",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "BEDROCK_ENDPOINT_URL",
 )
 
 
@@ -41,6 +45,12 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         ),
         ("ollama", {"OLLAMA_HOST": "gpu-box"}, "http://gpu-box:11434", None),
         ("responses", {"OPENAI_API_KEY": "sk-o"}, "https://api.openai.com/v1", "sk-o"),
+        (
+            "bedrock",
+            {"AWS_REGION": "eu-west-1"},
+            "https://bedrock-runtime.eu-west-1.amazonaws.com",
+            None,
+        ),
     ],
 )
 def test_each_provider_reads_its_usual_variables(

@@ -11,7 +11,7 @@ from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.provider_wire import speak, tool_outputs
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "gemini", "ollama", "responses"])
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "ollama", "responses", "bedrock"])
 def test_the_cli_runs_a_tool_round_on_a_native_provider(provider: str, tmp_path: Path) -> None:
     with ScriptedLlmServer() as server:
         speak(

@@ -1,7 +1,7 @@
 """The agent-level behaviours that matter, against every HTTP provider's wire fake.
 
 Each test runs once per dialect (OpenAI chat completions, Anthropic Messages,
-OpenAI Responses, Gemini, Ollama): the scripted server answers in that dialect
+OpenAI Responses, Gemini, Ollama, Bedrock): the scripted server answers in that dialect
 (tests/support/provider_wire.py), so the agent loop, tools in parallel,
 typed output, approvals, streaming, cancellation and sessions are proven on
 each provider's own wire format.
@@ -33,7 +33,7 @@ from tests.support.llm_server import Calls, Hold, ScriptedLlmServer, Text
 from tests.support.provider_wire import speak, tool_outputs
 
 WAIT = 10.0
-PROVIDERS = ["openai", "anthropic", "responses", "gemini", "ollama"]
+PROVIDERS = ["openai", "anthropic", "responses", "gemini", "ollama", "bedrock"]
 
 
 @tool
@@ -54,7 +54,9 @@ def provider(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def model(provider: str, llm_server: ScriptedLlmServer, runtime: Runtime) -> ChatModel:
+def model(
+    provider: str, llm_server: ScriptedLlmServer, runtime: Runtime, aws_credentials: None
+) -> ChatModel:
     return make_model(provider, llm_server.url, "wire", runtime=runtime)
 
 

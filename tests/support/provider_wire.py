@@ -219,6 +219,25 @@ def render(provider: str, reply: Any, body: JsonObject, path: str = "") -> Any:
             whole = gemini_chunks(reply.content if not calls else "", calls, pieces=False)
             return Raw(200, json.dumps(whole[0]))
         return Chunks(*(f"data: {json.dumps(c)}\r\n\r\n" for c in chunks))
+    if provider == "bedrock":
+        from tests.support.aws_eventstream import converse_stream
+
+        if path.endswith("/converse-stream"):
+            return Chunks(*converse_stream(reply.content if not calls else "", calls))
+        content: list[JsonObject] = (
+            [
+                {"toolUse": {"toolUseId": f"tooluse_{i}", "name": name, "input": args}}
+                for i, (name, args) in enumerate(calls)
+            ]
+            if calls
+            else [{"text": reply.content}]
+        )
+        converse = {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": "tool_use" if calls else "end_turn",
+            "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+        }
+        return Raw(200, json.dumps(converse))
     if provider == "ollama":
         lines = ollama_lines(reply.content if not calls else "", calls, stream=stream)
         return Chunks(*lines) if stream else Raw(200, lines[0])
@@ -279,6 +298,13 @@ def tool_outputs(provider: str, body: JsonObject) -> list[str]:
             for content in body["contents"]
             for part in content["parts"]
             if "functionResponse" in part
+        ]
+    if provider == "bedrock":
+        return [
+            block["toolResult"]["content"][0]["text"]
+            for turn in body["messages"]
+            for block in turn["content"]
+            if "toolResult" in block
         ]
     if provider in ("openai", "ollama"):
         return [m["content"] for m in body["messages"] if m["role"] == "tool"]
