@@ -18,6 +18,7 @@ from .errors import (
     ApprovalRequired,
     CancelledError,
     ConfigError,
+    ContextOverflowError,
     LlmApiError,
     McpAuthError,
     McpError,
@@ -163,6 +164,8 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
+    from .web.serve import WebServer
 
 from ._version import __version__
 from .observer import set_observer
@@ -282,6 +285,8 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -328,6 +333,7 @@ __all__ = [
     "ChatModel",
     "ClientInfo",
     "ConfigError",
+    "ContextOverflowError",
     "Decision",
     "Embedder",
     "EnterpriseIdp",
@@ -408,6 +414,8 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "UserMessage",
+    "WebApp",
+    "WebServer",
     "__version__",
     "compose_system_prompt",
     "default_runtime",

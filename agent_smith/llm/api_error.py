@@ -5,19 +5,32 @@ Servers answer errors as ``{"error": {"message", "type", "code", ...}}``
 the same object may arrive as an SSE frame in a streamed reply. The exception
 message quotes the server's own message on one line; the body excerpt is
 redacted (seed §16.4) and bounded.
+
+A request longer than the model's context window is a
+:class:`~agent_smith.errors.ContextOverflowError`, recognised by llama-server's
+error type ``exceed_context_size_error`` (with ``n_prompt_tokens`` and
+``n_ctx``), OpenAI's code ``context_length_exceeded``, or a message such as
+vLLM's and OpenAI's "maximum context length is N tokens" (N is then the
+window).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from ..errors import LlmApiError
+from ..errors import ContextOverflowError, LlmApiError
 from ..logs import REDACTED, redact
 
 #: Longest body excerpt kept on the exception.
 EXCERPT_LIMIT = 500
 _MESSAGE_LIMIT = 300
+_OVERFLOW_KINDS = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+_OVERFLOW_TEXT = re.compile(
+    r"maximum context length is (\d+)|exceeds the available context size|context length exceeded",
+    re.IGNORECASE,
+)
 # Anthropic's documented error types, for an error event inside a 200 stream.
 _STATUS_OF_TYPE = {
     "invalid_request_error": 400,
@@ -76,11 +89,14 @@ def error_from_json(
     """The error for a JSON error object (``status`` None: it came in a stream frame).
 
     Anthropic's ``overloaded_error`` in a stream counts as HTTP 529, its other
-    error types by their documented statuses.
+    error types by their documented statuses; Google's ``status`` names the
+    error's kind and its ``details`` are summed up.
     """
     error = obj.get("error", obj)
     code: object = None
     details = ""
+    prompt: object = None
+    context: object = None
     if isinstance(error, dict):
         message = error.get("message") or error.get("detail") or ""
         kind = error.get("type") or error.get("status") or kind  # Google names it status
@@ -93,20 +109,29 @@ def error_from_json(
     else:
         message = error
     if status is None:
-        if not (isinstance(code, int) and 400 <= code <= 599):
-            code = _STATUS_OF_TYPE.get(kind, 200) if isinstance(kind, str) else 200
-        status = code if isinstance(code, int) else 200
+        if isinstance(code, int) and 400 <= code <= 599:
+            status = code
+        else:
+            status = _STATUS_OF_TYPE.get(kind, 200) if isinstance(kind, str) else 200
         where = f"{who} {endpoint} sent an error in its stream"
     else:
         where = f"{who} {endpoint} answered HTTP {status}"
     if isinstance(kind, str) and kind:
         where += f" ({_one_line(kind, secret)})"
     text = _one_line(message if isinstance(message, str) else json.dumps(message), secret)
-    return LlmApiError(
-        f"{where}: {text or 'no message'}{details}",
-        http_status=status,
-        body_excerpt=excerpt_of(excerpt, secret),
-    )
+    summary = f"{where}: {text or 'no message'}{details}"
+    found = _OVERFLOW_TEXT.search(text)
+    if kind in _OVERFLOW_KINDS or code in _OVERFLOW_KINDS or found is not None:
+        if not isinstance(context, int) and found is not None and found.group(1):
+            context = int(found.group(1))
+        return ContextOverflowError(
+            summary,
+            http_status=status,
+            body_excerpt=excerpt_of(excerpt, secret),
+            prompt_tokens=prompt if isinstance(prompt, int) else None,
+            context_window=context if isinstance(context, int) else None,
+        )
+    return LlmApiError(summary, http_status=status, body_excerpt=excerpt_of(excerpt, secret))
 
 
 def _google_details(details: list[Any]) -> str:

@@ -128,6 +128,11 @@ class BedrockClient:
         return self._model
 
     @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
     def url(self) -> str:
         """Where ``Converse`` requests go."""
         return self._url

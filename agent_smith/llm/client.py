@@ -15,9 +15,9 @@ from typing import Any
 import requests
 
 from ..cancellation import CancellationToken
-from ..errors import TransportError
+from ..errors import ContextOverflowError, TransportError
 from ..observer import ChatObservation, get_observer
-from ..runtime import Runtime
+from ..runtime import Runtime, default_runtime
 from .api_error import error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
@@ -25,6 +25,7 @@ from .events import Finished, StreamEvent
 from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
+from .server_props import KnownWindow, fetch_context_window, props_url
 from .stream_decoder import StreamDecoder
 from .think_tags import split_events, split_response
 from .transport import HttpTransport, LiveCall
@@ -65,6 +66,8 @@ class LlmClient:
         self._api_key = api_key or None
         self._defaults = default_sampling
         self._runtime = runtime
+        self._timeout = request_timeout
+        self._window = KnownWindow()
         self._http = HttpTransport(
             who="LLM server",
             shown=self._shown,
@@ -89,6 +92,11 @@ class LlmClient:
     def url(self) -> str:
         """The resolved chat-completions URL requests are posted to."""
         return self._url
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
 
     @property
     def capabilities(self) -> ModelCapabilities:
@@ -172,6 +180,23 @@ class LlmClient:
             )
         return result
 
+    def context_window(self, *, ask: bool = True) -> int | None:
+        """The tokens one request may fill, when the server says; None while unknown.
+
+        Asked of the server once (llama-server's ``GET /props``, see
+        :mod:`~agent_smith.llm.server_props`) and remembered; also learned from a
+        :class:`~agent_smith.errors.ContextOverflowError` that names it.
+        ``ask=False`` returns what is known without asking.
+        """
+        return self._window.get(self._ask_window if ask else None)
+
+    def _ask_window(self) -> int | None:
+        session = (self._runtime or default_runtime()).session
+        url = props_url(self._url)
+        return fetch_context_window(
+            session, url, headers=self._headers(), timeout=min(self._timeout, 10.0)
+        )
+
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""
         self._http.cancel()
@@ -185,9 +210,7 @@ class LlmClient:
         self, body: dict[str, Any], call: LiveCall, span: ChatObservation
     ) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        headers = self._headers()
         if body.get("stream"):
             headers["Accept"] = "text/event-stream"
         log.debug(
@@ -196,4 +219,14 @@ class LlmClient:
             len(body["messages"]),
             len(body.get("tools", ())),
         )
-        return self._http.post(self._url, body, headers, call, span)
+        try:
+            return self._http.post(self._url, body, headers, call, span)
+        except ContextOverflowError as failure:
+            self._window.learn(failure.context_window)  # the server said how big it is
+            raise
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers

@@ -130,6 +130,11 @@ class GeminiClient:
         return self._model
 
     @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
     def url(self) -> str:
         """Where chat requests go."""
         return self._url
