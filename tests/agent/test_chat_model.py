@@ -154,3 +154,12 @@ def test_a_batch_spec_names_its_provider() -> None:
     assert spec.make_llm().capabilities.provider == "anthropic"
     with pytest.raises(Exception, match="unknown provider 'nope'"):
         AgentSpec.from_dict({"base_url": "http://127.0.0.1:9", "provider": "nope"})
+
+
+def test_a_models_known_context_size_is_the_window_the_turn_fits_into() -> None:
+    from agent_smith.agent.context_fit import ContextFit
+
+    sized = TestModel(capabilities=ModelCapabilities(provider="test", context_size=4096))
+    assert ContextFit(None, sized).window(ask=True) == 4096
+    assert ContextFit(2048, sized).window(ask=True) == 2048
+    assert ContextFit(None, TestModel()).window(ask=True) is None
