@@ -9,6 +9,7 @@ each provider's own wire format.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,3 +147,16 @@ def test_a_session_carries_the_history_to_the_next_turn(
         ):
             agent.send(question)
     assert tool_outputs(provider, llm_server.requests[2]) == ["sunny in Oslo"]
+
+
+def test_typed_output_in_auto_mode_uses_each_providers_own_mechanism(
+    provider: str, model: ChatModel, llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    if model.capabilities.native_output:
+        speak(llm_server, provider, Text('{"name": "Oslo", "country": "Norway"}'))
+    else:  # no native structured output: the final_result tool
+        speak(llm_server, provider, Calls(("final_result", {"name": "Oslo", "country": "Norway"})))
+    with Agent(model, runtime=runtime) as agent:
+        assert agent.send("Where?", output_type=City).output == City("Oslo", "Norway")
+    sent = json.dumps(llm_server.requests[0])
+    assert ('"country"' in sent) and ("final_result" in sent) != model.capabilities.native_output
