@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_smith import (
+    TRACE,
     Agent,
     ApprovalRequired,
     CancelledError,
@@ -160,3 +161,19 @@ def test_typed_output_in_auto_mode_uses_each_providers_own_mechanism(
         assert agent.send("Where?", output_type=City).output == City("Oslo", "Norway")
     sent = json.dumps(llm_server.requests[0])
     assert ('"country"' in sent) and ("final_result" in sent) != model.capabilities.native_output
+
+
+def test_no_provider_logs_its_key_even_at_trace_level(
+    provider: str,
+    llm_server: ScriptedLlmServer,
+    runtime: Runtime,
+    caplog: pytest.LogCaptureFixture,
+    aws_credentials: None,
+) -> None:
+    key = "secret-key-4f2a9c"
+    keyed = make_model(provider, llm_server.url, "wire", api_key=key, runtime=runtime)
+    speak(llm_server, provider, Text("Hi."))
+    caplog.set_level(TRACE, logger="agent_smith")
+    with Agent(keyed, runtime=runtime) as agent:
+        assert agent.send("Hello?").content == "Hi."
+    assert "POST" in caplog.text and key not in caplog.text
