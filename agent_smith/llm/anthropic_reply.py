@@ -21,11 +21,11 @@ versioning policy asks of clients; a stream that ends before
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import ParseError, TransportError
 from ..logs import TRACE, redact
@@ -182,7 +182,7 @@ class AnthropicStreamDecoder:
             self._frames += 1
             try:
                 frame, end = scan(data, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 frame, end = None, 0
             if end != len(data) or type(frame) is not dict:
                 frame = self._parse(data)
@@ -312,7 +312,7 @@ class AnthropicStreamDecoder:
 
     def _parse(self, data: str) -> dict[str, Any]:
         try:
-            frame = json.loads(data)
+            frame = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"stream event {self._frames} from {WHO} {self._endpoint} is not valid JSON"
@@ -329,7 +329,7 @@ class AnthropicStreamDecoder:
 
 def _object_or_empty(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text) if text.strip() else {}
+        value = json_input.loads(text) if text.strip() else {}
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

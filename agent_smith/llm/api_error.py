@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from .._internal import json_input
 from ..errors import ContextOverflowError, LlmApiError
 from ..logs import REDACTED, redact
 
@@ -59,7 +60,7 @@ def error_from_body(
     ``kind`` is an error type the headers gave (AWS's ``x-amzn-ErrorType``).
     """
     try:
-        obj: Any = json.loads(text)
+        obj: Any = json_input.loads(text)
     except ValueError:
         obj = None
     if isinstance(obj, dict):

@@ -17,11 +17,11 @@ its ``:exception-type``.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .._internal import json_input
 from ..errors import LlmApiError, ParseError, TransportError
 from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
 from .api_error import excerpt_of
@@ -184,7 +184,7 @@ class BedrockStreamDecoder:
             name = str(headers.get(":exception-type", "exception"))
             text = payload.decode("utf-8", "replace")
             try:
-                said = json.loads(text).get("message", text)
+                said = json_input.loads(text).get("message", text)
             except (ValueError, AttributeError):
                 said = text
             raise LlmApiError(
@@ -193,7 +193,7 @@ class BedrockStreamDecoder:
                 body_excerpt=excerpt_of(text),
             )
         try:
-            event = json.loads(payload) if payload else {}
+            event = json_input.loads(payload) if payload else {}
         except ValueError as err:
             raise ParseError(f"{WHO} {self._endpoint}: {kind} payload is not JSON") from err
         if not isinstance(event, dict):

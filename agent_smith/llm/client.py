@@ -26,7 +26,7 @@ from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .server_props import KnownWindow, fetch_context_window, props_url
-from .stream_decoder import StreamDecoder
+from .stream_decoder import StreamDecoder, response_events
 from .think_tags import split_events, split_response
 from .transport import HttpTransport, LiveCall
 
@@ -125,11 +125,15 @@ class LlmClient:
                 parsed, data = self._http.read_json(response, call)
             finally:
                 response.close()
+        return self._whole_reply(parsed, data, response.status_code)
+
+    def _whole_reply(self, parsed: Any, data: bytes, status: int) -> LlmResponse:
+        """A whole JSON reply: the response, or the error it reports."""
         if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
             raise error_from_json(
                 parsed,
                 endpoint=self._shown,
-                status=response.status_code,
+                status=status,
                 excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
@@ -148,7 +152,17 @@ class LlmClient:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                events = decoder.events(self._http.chunks(response, call))
+                if _is_json(response):
+                    # Some proxies answer stream: true with the whole reply
+                    # (and a few label their SSE as JSON: the body tells).
+                    data = self._http.read_body(response, call)
+                    if data.lstrip()[:1] == b"{":
+                        parsed, _ = self._http.read_json_bytes(data)
+                        events = response_events(self._whole_reply(parsed, data, 200))
+                    else:
+                        events = decoder.events([data])
+                else:
+                    events = decoder.events(self._http.chunks(response, call))
                 if self._think_tags:
                     events = split_events(events)
                 yield from span.watch(events)
@@ -230,3 +244,9 @@ class LlmClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+
+def _is_json(response: requests.Response) -> bool:
+    """Whether a reply to a streamed request came as one JSON body instead of SSE."""
+    kind = response.headers.get("Content-Type", "")
+    return kind.split(";", 1)[0].strip().lower() == "application/json"

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact
@@ -243,7 +244,7 @@ class GeminiStreamDecoder:
             data = sse.data
             try:
                 chunk, end = scan(data, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 chunk, end = None, 0
             if end != len(data) or type(chunk) is not dict:
                 chunk = self._parse(data)
@@ -272,7 +273,7 @@ class GeminiStreamDecoder:
 
     def _parse(self, data: str) -> Any:
         try:
-            return json.loads(data)
+            return json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"stream chunk {self._frames} from {WHO} {self._endpoint} is not valid JSON"

@@ -14,12 +14,12 @@ of an error status or as a line of a stream.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from .._internal import json_input
 from ..cancellation import CancellationToken
 from ..errors import ParseError, TransportError
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
@@ -244,7 +244,7 @@ class OllamaDecoder:
             self._lines += 1
             try:
                 obj, end = scan(line, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 obj, end = None, 0
             if end != len(line) or type(obj) is not dict:
                 obj = self._parse(line)
@@ -313,7 +313,7 @@ class OllamaDecoder:
 
     def _parse(self, line: str) -> JsonObject:
         try:
-            obj = json.loads(line)
+            obj = json_input.loads(line)
         except ValueError as err:
             raise ParseError(
                 f"line {self._lines} from {WHO} {self._endpoint} is not valid JSON"

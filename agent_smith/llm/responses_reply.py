@@ -25,6 +25,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import LlmApiError, ParseError, TransportError, TruncatedReplyError
 from ..logs import TRACE, redact
@@ -175,7 +176,7 @@ class ResponsesStreamDecoder:
             self._frames += 1
             try:
                 frame, end = scan(data, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 frame, end = None, 0
             if end != len(data) or type(frame) is not dict:
                 frame = self._parse(data)
@@ -212,7 +213,7 @@ class ResponsesStreamDecoder:
 
     def _parse(self, data: str) -> dict[str, Any]:
         try:
-            frame = json.loads(data)
+            frame = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"stream event {self._frames} from {WHO} {self._endpoint} is not valid JSON"

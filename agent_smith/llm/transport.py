@@ -28,6 +28,8 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
+from .._internal import json_input
+from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
@@ -118,6 +120,7 @@ class HttpTransport:
         self.secret = secret
         self._lock = threading.Lock()
         self._live: set[LiveCall] = set()
+        self._posters: dict[str, Poster] = {}  # environment settings read once per URL
 
     def cancel(self) -> None:
         """Abort every request in flight, from any thread."""
@@ -172,9 +175,14 @@ class HttpTransport:
                 sign(url, data, headers)
             try:
                 with watch_socket(call.waiting_on):
-                    response = session.post(
-                        url, data=data, headers=headers, stream=True, timeout=self.timeout
-                    )
+                    if sign is not None:  # signed headers differ each time: nothing to reuse
+                        response = session.post(
+                            url, data=data, headers=headers, stream=True, timeout=self.timeout
+                        )
+                    else:
+                        response = self._poster(url).post(
+                            session, data=data, headers=headers, stream=True, timeout=self.timeout
+                        )
             except requests.Timeout as err:
                 call.check()
                 failure: Exception = AgentTimeoutError(
@@ -231,6 +239,13 @@ class HttpTransport:
             observer.retry(attempt, delay, failure)
             self._pause(delay, call)
 
+    def _poster(self, url: str) -> Poster:
+        poster = self._posters.get(url)
+        if poster is None:
+            with self._lock:
+                poster = self._posters.setdefault(url, Poster(url))
+        return poster
+
     def read_body(
         self, response: requests.Response, call: LiveCall, *, limit: int | None = None
     ) -> bytes:
@@ -247,10 +262,13 @@ class HttpTransport:
 
     def read_json(self, response: requests.Response, call: LiveCall) -> tuple[Any, bytes]:
         """The whole body parsed as JSON, and its bytes; ParseError naming the provider."""
-        data = self.read_body(response, call)
+        return self.read_json_bytes(self.read_body(response, call))
+
+    def read_json_bytes(self, data: bytes) -> tuple[Any, bytes]:
+        """``data`` parsed as JSON, and ``data``; ParseError naming the provider."""
         trace(log, "response body", data)
         try:
-            return json.loads(data), data
+            return json_input.loads(data), data
         except ValueError as err:
             raise ParseError(
                 f"reply from {self.who} {self.shown} is not valid JSON"
