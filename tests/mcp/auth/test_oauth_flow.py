@@ -102,7 +102,9 @@ def test_the_default_handler_opens_the_browser_and_catches_the_redirect_on_loopb
         thread.join(10)
     redirect = fake.requests_to("/authorize")[0].query["redirect_uri"]
     assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
-    assert fake.requests_to("/register")[0].body["redirect_uris"] == [redirect]
+    registration = fake.requests_to("/register")[0].body
+    assert registration["redirect_uris"] == [redirect]
+    assert registration["application_type"] == "native"  # a loopback redirect (SEP-837)
 
 
 def test_an_expired_token_is_refreshed_before_the_request_is_sent(
