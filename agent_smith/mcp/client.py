@@ -33,8 +33,11 @@ from .connection import Connection, ConnectionKeeper
 from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
+from .generation import request_meta, stamped
+from .input_required import complete
 from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
 from .listing import Offerings
+from .negotiation import client_info
 from .transport import StaleSession, Transport
 
 if TYPE_CHECKING:
@@ -73,6 +76,8 @@ class McpClient(Closeable):
             self._capabilities["sampling"] = {}
         if roots_handler is not None:
             self._capabilities["roots"] = {"listChanged": False}
+        # What every 2026-07-28 request carries in its ``_meta``.
+        self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
         self._events = EventDispatcher(config.alias, hook)
         self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
@@ -234,9 +239,24 @@ class McpClient(Closeable):
         """
         with mcp_request(self.config, method, params) as span:
             params = span.propagate(params)
-            return span.finish(
-                self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
-            )
+            result = self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
+            if "resultType" in result:  # 2026-07-28: maybe input required (one place for it)
+
+                def retry(again: dict[str, Any]) -> dict[str, Any]:
+                    return self._request(
+                        method, again, span, timeout, cancel, replay=replay, conn=conn
+                    )
+
+                result = complete(
+                    method,
+                    params,
+                    result,
+                    retry=retry,
+                    handlers=self._handlers,
+                    server=self.alias,
+                    cancel=cancel,
+                )
+            return span.finish(result)
 
     def _request(
         self,
@@ -255,8 +275,9 @@ class McpClient(Closeable):
         retried = False
         while True:
             epoch = conn.epoch
+            sent = stamped(params, self._meta) if conn.modern else params
             try:
-                pending = conn.rpc.start(method, params, timeout=budget)
+                pending = conn.rpc.start(method, sent, timeout=budget)
             except StaleSession as err:
                 self._keeper.reinitialise(conn, epoch)
                 if not replay or retried:
@@ -302,6 +323,7 @@ class McpClient(Closeable):
             on_notification=self._on_notification,
             handlers=self._handlers,
             dispatch=self._events.submit,
+            abandon=transport.cancel_by_closing,
         )
 
     def _make_transport(self) -> Transport:

@@ -37,6 +37,7 @@ from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
 from ..tracing.otel import in_context
 from .handoff import Handoff
+from .http_headers import request_headers
 from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
 from .http_session import ACCEPT_POST, HttpSession
 from .listener import GetStreamListener
@@ -103,6 +104,10 @@ class StreamableHttpTransport(Transport):
         )
         # POST bodies and resumed streams being read now: close() shuts them to wake readers.
         self._open: set[requests.Response] = set()
+        # 2026-07-28: the answer stream of each request (closing it cancels), header params.
+        self._answering: dict[Any, requests.Response] = {}
+        self._abandoned: set[Any] = set()
+        self._header_params: dict[str, dict[str, str]] = {}
         self._readers: set[threading.Thread] = set()
         self._reader_ids = itertools.count(1)
 
@@ -163,6 +168,8 @@ class StreamableHttpTransport(Transport):
         method = frame.get("method")
         headers = self._state.headers(accept=ACCEPT_POST)
         headers["Content-Type"] = "application/json"
+        if self._state.modern:
+            headers.update(request_headers(frame, self._header_params))
         trace(log, f"mcp {self.server} send", frame)
         had_session = headers.get("Mcp-Session-Id") is not None
         try:
@@ -179,7 +186,7 @@ class StreamableHttpTransport(Transport):
             )
         except requests.RequestException as err:
             raise self._error("send", f"POST failed: {type(err).__name__}") from err
-        with self._tracked(response):
+        with self._tracked(response, answering=frame.get("id") if handoff is not None else None):
             self._check_status(response, had_session=had_session, what=str(method or "frame"))
             if method == "initialize":
                 self._state.started(response)
@@ -210,6 +217,9 @@ class StreamableHttpTransport(Transport):
         except (AgentSmithError, StaleSession) as err:
             if handoff.report(err):
                 return  # send() raises it
+            with self._lock:
+                if frame["id"] in self._abandoned:
+                    return  # we closed its stream to cancel it: nobody waits
             if isinstance(err, StaleSession):
                 self._state.stale = True
             if not self._closing.is_set():
@@ -226,6 +236,7 @@ class StreamableHttpTransport(Transport):
         finally:
             with self._lock:
                 self._readers.discard(threading.current_thread())
+                self._abandoned.discard(frame["id"])
 
     def protocol_chosen(self, protocol_version: str) -> None:
         """Send ``MCP-Protocol-Version: protocol_version`` on every later request."""
@@ -237,6 +248,22 @@ class StreamableHttpTransport(Transport):
         if self._closing.is_set():
             return
         self._listener.start()
+
+    def describe_tools(self, tools: dict[str, dict[str, str]]) -> None:
+        """Keep the tools' ``x-mcp-header`` arguments for the ``Mcp-Param-*`` headers."""
+        self._header_params = dict(tools)
+
+    def cancel_by_closing(self, request_id: int) -> bool:
+        """At 2026-07-28, close the stream of ``request_id``'s answer: that cancels it."""
+        if not self._state.modern:
+            return False
+        with self._lock:
+            response = self._answering.pop(request_id, None)
+            if response is None:
+                return False
+            self._abandoned.add(request_id)
+        wake_reader(response)
+        return True
 
     def close(self) -> None:
         """Stop the listening thread, end the session with DELETE, release connections."""
@@ -352,18 +379,22 @@ class StreamableHttpTransport(Transport):
         raise self._error("send", f"HTTP {status} for {what}: {excerpt}", http_status=status)
 
     @contextmanager
-    def _tracked(self, response: requests.Response) -> Iterator[None]:
-        """Register a response being read so close() can wake its reader."""
+    def _tracked(self, response: requests.Response, *, answering: Any = None) -> Iterator[None]:
+        """Register a response being read so close() can wake its reader.
+
+        ``answering`` is the id of the request whose answer it carries, if any.
+        """
         with self._lock:
             self._open.add(response)
+            if answering is not None:
+                self._answering[answering] = response
         try:
             if self._closing.is_set():
                 raise self._error("send", "transport is closed")
             yield
         finally:
-            self._untrack(response)
-
-    def _untrack(self, response: requests.Response) -> None:
-        with self._lock:
-            self._open.discard(response)
-        response.close()
+            with self._lock:
+                self._open.discard(response)
+                if answering is not None and self._answering.get(answering) is response:
+                    del self._answering[answering]
+            response.close()

@@ -58,7 +58,9 @@ class JsonRpcPeer:
     answered by ``handlers`` (by method; ``ping`` is built in, anything else
     unknown gets "method not found"). Handlers run through ``dispatch``, which
     may hand them to another thread so a slow handler does not hold up the
-    reader; ``ping`` is always answered inline.
+    reader; ``ping`` is always answered inline. ``abandon`` (the transport's
+    ``cancel_by_closing``) may cancel a request by closing its stream instead
+    of sending ``notifications/cancelled``.
     """
 
     def __init__(
@@ -69,12 +71,14 @@ class JsonRpcPeer:
         on_notification: NotificationHandler,
         handlers: dict[str, RequestHandler] | None = None,
         dispatch: RequestDispatcher | None = None,
+        abandon: Callable[[int], bool] | None = None,
     ) -> None:
         self.server = server
         self._send = send
         self._on_notification = on_notification
         self._handlers = dict(handlers or {})
         self._dispatch = dispatch or (lambda job: job())
+        self._abandon = abandon or (lambda request_id: False)
         self._ids = itertools.count()
         self._pending: dict[int, PendingRequest] = {}
         self._lock = threading.Lock()
@@ -152,7 +156,8 @@ class JsonRpcPeer:
         if not self._forget(pending):
             return  # already answered or failed
         try:
-            self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
+            if not self._abandon(pending.id):
+                self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
         except Exception as err:  # the connection may be gone; the caller is failed anyway
             log.debug("could not send cancellation to %s: %s", self.server, err)
         what = f"MCP {pending.method} to {self.server!r}: {reason}"

@@ -20,10 +20,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import McpError, McpProtocolError
+from ..tools.base import ToolSchema
 from .catalog import PromptInfo, ResourceInfo, parse_prompt, parse_resource, parse_tool
+from .http_headers import header_params
 
 if TYPE_CHECKING:
-    from ..tools.base import ToolSchema
     from .config import ServerConfig
     from .connection import Connection
 
@@ -91,8 +92,20 @@ class Offerings:
                 raise
             log.warning("MCP server %s: tools/list failed (%s); no tools", alias, err)
             return []
-        tools = [parse_tool(alias, item) for item in raw]
-        return [t for t in tools if self._config.allows(t.name)]
+        tools: list[ToolSchema] = []
+        headers: dict[str, dict[str, str]] = {}
+        for item in raw:
+            tool = parse_tool(alias, item)
+            params = header_params(item.get("inputSchema"))
+            if params is None:
+                log.warning(
+                    "MCP server %s: tool %s has an invalid x-mcp-header; left out", alias, tool.name
+                )
+            elif self._config.allows(tool.name):
+                tools.append(tool)
+                headers[tool.name] = params
+        (conn or self._current()).transport.describe_tools(headers)
+        return tools
 
     def _optional_list(self, kind: str, conn: Connection | None) -> list[dict[str, Any]]:
         if kind not in (conn or self._current()).capabilities:

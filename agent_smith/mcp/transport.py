@@ -84,6 +84,8 @@ class Transport(ABC):
     where: str = ""
     #: The protocol revisions a server may choose over this transport.
     protocol_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS
+    #: Whether the transport can carry the stateless 2026-07-28 generation.
+    speaks_modern: bool = True
 
     @abstractmethod
     def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
@@ -110,6 +112,18 @@ class Transport(ABC):
     def negotiated(self, protocol_version: str) -> None:
         """Called once ``initialize`` succeeded and ``initialized`` was sent."""
         return None
+
+    def describe_tools(self, tools: dict[str, dict[str, str]]) -> None:
+        """The listed tools' ``x-mcp-header`` parameters: tool -> {argument: header name}."""
+        return None
+
+    def cancel_by_closing(self, request_id: int) -> bool:
+        """Cancel a request by closing the stream its answer comes on; False if it cannot.
+
+        A 2026-07-28 server over HTTP takes a closed stream as the
+        cancellation; everywhere else the client sends ``notifications/cancelled``.
+        """
+        return False
 
     @abstractmethod
     def close(self) -> None:

@@ -123,6 +123,7 @@ def run(url: str, scenario: str) -> int:
         alias="conformance",
         url=url,
         protocol_version=os.environ.get("MCP_PROTOCOL_VERSION", "2025-06-18"),
+        protocol=os.environ.get("AGENT_SMITH_MCP_PROTOCOL", "auto"),
         request_timeout=20.0,
         auth=oauth_for(scenario, context),
     )

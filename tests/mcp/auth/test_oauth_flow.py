@@ -80,7 +80,8 @@ def test_the_first_401_runs_discovery_registration_consent_and_the_token_exchang
     assert "authorization" not in mcp[0].headers
     assert all(s.headers["authorization"].startswith("Bearer access-") for s in mcp[1:])
     posts = [s.body["method"] for s in mcp if s.method == "POST"]
-    assert posts[:2] == ["initialize", "initialize"]  # refused once, then authorized
+    # Refused once, then authorized; the server knows no server/discover: it initialises.
+    assert posts[:3] == ["server/discover", "server/discover", "initialize"]
 
 
 def test_the_default_handler_opens_the_browser_and_catches_the_redirect_on_loopback(
