@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from .._version import __version__
 from ..errors import AgentTimeoutError, McpError, McpProtocolError, TransportError
 from .catalog import ServerInfo
 from .generation import META_SERVER_INFO, MODERN_VERSION, request_meta
@@ -32,8 +33,6 @@ CLIENT_NAME = "agent_smith"
 
 def client_info() -> dict[str, str]:
     """What this client calls itself (``clientInfo``)."""
-    from .. import __version__
-
     return {"name": CLIENT_NAME, "version": __version__}
 
 
