@@ -187,7 +187,10 @@ class StreamableHttpTransport(Transport):
         except requests.RequestException as err:
             raise self._error("send", f"POST failed: {type(err).__name__}") from err
         with self._tracked(response, answering=frame.get("id") if handoff is not None else None):
-            self._check_status(response, had_session=had_session, what=str(method or "frame"))
+            if self._check_status(response, frame, had_session=had_session):
+                if handoff is not None:
+                    handoff.report(None)
+                return
             if method == "initialize":
                 self._state.started(response)
             if handoff is not None:
@@ -370,12 +373,30 @@ class StreamableHttpTransport(Transport):
         if handler is not None:
             handler(item)
 
-    def _check_status(self, response: requests.Response, *, had_session: bool, what: str) -> None:
+    def _check_status(
+        self, response: requests.Response, frame: Frame, *, had_session: bool
+    ) -> bool:
+        """Raise for an error status; True when its body was the request's JSON-RPC error answer.
+
+        A 2026-07-28 server answers some errors (an unsupported protocol
+        version) with a 4xx whose body is the JSON-RPC error: that is delivered
+        to the waiter as the answer it is.
+        """
         status = response.status_code
         if status < 400:
-            return
+            return False
         excerpt = error_excerpt(response)
         self._state.check_gone(status, excerpt, had_session=had_session)
+        want = frame.get("id")
+        if want is not None and content_type(response) == "application/json":
+            try:
+                answer = json.loads(response.content.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, requests.RequestException, OSError):
+                answer = None
+            if isinstance(answer, dict) and "error" in answer and answer.get("id") == want:
+                self._deliver(answer)
+                return True
+        what = frame.get("method") or "frame"
         raise self._error("send", f"HTTP {status} for {what}: {excerpt}", http_status=status)
 
     @contextmanager

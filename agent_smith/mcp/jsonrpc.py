@@ -185,6 +185,7 @@ class JsonRpcPeer:
                 f"MCP server {self.server!r}: {pending.method} failed with {code}: {message}",
                 server=self.server,
                 rpc_code=code if isinstance(code, int) else None,
+                data=error.get("data"),
             )
         result = frame.get("result")
         if not isinstance(result, dict):

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from .._version import __version__
 from ..errors import AgentTimeoutError, McpError, McpProtocolError, TransportError
 from .catalog import ServerInfo
-from .generation import META_SERVER_INFO, MODERN_VERSION, request_meta
+from .config import SUPPORTED_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
+from .generation import (
+    META_SERVER_INFO,
+    MODERN_VERSION,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    request_meta,
+)
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -55,8 +61,21 @@ def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, An
     conn.transport.protocol_chosen(MODERN_VERSION)
     params = {"_meta": request_meta(capabilities, client_info())}
     try:
-        result = conn.rpc.request("server/discover", params, timeout=config.request_timeout)
-    except (McpError, McpProtocolError) as err:
+        try:
+            result = conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+        except McpError as err:
+            if _supported(err) is None or MODERN_VERSION not in (_supported(err) or ()):
+                raise
+            # "Unsupported version", yet it names ours: a server whose era was not
+            # settled yet (one that answered another client first). Ask once more.
+            result = conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+    except McpError as err:
+        supported = _supported(err)
+        if pinned or (supported is not None and not set(supported) & set(HANDSHAKE_VERSIONS)):
+            raise
+        log.debug("MCP server %s: no server/discover (%s); initialising", config.alias, err)
+        return False
+    except McpProtocolError as err:
         if pinned:
             raise
         log.debug("MCP server %s: no server/discover (%s); initialising", config.alias, err)
@@ -95,6 +114,14 @@ def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, An
         MODERN_VERSION,
     )
     return True
+
+
+def _supported(err: McpError) -> list[str] | None:
+    """The versions an "unsupported protocol version" error names (None for other errors)."""
+    if err.rpc_code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(err.data, dict):
+        return None
+    supported = err.data.get("supported")
+    return [str(v) for v in supported] if isinstance(supported, list) else None
 
 
 def initialize(conn: Connection, config: ServerConfig, capabilities: dict[str, Any]) -> None:
