@@ -38,6 +38,8 @@ from .input_required import complete
 from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
 from .listing import Offerings
 from .negotiation import client_info
+from .result_cache import CACHEABLE, ResultCache
+from .subscriptions import listen
 from .transport import StaleSession, Transport
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class McpClient(Closeable):
             self._capabilities["roots"] = {"listChanged": False}
         # What every 2026-07-28 request carries in its ``_meta``.
         self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
+        self._cache = ResultCache()
         self._events = EventDispatcher(config.alias, hook)
         self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
@@ -85,7 +88,7 @@ class McpClient(Closeable):
             capabilities=self._capabilities,
             make_transport=lambda: self._make_transport(),
             make_peer=self._make_peer,
-            on_open=self._offered.list_everything,
+            on_open=self._opened,
             emit=self._events.emit,
         )
         self._oauth: OAuthProvider | None = None
@@ -237,6 +240,11 @@ class McpClient(Closeable):
         pins a connection being opened (its requests re-initialise a stale
         session but never reconnect).
         """
+        cacheable = method in CACHEABLE
+        if cacheable:
+            cached = self._cache.get(method, params)
+            if cached is not None:
+                return cached
         with get_observer().on_mcp_request(self.config, method, params) as span:
             params = span.propagate(params)
             result = self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
@@ -256,6 +264,8 @@ class McpClient(Closeable):
                     server=self.alias,
                     cancel=cancel,
                 )
+            if cacheable:
+                self._cache.put(method, params, result)
             return span.finish(result)
 
     def _request(
@@ -338,10 +348,17 @@ class McpClient(Closeable):
             self._oauth = oauth_provider(self.config, runtime)
         return make_transport(self.config, runtime, auth=self._oauth)
 
+    def _opened(self, conn: Connection) -> None:
+        """A new connection is up: list what it offers, then listen for changes (2026-07-28)."""
+        self._offered.list_everything(conn)
+        if conn.modern:
+            listen(conn, self._meta, timeout=self.config.request_timeout)
+
     # -- events ------------------------------------------------------------------
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Called by the reader: refreshes run on the event thread, then the hook sees it."""
+        self._cache.on_notification(method, params)
         event = Notification(method, params)
         refresh = self._offered.refresher(method)
         if refresh is None:
