@@ -65,6 +65,8 @@ class ServerMetadata:
     token_endpoint_auth_methods_supported: tuple[str, ...] = ("client_secret_basic",)
     code_challenge_methods_supported: tuple[str, ...] | None = None
     client_id_metadata_document_supported: bool = False
+    # RFC 9207: the authorization response then always names the issuer in ``iss``.
+    iss_parameter_supported: bool = False
     legacy: bool = False
 
 
@@ -179,6 +181,7 @@ def parse_server_metadata(http: AuthHttp, body: dict[str, Any], url: str) -> Ser
         code_challenge_methods_supported=_strings(body.get("code_challenge_methods_supported")),
         client_id_metadata_document_supported=body.get("client_id_metadata_document_supported")
         is True,
+        iss_parameter_supported=body.get("authorization_response_iss_parameter_supported") is True,
     )
 
 
