@@ -116,6 +116,11 @@ class OAuthProvider:
                 and self._refresh(current)
             ):
                 return True
+            if current is not None:
+                # A token it took before is refused: its authorization server may have
+                # moved (SEP-2352). Read the resource metadata again; a new issuer means
+                # a new registration there.
+                self._found = None
             self._authorize(challenge, scope=None)
             return True
 
