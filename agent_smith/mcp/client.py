@@ -27,7 +27,7 @@ from ..errors import ConfigError, McpError, TransportError
 from ..messages import Message
 from ..observer import McpObservation, get_observer
 from ..tools.base import ToolResult, ToolSchema
-from .catalog import PromptInfo, ResourceInfo, ServerInfo
+from .catalog import PromptInfo, ResourceInfo, ServerInfo, ToolInfo
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
 from .content import content_text, prompt_messages
@@ -38,8 +38,10 @@ from .input_required import complete
 from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
 from .listing import Offerings
 from .negotiation import client_info
+from .progress import ProgressCallback, ProgressRoutes
 from .result_cache import CACHEABLE, ResultCache
 from .subscriptions import listen
+from .tool_call import tool_result
 from .transport import StaleSession, Transport
 
 if TYPE_CHECKING:
@@ -81,6 +83,7 @@ class McpClient(Closeable):
         # What every 2026-07-28 request carries in its ``_meta``.
         self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
         self._cache = ResultCache()
+        self._progress = ProgressRoutes(config.alias)
         self._events = EventDispatcher(config.alias, hook)
         self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
@@ -168,14 +171,20 @@ class McpClient(Closeable):
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
         progress_token: str | int | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> ToolResult:
         """Call tool ``name``; a result with ``isError`` comes back with ``is_error``.
 
         On ``timeout`` (default: the config's request timeout) the server is
-        sent ``notifications/cancelled`` and AgentTimeoutError is raised; the
-        same happens, with CancelledError, when ``cancel`` fires. With a
-        ``progress_token`` the server may send ``notifications/progress``
-        (delivered to the hook).
+        cancelled (``notifications/cancelled``, or at 2026-07-28 over HTTP by
+        closing the answer's stream) and AgentTimeoutError is raised; the
+        same happens, with CancelledError, when ``cancel`` fires. With
+        ``on_progress`` (or a ``progress_token``) the server may send
+        ``notifications/progress``: ``on_progress(progress, total, message)``
+        hears them on the event thread; the hook too. A tool with an
+        ``outputSchema`` must return structured content that fits it
+        (McpError otherwise). A server asking for input on the way
+        (2026-07-28) is answered by the client's handlers.
         """
         if not self.config.allows(name):
             raise McpError(
@@ -183,15 +192,50 @@ class McpClient(Closeable):
                 server=self.alias,
             )
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if on_progress is not None:
+            progress_token = self._progress.add(on_progress, progress_token)
         if progress_token is not None:
             params["_meta"] = {"progressToken": progress_token}
-        result = self._call("tools/call", params, timeout=timeout, cancel=cancel, replay=False)
-        structured = result.get("structuredContent")
-        return ToolResult(
-            content=content_text(result.get("content")),
-            is_error=result.get("isError") is True,
-            structured=structured if isinstance(structured, dict) else None,
+        try:
+            result = self._call("tools/call", params, timeout=timeout, cancel=cancel, replay=False)
+        finally:
+            if on_progress is not None and progress_token is not None:
+                self._progress.remove(progress_token)
+        info = self._offered.tool_infos.get(name)
+        return tool_result(
+            result,
+            tool=name,
+            output_schema=info.output_schema if info is not None else None,
+            server=self.alias,
         )
+
+    def tool_info(self, name: str) -> ToolInfo | None:
+        """Title, icons, output schema and annotations of tool ``name`` (None if not listed)."""
+        return self._offered.tool_infos.get(name)
+
+    def complete(
+        self,
+        ref: dict[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> list[str]:
+        """Completions the server suggests for ``argument`` typed so far as ``value``.
+
+        ``ref`` names what is completed: ``{"type": "ref/prompt", "name": ...}``
+        or ``{"type": "ref/resource", "uri": <template>}``; ``context`` holds
+        arguments already chosen. Raises McpError if the server offers no
+        completion.
+        """
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        result = self._call("completion/complete", params, timeout=timeout)
+        completion = result.get("completion")
+        values = completion.get("values") if isinstance(completion, dict) else None
+        return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> str:
         """The resource's text contents joined; binary contents are described."""
@@ -353,12 +397,19 @@ class McpClient(Closeable):
         self._offered.list_everything(conn)
         if conn.modern:
             listen(conn, self._meta, timeout=self.config.request_timeout)
+        elif self.config.log_level is not None and "logging" in conn.capabilities:
+            # The handshake generation sets the level once per session (later: in ``_meta``).
+            self._call("logging/setLevel", {"level": self.config.log_level}, conn=conn)
 
     # -- events ------------------------------------------------------------------
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Called by the reader: refreshes run on the event thread, then the hook sees it."""
         self._cache.on_notification(method, params)
+        if method == "notifications/progress":
+            job = self._progress.deliver(params)
+            if job is not None:
+                self._events.submit(job)
         event = Notification(method, params)
         refresh = self._offered.refresher(method)
         if refresh is None:
