@@ -84,12 +84,15 @@ if TYPE_CHECKING:
     )
     from .llm.retry import RetryPolicy
     from .mcp import (
+        Elicitation,
         LifecycleEvent,
         LifecycleKind,
         McpClient,
         McpEvent,
         Notification,
+        SamplingHandler,
         ServerConfig,
+        ToolInfo,
     )
     from .mcp.auth import (
         AuthorizationHandler,
@@ -197,6 +200,9 @@ _LAZY: dict[str, str] = {
     "SamplingParams": "llm.request",
     "RetryPolicy": "llm.retry",
     "LocalLlamaServer": "llm.local_server",
+    "Elicitation": "mcp",
+    "SamplingHandler": "mcp",
+    "ToolInfo": "mcp",
     "LifecycleEvent": "mcp",
     "LifecycleKind": "mcp",
     "McpClient": "mcp",
@@ -294,6 +300,7 @@ __all__ = [
     "ClientInfo",
     "ConfigError",
     "Decision",
+    "Elicitation",
     "EnterpriseIdp",
     "FileTokenStorage",
     "FinalAnswer",
@@ -330,6 +337,7 @@ __all__ = [
     "RetryPolicy",
     "RollingWindowMemory",
     "Runtime",
+    "SamplingHandler",
     "SamplingParams",
     "ServerConfig",
     "Session",
@@ -354,6 +362,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolContext",
     "ToolError",
+    "ToolInfo",
     "ToolMessage",
     "ToolOptions",
     "ToolRegistry",

@@ -37,7 +37,7 @@ from .generation import request_meta, stamped
 from .input_required import complete
 from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
 from .listing import Offerings
-from .negotiation import client_info
+from .negotiation import client_capabilities, client_info
 from .progress import ProgressCallback, ProgressRoutes
 from .result_cache import CACHEABLE, ResultCache
 from .subscriptions import listen
@@ -73,13 +73,9 @@ class McpClient(Closeable):
             self._handlers["sampling/createMessage"] = sampling_handler
         if roots_handler is not None:
             self._handlers["roots/list"] = roots_handler
-        self._capabilities: dict[str, Any] = {}
-        if elicitation_handler is not None:
-            self._capabilities["elicitation"] = {}
-        if sampling_handler is not None:
-            self._capabilities["sampling"] = {}
-        if roots_handler is not None:
-            self._capabilities["roots"] = {"listChanged": False}
+        self._capabilities = client_capabilities(
+            elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
+        )
         # What every 2026-07-28 request carries in its ``_meta``.
         self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
         self._cache = ResultCache()

@@ -42,6 +42,27 @@ def client_info() -> dict[str, str]:
     return {"name": CLIENT_NAME, "version": __version__}
 
 
+def client_capabilities(
+    *, elicitation: object | None, sampling: object | None, roots: object | None
+) -> dict[str, Any]:
+    """The capabilities the client declares for the handlers it was given.
+
+    A handler may say more: ``modes`` (elicitation: ``("form", "url")``),
+    ``supports_tools`` (sampling with tools).
+    """
+    capabilities: dict[str, Any] = {}
+    if elicitation is not None:
+        modes = getattr(elicitation, "modes", ())
+        capabilities["elicitation"] = {mode: {} for mode in modes}
+    if sampling is not None:
+        capabilities["sampling"] = (
+            {"tools": {}} if getattr(sampling, "supports_tools", False) else {}
+        )
+    if roots is not None:
+        capabilities["roots"] = {"listChanged": False}
+    return capabilities
+
+
 def negotiate(conn: Connection, config: ServerConfig, capabilities: dict[str, Any]) -> None:
     """Settle ``conn``'s generation and learn the server's info and capabilities."""
     if config.protocol != "legacy" and conn.transport.speaks_modern:
