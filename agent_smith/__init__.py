@@ -18,6 +18,7 @@ from .errors import (
     ApprovalRequired,
     CancelledError,
     ConfigError,
+    ContextOverflowError,
     LlmApiError,
     McpAuthError,
     McpError,
@@ -148,6 +149,8 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
+    from .web.serve import WebServer
 
 from ._version import __version__
 from .observer import set_observer
@@ -256,6 +259,8 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -299,6 +304,7 @@ __all__ = [
     "CancelledError",
     "ClientInfo",
     "ConfigError",
+    "ContextOverflowError",
     "Decision",
     "Elicitation",
     "EnterpriseIdp",
@@ -372,6 +378,8 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "UserMessage",
+    "WebApp",
+    "WebServer",
     "__version__",
     "compose_system_prompt",
     "default_runtime",
