@@ -10,11 +10,10 @@ server requests (elicitation, sampling, roots) run on one event thread per
 client (:mod:`.dispatcher`), in arrival order, so neither a slow hook nor a
 slow handler holds up the frames of other calls.
 
-Every request goes through :meth:`McpClient._call`, which applies the
-reconnect policy of :mod:`.connection` (seed §11.2): an operation other than
-``tools/call`` that failed because the connection broke, or because the
-server forgot the session, is sent once more after reconnecting or
-re-initialising; a ``tools/call`` already written is never sent again.
+Every request goes through :meth:`McpClient._call`: a fresh cached result
+(:mod:`.result_cache`) is returned as is; otherwise the request is sent
+under the reconnect policy of :mod:`.request_path`, and a 2026-07-28 answer
+that needs input is completed by :mod:`.input_required`.
 """
 
 from __future__ import annotations
@@ -23,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..errors import ConfigError, McpError, TransportError
+from ..errors import ConfigError, McpError
 from ..messages import Message
-from ..observer import McpObservation, get_observer
+from ..observer import get_observer
 from ..tools.base import ToolResult, ToolSchema
 from .catalog import PromptInfo, ResourceInfo, ServerInfo, ToolInfo
 from .config import ServerConfig
@@ -33,16 +32,17 @@ from .connection import Connection, ConnectionKeeper
 from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
-from .generation import request_meta, stamped
+from .generation import request_meta
 from .input_required import complete
-from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
+from .jsonrpc import JsonRpcPeer, RequestHandler
 from .listing import Offerings
 from .negotiation import client_capabilities, client_info
 from .progress import ProgressCallback, ProgressRoutes
+from .request_path import RequestPath
 from .result_cache import CACHEABLE, ResultCache
 from .subscriptions import listen
 from .tool_call import tool_result
-from .transport import StaleSession, Transport
+from .transport import Transport
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -90,6 +90,7 @@ class McpClient(Closeable):
             on_open=self._opened,
             emit=self._events.emit,
         )
+        self._path = RequestPath(config, self._keeper, self._meta)
         self._oauth: OAuthProvider | None = None
 
     @classmethod
@@ -274,11 +275,9 @@ class McpClient(Closeable):
         replay: bool = True,
         conn: Connection | None = None,
     ) -> dict[str, Any]:
-        """One request with the reconnect / stale-session policy of the module docstring.
+        """One request (see the module docstring), inside its MCP client span.
 
-        Every request goes through here, inside its MCP client span. ``conn``
-        pins a connection being opened (its requests re-initialise a stale
-        session but never reconnect).
+        ``conn`` pins a connection being opened.
         """
         cacheable = method in CACHEABLE
         if cacheable:
@@ -287,11 +286,13 @@ class McpClient(Closeable):
                 return cached
         with get_observer().on_mcp_request(self.config, method, params) as span:
             params = span.propagate(params)
-            result = self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
+            result = self._path.send(
+                method, params, span, timeout, cancel, replay=replay, conn=conn
+            )
             if "resultType" in result:  # 2026-07-28: maybe input required (one place for it)
 
                 def retry(again: dict[str, Any]) -> dict[str, Any]:
-                    return self._request(
+                    return self._path.send(
                         method, again, span, timeout, cancel, replay=replay, conn=conn
                     )
 
@@ -307,62 +308,6 @@ class McpClient(Closeable):
             if cacheable:
                 self._cache.put(method, params, result)
             return span.finish(result)
-
-    def _request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        span: McpObservation,
-        timeout: float | None,
-        cancel: CancellationToken | None,
-        *,
-        replay: bool,
-        conn: Connection | None,
-    ) -> dict[str, Any]:
-        budget = self.config.request_timeout if timeout is None else max(timeout, 0.0)
-        pinned = conn is not None
-        conn = conn if conn is not None else self._keeper.live()
-        retried = False
-        while True:
-            epoch = conn.epoch
-            sent = stamped(params, self._meta) if conn.modern else params
-            try:
-                pending = conn.rpc.start(method, sent, timeout=budget)
-            except StaleSession as err:
-                self._keeper.reinitialise(conn, epoch)
-                if not replay or retried:
-                    raise self._keeper.error(method, "the server dropped the session") from err
-                retried = True
-                continue
-            except TransportError:
-                if not replay or retried or pinned:
-                    raise
-                retried = True
-                conn = self._keeper.live()
-                continue
-            span.sent(pending.id, conn.protocol_version)
-            try:
-                return self._wait(conn, pending, budget, cancel)
-            except TransportError:
-                if not replay or retried or pinned or not self.config.reconnect:
-                    raise
-                retried = True
-                conn = self._keeper.live()
-
-    def _wait(
-        self,
-        conn: Connection,
-        pending: PendingRequest,
-        timeout: float,
-        cancel: CancellationToken | None,
-    ) -> dict[str, Any]:
-        if cancel is None:
-            return conn.rpc.wait(pending, timeout)
-        unregister = cancel.on_cancel(lambda: conn.rpc.cancel(pending, "cancelled by the caller"))
-        try:
-            return conn.rpc.wait(pending, timeout)
-        finally:
-            unregister()
 
     # -- opening a connection ---------------------------------------------------
 
