@@ -18,11 +18,12 @@ that needs input is completed by :mod:`.input_required`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..errors import ConfigError, McpError
+from ..errors import ConfigError, McpError, McpProtocolError
 from ..messages import Message
 from ..observer import get_observer
 from ..tools.base import ToolResult, ToolSchema
@@ -41,6 +42,7 @@ from .progress import ProgressCallback, ProgressRoutes
 from .request_path import RequestPath
 from .result_cache import CACHEABLE, ResultCache
 from .subscriptions import listen
+from .tasks import McpTask, parse_task
 from .tool_call import tool_result
 from .transport import Transport
 
@@ -80,6 +82,7 @@ class McpClient(Closeable):
         self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
         self._cache = ResultCache()
         self._progress = ProgressRoutes(config.alias)
+        self._tasks: weakref.WeakValueDictionary[str, McpTask] = weakref.WeakValueDictionary()
         self._events = EventDispatcher(config.alias, hook)
         self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
@@ -160,6 +163,7 @@ class McpClient(Closeable):
 
     # -- operations -----------------------------------------------------------
 
+    @overload
     def call_tool(
         self,
         name: str,
@@ -169,7 +173,36 @@ class McpClient(Closeable):
         cancel: CancellationToken | None = None,
         progress_token: str | int | None = None,
         on_progress: ProgressCallback | None = None,
-    ) -> ToolResult:
+        task: Literal[False] = False,
+        task_ttl: float | None = None,
+    ) -> ToolResult: ...
+
+    @overload
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+        progress_token: str | int | None = None,
+        on_progress: ProgressCallback | None = None,
+        task: Literal[True],
+        task_ttl: float | None = None,
+    ) -> McpTask: ...
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+        progress_token: str | int | None = None,
+        on_progress: ProgressCallback | None = None,
+        task: bool = False,
+        task_ttl: float | None = None,
+    ) -> ToolResult | McpTask:
         """Call tool ``name``; a result with ``isError`` comes back with ``is_error``.
 
         On ``timeout`` (default: the config's request timeout) the server is
@@ -182,6 +215,10 @@ class McpClient(Closeable):
         ``outputSchema`` must return structured content that fits it
         (McpError otherwise). A server asking for input on the way
         (2026-07-28) is answered by the client's handlers.
+
+        With ``task=True`` the server runs the call as a task (kept
+        ``task_ttl`` seconds, if given) and an :class:`McpTask` handle comes
+        back at once (McpProtocolError if the server made no task).
         """
         if not self.config.allows(name):
             raise McpError(
@@ -189,6 +226,8 @@ class McpClient(Closeable):
                 server=self.alias,
             )
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if task:
+            params["task"] = {} if task_ttl is None else {"ttl": round(task_ttl * 1000)}
         if on_progress is not None:
             progress_token = self._progress.add(on_progress, progress_token)
         if progress_token is not None:
@@ -198,13 +237,9 @@ class McpClient(Closeable):
         finally:
             if on_progress is not None and progress_token is not None:
                 self._progress.remove(progress_token)
-        info = self._offered.tool_infos.get(name)
-        return tool_result(
-            result,
-            tool=name,
-            output_schema=info.output_schema if info is not None else None,
-            server=self.alias,
-        )
+        if task:
+            return self._tracked_task(name, result)
+        return self._tool_result(name, result)
 
     def tool_info(self, name: str) -> ToolInfo | None:
         """Title, icons, output schema and annotations of tool ``name`` (None if not listed)."""
@@ -309,6 +344,27 @@ class McpClient(Closeable):
                 self._cache.put(method, params, result)
             return span.finish(result)
 
+    def _tool_result(self, name: str, result: dict[str, Any]) -> ToolResult:
+        info = self._offered.tool_infos.get(name)
+        schema = info.output_schema if info is not None else None
+        return tool_result(result, tool=name, output_schema=schema, server=self.alias)
+
+    def _tracked_task(self, name: str, result: dict[str, Any]) -> McpTask:
+        if "task" not in result:
+            raise McpProtocolError(
+                f"MCP server {self.alias!r} ran {name} without making it a task",
+                server=self.alias,
+            )
+        handle = McpTask(
+            name,
+            parse_task(result["task"], server=self.alias),
+            request=lambda method, params, *, timeout: self._call(method, params, timeout=timeout),
+            to_result=lambda raw: self._tool_result(name, raw),
+            server=self.alias,
+        )
+        self._tasks[handle.task_id] = handle  # its status notifications find it here
+        return handle
+
     # -- opening a connection ---------------------------------------------------
 
     def _make_peer(self, transport: Transport) -> JsonRpcPeer:
@@ -351,6 +407,10 @@ class McpClient(Closeable):
             job = self._progress.deliver(params)
             if job is not None:
                 self._events.submit(job)
+        elif method == "notifications/tasks/status":
+            handle = self._tasks.get(str(params.get("taskId")))
+            if handle is not None:
+                handle.update(parse_task(params, server=self.alias))
         event = Notification(method, params)
         refresh = self._offered.refresher(method)
         if refresh is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -56,23 +57,34 @@ def parse_task(task: Any, *, server: str) -> TaskStatus:
     )
 
 
-class TaskRequests(Protocol):
-    """What a task handle needs of its client: requests, and turning a result into a ToolResult."""
+class TaskRequest(Protocol):
+    """The client's request path: ``method`` with ``params``, waiting up to ``timeout``."""
 
-    def task_request(
+    def __call__(
         self, method: str, params: dict[str, Any], *, timeout: float | None
     ) -> dict[str, Any]: ...
 
-    def task_result(self, tool: str, result: dict[str, Any]) -> ToolResult: ...
-
 
 class McpTask:
-    """A handle on one task: ``status``, ``wait(timeout)``, ``result()``, ``cancel()``."""
+    """A handle on one task: ``status``, ``wait(timeout)``, ``result()``, ``cancel()``.
 
-    def __init__(self, client: TaskRequests, tool: str, first: TaskStatus, server: str) -> None:
+    ``request`` sends the task requests; ``to_result`` turns the tool's
+    result into a ToolResult (checked as a direct call's would be).
+    """
+
+    def __init__(
+        self,
+        tool: str,
+        first: TaskStatus,
+        *,
+        request: TaskRequest,
+        to_result: Callable[[dict[str, Any]], ToolResult],
+        server: str,
+    ) -> None:
         self.tool = tool
         self.task_id = first.task_id
-        self._client = client
+        self._request = request
+        self._to_result = to_result
         self._server = server
         self._status = first
         self._changed = threading.Condition()
@@ -85,7 +97,7 @@ class McpTask:
 
     def refresh(self, *, timeout: float | None = None) -> TaskStatus:
         """Ask the server for the task's status now (``tasks/get``)."""
-        result = self._client.task_request("tasks/get", {"taskId": self.task_id}, timeout=timeout)
+        result = self._request("tasks/get", {"taskId": self.task_id}, timeout=timeout)
         self.update(parse_task(result, server=self._server))
         return self.status
 
@@ -115,14 +127,12 @@ class McpTask:
 
     def result(self, *, timeout: float | None = None) -> ToolResult:
         """The tool's result once the task ended (``tasks/result`` waits for it on the server)."""
-        raw = self._client.task_request("tasks/result", {"taskId": self.task_id}, timeout=timeout)
-        return self._client.task_result(self.tool, raw)
+        raw = self._request("tasks/result", {"taskId": self.task_id}, timeout=timeout)
+        return self._to_result(raw)
 
     def cancel(self, *, timeout: float | None = None) -> TaskStatus:
         """Ask the server to cancel the task (``tasks/cancel``); its status after."""
-        result = self._client.task_request(
-            "tasks/cancel", {"taskId": self.task_id}, timeout=timeout
-        )
+        result = self._request("tasks/cancel", {"taskId": self.task_id}, timeout=timeout)
         self.update(parse_task(result, server=self._server))
         return self.status
 
