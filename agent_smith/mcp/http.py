@@ -50,7 +50,15 @@ from .sse_streams import (
     resume_until,
     wake_reader,
 )
-from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport, encode_frame
+from .transport import (
+    CloseHandler,
+    Frame,
+    FrameHandler,
+    StaleSession,
+    Transport,
+    encode_frame,
+    transport_failure,
+)
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -233,7 +241,7 @@ class StreamableHttpTransport(Transport):
                     {
                         "jsonrpc": "2.0",
                         "id": frame["id"],
-                        "error": {"code": -32000, "message": message},
+                        "error": transport_failure(message),
                     }
                 )
         finally:

@@ -23,8 +23,9 @@ from ..errors import (
     CancelledError,
     McpError,
     McpProtocolError,
+    TransportError,
 )
-from .transport import Frame, FrameSender, encode_frame
+from .transport import TRANSPORT_FAILURE, Frame, FrameSender, encode_frame
 
 log = logging.getLogger(__name__)
 
@@ -181,11 +182,17 @@ class JsonRpcPeer:
             error = frame["error"] if isinstance(frame["error"], dict) else {}
             code = error.get("code")
             message = error.get("message") or "error"
+            data = error.get("data")
+            if isinstance(data, dict) and data.get(TRANSPORT_FAILURE) is True:
+                # Not the server's answer: the transport could not read one.
+                raise TransportError(
+                    str(message), operation=pending.method, endpoint_or_server=self.server
+                )
             raise McpError(
                 f"MCP server {self.server!r}: {pending.method} failed with {code}: {message}",
                 server=self.server,
                 rpc_code=code if isinstance(code, int) else None,
-                data=error.get("data"),
+                data=data,
             )
         result = frame.get("result")
         if not isinstance(result, dict):

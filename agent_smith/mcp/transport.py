@@ -67,6 +67,15 @@ def encode_frame(frame: Frame, server: str) -> bytes:
         ) from err
 
 
+#: Marks an error answer a transport made up for a request whose answer could not be read.
+TRANSPORT_FAILURE = "agent_smith/transportFailure"
+
+
+def transport_failure(message: str) -> dict[str, Any]:
+    """The ``error`` of such an answer: the waiter raises TransportError, not McpError."""
+    return {"code": -32000, "message": message, "data": {TRANSPORT_FAILURE: True}}
+
+
 class StaleSession(Exception):
     """Raised by :meth:`Transport.send` when the server no longer knows the session.
 
