@@ -101,6 +101,8 @@ def oauth_for(scenario: str, context: dict[str, Any]) -> OAuthConfig | None:
                 client_id=context["idp_client_id"],
             ),
         )
+    if "valid_jwt" in context:  # workload identity (SEP-1933): the platform's JWT
+        return OAuthConfig(grant="jwt_bearer", client_id=client_id, assertion=context["valid_jwt"])
     if scenario.startswith("auth/client-credentials"):
         return OAuthConfig(
             grant="client_credentials",

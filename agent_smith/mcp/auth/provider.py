@@ -30,7 +30,7 @@ from ...errors import McpAuthError
 from .authorization_code import request_code
 from .challenge import BearerChallenge, bearer_challenge
 from .discovery import Discovered, discover
-from .enterprise import enterprise_tokens
+from .enterprise import enterprise_tokens, workload_tokens
 from .fetch import AuthHttp
 from .loopback import LoopbackAuthorization
 from .registration import client_for
@@ -210,6 +210,12 @@ class OAuthProvider:
             tokens = client_credentials(
                 self._http, found.server, client, config, resource=found.resource, scope=scope
             )
+        elif config.grant == "jwt_bearer" and config.assertion is not None:
+            client = self._client(found)
+            assertion = (
+                config.assertion if isinstance(config.assertion, str) else config.assertion()
+            )
+            tokens = workload_tokens(self._http, found, client, config, assertion, scope=scope)
         elif config.grant == "enterprise" and config.enterprise_idp is not None:
             client = self._client(found)
             tokens = enterprise_tokens(

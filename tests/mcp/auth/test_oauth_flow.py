@@ -237,6 +237,20 @@ def test_the_client_credentials_grant_needs_no_user(fake: FakeOAuthServer) -> No
     assert not fake.requests_to("/authorize") and not fake.requests_to("/register")
 
 
+def test_a_workload_presents_its_platform_jwt_as_a_jwt_bearer_grant(
+    fake: FakeOAuthServer,
+) -> None:
+    fake.clients["workload"] = None
+    assertions = iter(["workload-jwt", "stale-jwt"])
+    auth = OAuthConfig(grant="jwt_bearer", client_id="workload", assertion=lambda: next(assertions))
+    with connect(fake, auth) as client:
+        assert client.call_tool("echo", {}).content == "echo with read"
+    (token,) = fake.requests_to("/token")
+    assert token.body["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert token.body["assertion"] == "workload-jwt" and token.body["client_id"] == "workload"
+    assert not fake.requests_to("/authorize") and not fake.requests_to("/register")
+
+
 def test_a_pre_registered_client_is_used_as_given(fake: FakeOAuthServer) -> None:
     fake.clients["app"] = None  # a public client
     with connect(fake, oauth(client_id="app")) as client:
