@@ -31,8 +31,8 @@ _MAX_TRIES = 8  # far above what any auth allows: only a buggy one gets here
 class RequestAuth(Protocol):
     """How a transport authorizes its requests to one server."""
 
-    def headers(self) -> dict[str, str]:
-        """Headers to add to the next request (``Authorization``), possibly none."""
+    def headers(self, method: str, url: str) -> dict[str, str]:
+        """Headers to add to request ``method url`` (``Authorization``, ``DPoP``), possibly none."""
         ...
 
     def challenged(
@@ -55,7 +55,7 @@ class BearerToken:
     def __init__(self, token: str | None) -> None:
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
 
-    def headers(self) -> dict[str, str]:
+    def headers(self, method: str, url: str) -> dict[str, str]:
         return dict(self._headers)
 
     def challenged(
@@ -87,7 +87,7 @@ def authorized_request(
     Raises what ``session.request`` and ``auth.challenged`` raise.
     """
     for attempt in range(_MAX_TRIES):
-        sent = {**headers, **auth.headers()}
+        sent = {**headers, **auth.headers(method, url)}
         get_observer().inject(sent)  # the current trace context, when the application traces
         log.debug("%s %s headers=%s", method, url, redact_headers(sent))
         response = session.request(method, url, headers=sent, **kwargs)

@@ -45,7 +45,9 @@ class OAuthConfig:
     ``client_id`` and ``enterprise_idp``) or ``jwt_bearer`` (workload identity,
     SEP-1933: the platform's JWT for this workload, ``assertion``, a string or
     a function returning a fresh one, presented with RFC 7523's JWT bearer
-    grant). ``authorization_handler(url) ->
+    grant). ``dpop``: bind tokens to a key (RFC 9449) when the authorization
+    server offers it (None, the default: if PyJWT with cryptography is
+    installed; True: require the extra; False: never). ``authorization_handler(url) ->
     redirect_url`` replaces the default browser-and-loopback handler; a
     plain function needs ``redirect_uri``.
     ``storage`` keeps tokens and registrations (default: in memory); pass
@@ -71,6 +73,7 @@ class OAuthConfig:
     timeout: float = 30.0
     enterprise_idp: EnterpriseIdp | None = None
     assertion: str | Callable[[], str] | None = field(default=None, repr=False)
+    dpop: bool | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.scopes, (list, str)):

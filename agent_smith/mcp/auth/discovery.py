@@ -67,6 +67,7 @@ class ServerMetadata:
     client_id_metadata_document_supported: bool = False
     # RFC 9207: the authorization response then always names the issuer in ``iss``.
     iss_parameter_supported: bool = False
+    dpop_signing_alg_values_supported: tuple[str, ...] = ()
     legacy: bool = False
 
 
@@ -182,6 +183,8 @@ def parse_server_metadata(http: AuthHttp, body: dict[str, Any], url: str) -> Ser
         client_id_metadata_document_supported=body.get("client_id_metadata_document_supported")
         is True,
         iss_parameter_supported=body.get("authorization_response_iss_parameter_supported") is True,
+        dpop_signing_alg_values_supported=_strings(body.get("dpop_signing_alg_values_supported"))
+        or (),
     )
 
 

@@ -40,8 +40,9 @@ class OAuthTokens:
 
     @property
     def authorization(self) -> str:
-        """The ``Authorization`` header value."""
-        return f"Bearer {self.access_token}"
+        """The ``Authorization`` header value (``DPoP`` for a key-bound token)."""
+        scheme = "DPoP" if self.token_type.lower() == "dpop" else "Bearer"
+        return f"{scheme} {self.access_token}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form a token store keeps."""
@@ -80,14 +81,14 @@ def tokens_from_response(
     """The tokens in a token endpoint's answer (RFC 6749 §5.1).
 
     A refresh that brings no new refresh token keeps ``previous``'s.
-    Raises ParseError when the answer has no usable Bearer access token.
+    Raises ParseError when the answer has no usable Bearer (or DPoP) access token.
     """
     access = body.get("access_token")
     token_type = body.get("token_type", "Bearer")
     if not isinstance(access, str) or not access:
         raise ParseError("the token answer has no access_token")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise ParseError(f"the token answer's token_type is {token_type!r}, not Bearer")
+    if not isinstance(token_type, str) or token_type.lower() not in ("bearer", "dpop"):
+        raise ParseError(f"the token answer's token_type is {token_type!r}, not Bearer or DPoP")
     lifetime = body.get("expires_in")
     expires_at = None
     if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) and lifetime > 0:
@@ -97,4 +98,5 @@ def tokens_from_response(
         refresh = previous.refresh_token if previous is not None else None
     granted = body.get("scope")
     scope = tuple(granted.split()) if isinstance(granted, str) else requested_scope
-    return OAuthTokens(access, "Bearer", expires_at, refresh, scope)
+    kind = "DPoP" if token_type.lower() == "dpop" else "Bearer"
+    return OAuthTokens(access, kind, expires_at, refresh, scope)
