@@ -21,6 +21,7 @@ since replaced simply sends it again.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Mapping
@@ -301,6 +302,13 @@ class OAuthProvider:
             return self._found
         found = discover(self._http, self._url, metadata_url=metadata_url)
         self._found, self._found_at = found, metadata_url
+        held = self._tokens
+        if held is not None and held.issuer not in (None, found.server.issuer):
+            # Issued by another authorization server (the server moved): not ours to use.
+            log.info(
+                "%s: the authorization server changed; its tokens are dropped", self._http.server
+            )
+            self._keep(None)
         self._use_dpop(found)
         return found
 
@@ -327,5 +335,8 @@ class OAuthProvider:
         return self._handler
 
     def _keep(self, tokens: OAuthTokens | None) -> None:
+        found = self._found
+        if tokens is not None and tokens.issuer is None and found is not None:
+            tokens = dataclasses.replace(tokens, issuer=found.server.issuer)
         self._tokens = tokens
         self._storage.save_tokens(self._key, tokens)

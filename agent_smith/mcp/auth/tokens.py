@@ -24,6 +24,8 @@ class OAuthTokens:
 
     ``scope`` is what was granted: the answer's ``scope``, else what was
     requested. ``expires_at`` is None when the server gave no lifetime.
+    ``issuer`` is the authorization server that issued them (None in files
+    written before it was kept): they are used with that issuer only.
     """
 
     access_token: str = field(repr=False)
@@ -31,6 +33,7 @@ class OAuthTokens:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
     scope: tuple[str, ...] | None = None
+    issuer: str | None = None
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the token is (nearly) expired."""
@@ -52,6 +55,7 @@ class OAuthTokens:
             "expires_at": self.expires_at,
             "refresh_token": self.refresh_token,
             "scope": list(self.scope) if self.scope is not None else None,
+            "issuer": self.issuer,
         }
 
     @classmethod
@@ -62,12 +66,14 @@ class OAuthTokens:
         scope = data.get("scope")
         expires = data.get("expires_at")
         refresh = data.get("refresh_token")
+        issuer = data.get("issuer")
         return cls(
             access_token=data["access_token"],
             token_type=str(data.get("token_type") or "Bearer"),
             expires_at=float(expires) if isinstance(expires, (int, float)) else None,
             refresh_token=refresh if isinstance(refresh, str) else None,
             scope=tuple(str(s) for s in scope) if isinstance(scope, list) else None,
+            issuer=issuer if isinstance(issuer, str) else None,
         )
 
 

@@ -6,6 +6,7 @@ authorization server; its authorization endpoint consents at once.
 
 from __future__ import annotations
 
+import json
 import logging
 import stat
 import threading
@@ -23,9 +24,11 @@ from agent_smith import (
     McpAuthError,
     McpClient,
     OAuthConfig,
+    OAuthTokens,
     ServerConfig,
 )
 from agent_smith.logs import TRACE
+from agent_smith.mcp.auth.urls import canonical_resource
 from tests.support.fake_oauth import FakeOAuthServer
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
@@ -221,6 +224,23 @@ def test_a_file_store_keeps_tokens_and_registration_for_the_next_client(
     later = fake.seen[seen_before:]
     assert {s.path for s in later} == {"/mcp"}  # no discovery, registration or consent
     assert all("authorization" in s.headers for s in later)
+    (stored,) = json.loads(path.read_text())["tokens"].values()
+    assert stored["issuer"] == fake.base  # tokens are kept with the issuer that gave them
+
+
+def test_tokens_of_another_issuer_are_not_used_and_old_files_still_load(
+    fake: FakeOAuthServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    key = canonical_resource(fake.mcp_url)
+    foreign = OAuthTokens("access-elsewhere", issuer="https://old-as.example")
+    FileTokenStorage(path).save_tokens(key, foreign)
+    with connect(fake, oauth(storage=FileTokenStorage(path))) as client:
+        assert client.call_tool("echo", {}).content == "echo with read"
+    assert fake.requests_to("/token")  # authorized afresh at the server's own issuer
+    # A file written before issuers were kept: its tokens load (and are used) as they are.
+    legacy = OAuthTokens.from_dict({"access_token": "a", "token_type": "Bearer"})
+    assert legacy.issuer is None and legacy.authorization == "Bearer a"
 
 
 def test_the_client_credentials_grant_needs_no_user(fake: FakeOAuthServer) -> None:
