@@ -38,7 +38,13 @@ from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
 from .handoff import Handoff
 from .http_headers import request_headers
-from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
+from .http_request import (
+    BearerToken,
+    RequestAuth,
+    authorized_request,
+    error_excerpt,
+    rpc_error_answer,
+)
 from .http_session import ACCEPT_POST, HttpSession
 from .listener import GetStreamListener
 from .sse_streams import (
@@ -384,26 +390,16 @@ class StreamableHttpTransport(Transport):
     def _check_status(
         self, response: requests.Response, frame: Frame, *, had_session: bool
     ) -> bool:
-        """Raise for an error status; True when its body was the request's JSON-RPC error answer.
-
-        A 2026-07-28 server answers some errors (an unsupported protocol
-        version) with a 4xx whose body is the JSON-RPC error: that is delivered
-        to the waiter as the answer it is.
-        """
+        """Raise for an error status; True when its body was the request's JSON-RPC error answer."""
         status = response.status_code
         if status < 400:
             return False
         excerpt = error_excerpt(response)
         self._state.check_gone(status, excerpt, had_session=had_session)
-        want = frame.get("id")
-        if want is not None and content_type(response) == "application/json":
-            try:
-                answer = json.loads(response.content.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, requests.RequestException, OSError):
-                answer = None
-            if isinstance(answer, dict) and "error" in answer and answer.get("id") == want:
-                self._deliver(answer)
-                return True
+        answer = rpc_error_answer(response, frame.get("id"))
+        if answer is not None:
+            self._deliver(answer)
+            return True
         what = frame.get("method") or "frame"
         raise self._error("send", f"HTTP {status} for {what}: {excerpt}", http_status=status)
 

@@ -12,6 +12,7 @@ cap here keeps a misbehaving one from looping.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -118,3 +119,22 @@ def error_excerpt(response: requests.Response) -> str:
         return "<body unreadable>"
     shown = redact(text)
     return " ".join(truncate_utf8(str(shown), _EXCERPT_BYTES).split())
+
+
+def rpc_error_answer(response: requests.Response, request_id: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error answer to ``request_id`` an HTTP error carries in its body, if any.
+
+    A 2026-07-28 server answers some errors (an unsupported protocol version)
+    with a 4xx whose JSON body is the request's error answer.
+    """
+    if request_id is None or not response.headers.get("Content-Type", "").startswith(
+        "application/json"
+    ):
+        return None
+    try:
+        answer = json.loads(response.content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, requests.RequestException, OSError):
+        return None
+    if isinstance(answer, dict) and "error" in answer and answer.get("id") == request_id:
+        return answer
+    return None
