@@ -247,7 +247,9 @@ class StreamableHttpTransport(Transport):
                     {
                         "jsonrpc": "2.0",
                         "id": frame["id"],
-                        "error": transport_failure(message),
+                        "error": transport_failure(
+                            message, http_status=getattr(err, "http_status", None)
+                        ),
                     }
                 )
         finally:

@@ -185,8 +185,12 @@ class JsonRpcPeer:
             data = error.get("data")
             if isinstance(data, dict) and data.get(TRANSPORT_FAILURE) is True:
                 # Not the server's answer: the transport could not read one.
+                status = data.get("httpStatus")
                 raise TransportError(
-                    str(message), operation=pending.method, endpoint_or_server=self.server
+                    str(message),
+                    operation=pending.method,
+                    endpoint_or_server=self.server,
+                    http_status=status if isinstance(status, int) else None,
                 )
             raise McpError(
                 f"MCP server {self.server!r}: {pending.method} failed with {code}: {message}",

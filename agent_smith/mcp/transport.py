@@ -71,9 +71,10 @@ def encode_frame(frame: Frame, server: str) -> bytes:
 TRANSPORT_FAILURE = "agent_smith/transportFailure"
 
 
-def transport_failure(message: str) -> dict[str, Any]:
-    """The ``error`` of such an answer: the waiter raises TransportError, not McpError."""
-    return {"code": -32000, "message": message, "data": {TRANSPORT_FAILURE: True}}
+def transport_failure(message: str, *, http_status: int | None = None) -> dict[str, Any]:
+    """The ``error`` of such an answer: the waiter raises TransportError (with the status)."""
+    data = {TRANSPORT_FAILURE: True, "httpStatus": http_status}
+    return {"code": -32000, "message": message, "data": data}
 
 
 class StaleSession(Exception):
