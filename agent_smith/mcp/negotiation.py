@@ -83,13 +83,13 @@ def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, An
     params = {"_meta": request_meta(capabilities, client_info())}
     try:
         try:
-            result = conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+            result = _ask(conn, params, config)
         except McpError as err:
             if _supported(err) is None or MODERN_VERSION not in (_supported(err) or ()):
                 raise
             # "Unsupported version", yet it names ours: a server whose era was not
             # settled yet (one that answered another client first). Ask once more.
-            result = conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+            result = _ask(conn, params, config)
     except McpError as err:
         supported = _supported(err)
         if pinned or (supported is not None and not set(supported) & set(HANDSHAKE_VERSIONS)):
@@ -135,6 +135,21 @@ def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, An
         MODERN_VERSION,
     )
     return True
+
+
+def _ask(conn: Connection, params: dict[str, Any], config: ServerConfig) -> dict[str, Any]:
+    """``server/discover``, sent once more if the exchange (not the server) failed.
+
+    The first request on a pooled HTTP connection may meet a connection the
+    server just closed; that says nothing about which generation it speaks.
+    """
+    try:
+        return conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+    except TransportError as err:
+        if err.http_status is not None or not conn.alive:
+            raise
+        log.info("MCP server %s: server/discover failed (%s); once more", config.alias, err)
+        return conn.rpc.request("server/discover", params, timeout=config.request_timeout)
 
 
 def _supported(err: McpError) -> list[str] | None:

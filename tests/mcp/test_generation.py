@@ -12,6 +12,7 @@ from agent_smith import McpClient
 from agent_smith.errors import McpError, McpProtocolError
 from agent_smith.mcp import McpEvent, Notification
 from agent_smith.mcp.input_required import MAX_INPUT_ROUNDS
+from agent_smith.mcp.transport import transport_failure
 from tests.mcp.scripted import RpcFailure, ScriptedServer
 
 Connect = Callable[..., McpClient]
@@ -202,3 +203,22 @@ def test_subscriptions_listen_asks_for_the_list_changes_the_server_offers(
     (listen,) = requests_of(server, "subscriptions/listen")
     assert listen["params"]["notifications"] == {"toolsListChanged": True}
     assert listen["params"]["_meta"][META_VERSION] == MODERN
+
+
+def test_a_lost_exchange_during_discover_is_asked_again_not_taken_for_an_old_server(
+    scripted: Connect,
+) -> None:
+    server = ScriptedServer()
+    answers = iter([None, discover()({})])
+
+    def flaky(params: dict[str, Any]) -> dict[str, Any] | None:
+        answer = next(answers)
+        if answer is None:  # the transport could not read an answer (a reset connection)
+            frame_id = requests_of(server, "server/discover")[-1]["id"]
+            server.push({"jsonrpc": "2.0", "id": frame_id, "error": transport_failure("reset")})
+        return answer
+
+    server.handlers["server/discover"] = flaky
+    client = scripted(server)
+    assert client.protocol_version == MODERN
+    assert server.methods()[:2] == ["server/discover", "server/discover"]
