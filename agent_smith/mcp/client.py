@@ -34,6 +34,7 @@ from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
 from .generation import request_meta
+from .handler_timeout import HandlerBound
 from .input_required import complete
 from .jsonrpc import JsonRpcPeer, RequestHandler
 from .listing import Offerings
@@ -75,6 +76,10 @@ class McpClient(Closeable):
             self._handlers["sampling/createMessage"] = sampling_handler
         if roots_handler is not None:
             self._handlers["roots/list"] = roots_handler
+        self._bound: HandlerBound | None = None
+        if config.handler_timeout is not None:
+            bound = self._bound = HandlerBound(config.alias, config.handler_timeout)
+            self._handlers = {m: bound.wrap(m, h) for m, h in self._handlers.items()}
         self._capabilities = client_capabilities(
             elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
         )
@@ -292,6 +297,8 @@ class McpClient(Closeable):
         """Fail pending calls, shut the connection down, join every thread."""
         if self._keeper.close():
             self._events.close()
+            if self._bound is not None:
+                self._bound.close()
             if self._oauth is not None:
                 self._oauth.close()
 

@@ -56,6 +56,7 @@ class ServerConfig:
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
     protocol: str = "auto"
     log_level: str | None = None
+    handler_timeout: float | None = None
     require_approval: bool | tuple[str, ...] = False
     transport: str | None = None
     auth: OAuthConfig | None = None
@@ -89,6 +90,8 @@ class ServerConfig:
                 f"MCP server {self.alias!r}: 'protocol_version' must be one of "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
             )
+        if self.handler_timeout is not None and not self.handler_timeout > 0:
+            raise ConfigError(f"MCP server {self.alias!r}: 'handler_timeout' must be positive")
         if self.protocol not in PROTOCOLS:
             raise ConfigError(
                 f"MCP server {self.alias!r}: 'protocol' must be one of {', '.join(PROTOCOLS)}"
@@ -192,7 +195,9 @@ def _check(alias: str, key: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise wrong("true or false")
         return value
-    if key == "request_timeout":
+    if key in ("request_timeout", "handler_timeout"):
+        if value is None and key == "handler_timeout":
+            return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong("a number of seconds")
         return float(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -116,3 +117,39 @@ def test_a_declined_sampling_request_is_the_servers_error_answer(scripted: Conne
         {"messages": [{"role": "user", "content": {"type": "text", "text": "q"}}]}
     )
     assert text["content"] == {"type": "text", "text": "hi"} and text["stopReason"] == "endTurn"
+
+
+def test_a_handler_that_does_not_answer_in_time_becomes_an_error_answer(
+    scripted: Connect,
+) -> None:
+    release = threading.Event()
+
+    def stuck(params: dict[str, Any]) -> dict[str, Any]:
+        release.wait(10)
+        return {"action": "decline"}
+
+    try:
+        server = ScriptedServer()
+        scripted(server, elicitation_handler=stuck, handler_timeout=0.2, protocol="legacy")
+        server.push({"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": {}})
+        answer = server.wait_for_answers({5})[5]
+        assert answer["error"]["code"] == -32603 and "within 0.2s" in answer["error"]["message"]
+        # 2026-07-28: the call that needed the input fails instead of hanging.
+        wants = {
+            "resultType": "input_required",
+            "inputRequests": {"q": {"method": "elicitation/create"}},
+        }
+        modern = ScriptedServer(
+            {
+                "server/discover": lambda p: {
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                },
+                "tools/call": lambda p: wants,
+            }
+        )
+        client = scripted(modern, elicitation_handler=stuck, handler_timeout=0.2)
+        with pytest.raises(McpError, match=r"within 0\.2s"):
+            client.call_tool("echo", {})
+    finally:
+        release.set()
