@@ -39,7 +39,7 @@ from .toolset import ToolSet
 from .turn import Turn
 
 if TYPE_CHECKING:
-    from ..llm.client import LlmClient
+    from ..llm.model import ChatModel
     from ..mcp.client import McpClient
     from ..mcp.config import ServerConfig
     from ..mcp.jsonrpc import RequestHandler
@@ -57,6 +57,9 @@ _NO_USAGE = TokenUsage()
 class Agent(Closeable):
     """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
 
+    ``llm`` is any :class:`~agent_smith.llm.model.ChatModel`: an
+    :class:`~agent_smith.LlmClient`, a native provider client, a
+    ``FallbackModel`` or a ``TestModel``.
     ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
     ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
     to the client's runtime, else the process default. ``session`` (see
@@ -70,7 +73,7 @@ class Agent(Closeable):
 
     def __init__(
         self,
-        llm: LlmClient,
+        llm: ChatModel,
         system_prompt: str = "",
         tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
@@ -124,6 +127,11 @@ class Agent(Closeable):
         return self._hooks
 
     @property
+    def model(self) -> ChatModel:
+        """The chat model this agent talks to."""
+        return self._llm
+
+    @property
     def runtime(self) -> Runtime:
         return self._runtime
 
@@ -173,7 +181,7 @@ class Agent(Closeable):
         return made
 
     def add_subagent(
-        self, spec: SubAgentSpec, *, llm: LlmClient | None = None, timeout: float | None = None
+        self, spec: SubAgentSpec, *, llm: ChatModel | None = None, timeout: float | None = None
     ) -> Tool:
         """Give the model a sub-agent built from ``spec`` as a tool (see :mod:`.subagents`)."""
         from .subagents import SubAgentTool
@@ -313,7 +321,7 @@ class Agent(Closeable):
         memory: Memory | None = None,
         config: AgentConfig | None = None,
         hooks: AgentHooks | None = None,
-        llm: LlmClient | None = None,
+        llm: ChatModel | None = None,
         cancel: CancellationToken | None = None,
     ) -> Agent:
         """For framework use (sub-agent tools): a child one level deeper in this tree.
