@@ -103,12 +103,15 @@ if TYPE_CHECKING:
     from .llm.retry import RetryPolicy
     from .llm.testing import TestModel
     from .mcp import (
+        Elicitation,
         LifecycleEvent,
         LifecycleKind,
         McpClient,
         McpEvent,
         Notification,
+        SamplingHandler,
         ServerConfig,
+        ToolInfo,
     )
     from .mcp.auth import (
         AuthorizationHandler,
@@ -233,6 +236,9 @@ _LAZY: dict[str, str] = {
     "SamplingParams": "llm.request",
     "RetryPolicy": "llm.retry",
     "LocalLlamaServer": "llm.local_server",
+    "Elicitation": "mcp",
+    "SamplingHandler": "mcp",
+    "ToolInfo": "mcp",
     "LifecycleEvent": "mcp",
     "LifecycleKind": "mcp",
     "McpClient": "mcp",
@@ -336,6 +342,7 @@ __all__ = [
     "ConfigError",
     "ContextOverflowError",
     "Decision",
+    "Elicitation",
     "Embedder",
     "EnterpriseIdp",
     "FallbackModel",
@@ -382,6 +389,7 @@ __all__ = [
     "RetryPolicy",
     "RollingWindowMemory",
     "Runtime",
+    "SamplingHandler",
     "SamplingParams",
     "ServerConfig",
     "Session",
@@ -407,6 +415,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolContext",
     "ToolError",
+    "ToolInfo",
     "ToolMessage",
     "ToolOptions",
     "ToolRegistry",
