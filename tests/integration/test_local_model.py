@@ -16,6 +16,7 @@ import pytest
 
 from agent_smith.cli.models import QWEN, ensure_default_model, find_default_model, model_cache_dir
 from agent_smith.llm.local_server import xllamacpp_available
+from tests.support.pipes import MODEL_TIMEOUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama]
 
@@ -54,7 +55,7 @@ def _chat_locally(line: str, sandbox: Path) -> subprocess.CompletedProcess[str]:
         input=f"{line}\n/exit\n",
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=MODEL_TIMEOUT,
         env=env,
         cwd=sandbox,
     )
