@@ -84,10 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
             "llama-server --jinja -m MODEL.gguf (or use --local)."
         ),
         epilog=(
-            "In the REPL: /exit or Ctrl-D quits; Ctrl-C cancels the reply being written, "
-            "or discards the line at the prompt; /help lists the commands. 'agent-smith "
-            "batch -h': run an agent over a file of inputs; 'agent-smith serve -h': serve "
-            "a local model on a port."
+            "'agent-smith batch -h': run an agent over a file of inputs. 'agent-smith serve "
+            "-h': serve a local model on a port. In the REPL: /help lists the commands; /exit "
+            "or Ctrl-D quits; Ctrl-C cancels the reply being written, or discards the line at "
+            "the prompt."
         ),
     )
     where = parser.add_mutually_exclusive_group()
@@ -339,7 +339,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     sandbox = Path(args.sandbox).resolve()
     banner = (
         f"agent-smith {__version__} at {endpoint}; tools: calculator, read_local_file, "
-        f"write_local_file (asks first; sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
+        f"write_local_file (asks first; sandbox {sandbox}){mcp}. /help lists the commands; "
+        "/exit or Ctrl-D quits."
     )
     repl = Repl(
         agent,
