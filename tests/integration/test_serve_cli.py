@@ -2,82 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import re
-import signal
 import socket
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 import requests
 
 from tests.integration.conftest import require_local_llama
-from tests.support.pipes import MODEL_TIMEOUT, TIMEOUT, PipeReader
-from tests.support.signals import default_sigint
+from tests.support.pipes import MODEL_TIMEOUT, TIMEOUT
+from tests.support.served import Served
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama]
-
-REPO = Path(__file__).resolve().parents[2]
-SERVING = re.compile(r"^serving (\S+) at (http://127\.0\.0\.1:\d+) ", re.M)
-
-
-class Served:
-    """An ``agent-smith serve`` child, its output, and the address it printed."""
-
-    def __init__(self, *args: str) -> None:
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("LLAMA_SERVER_URL", "LLAMA_API_KEY")
-        }
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agent_smith", "serve", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,  # a job of its own, as in a terminal
-            preexec_fn=default_sigint,  # Ctrl-C reaches it also from a background job
-        )
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self.out = PipeReader(self.proc.stdout, "serve-out")
-        self.err = PipeReader(self.proc.stderr, "serve-err")
-        self.url = ""
-
-    def wait_ready(self) -> str:
-        found = SERVING.search(self.out.wait_for(" Ctrl-C stops.\n", timeout=MODEL_TIMEOUT))
-        assert found, self.err.text()
-        self.url = found.group(2)
-        return self.url
-
-    def ctrl_c(self) -> int:
-        os.killpg(self.proc.pid, signal.SIGINT)  # the terminal's Ctrl-C, to the whole job
-        return self.proc.wait(TIMEOUT)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(TIMEOUT)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            assert stream is not None
-            stream.close()
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    started: list[Served] = []
-
-    def start(*args: str) -> Served:
-        started.append(Served(*args))
-        return started[-1]
-
-    yield start
-    for served in started:
-        served.close()
-
 
 #: A question the model answers at length: a reply the cap must cut.
 LONG = {
@@ -92,7 +27,7 @@ def _port_is_free(url: str) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_serve_answers_with_its_slots_and_cap_until_ctrl_c(serve: Any) -> None:
+def test_serve_answers_with_its_slots_and_cap_until_ctrl_c(serve: Callable[..., Served]) -> None:
     model = require_local_llama()
     served = serve(
         "--serve-model", str(model), "--port", "0", "--parallel", "2", "--ctx-size", "2048",
@@ -114,7 +49,7 @@ def test_serve_answers_with_its_slots_and_cap_until_ctrl_c(serve: Any) -> None:
     assert _port_is_free(url)  # llama.cpp's process went with it
 
 
-def test_serve_on_a_taken_port_says_so_in_one_line(serve: Any) -> None:
+def test_serve_on_a_taken_port_says_so_in_one_line(serve: Callable[..., Served]) -> None:
     model = require_local_llama()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
