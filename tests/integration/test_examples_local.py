@@ -26,7 +26,8 @@ import requests
 from tests.support.pipes import MODEL_TIMEOUT
 from tests.support.served import REPO, serving
 
-pytestmark = [pytest.mark.slow, pytest.mark.llama]
+# A real model on a loaded two-core machine: minutes, not the suite's 300 s.
+pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.timeout(2 * MODEL_TIMEOUT)]
 
 EXAMPLES = REPO / "examples"
 

@@ -86,6 +86,7 @@ def test_agent_smith_local_reads_a_file_the_question_names(
     assert "[tool] read_local_file -> [server] port = 8443" in lines
 
 
+@pytest.mark.timeout(2 * MODEL_TIMEOUT)  # four replies of a real model, on a loaded machine
 def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
     default_model: Path, tmp_path: Path
 ) -> None:
