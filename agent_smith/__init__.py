@@ -39,7 +39,7 @@ from .logs import (
 
 if TYPE_CHECKING:
     from .agent.agent import Agent
-    from .agent.approvals import ApprovalRequest, ApprovalRequested, Approver, Decision
+    from .agent.approvals import ApprovalRequested, Approver
     from .agent.config import AgentConfig
     from .agent.events import (
         AgentEvent,
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     )
     from .agent.output import OutputMode
     from .agent.output_type import parse_output
-    from .agent.paused import PausedTurn
     from .agent.request import AgentRequest
     from .agent.subagents import SubAgentSpec, SubAgentTool
     from .batch import (
@@ -122,6 +121,7 @@ if TYPE_CHECKING:
         messages_from_json,
         messages_to_json,
     )
+    from .paused_turn import ApprovalRequest, Decision, PausedTurn
     from .runtime import Runtime, default_runtime
     from .sessions.session import Session, SessionState
     from .sessions.sqlite import SqliteSession
@@ -146,7 +146,13 @@ if TYPE_CHECKING:
     )
     from .tools.registry import ToolRegistry
 
-__version__ = "0.1.0"
+from ._version import __version__
+from .observer import set_observer
+from .tracing.observer import OTEL_OBSERVER
+
+# The LLM clients, dispatchers and MCP clients report to this observer, which
+# makes spans while the application traces (agent_smith.tracing).
+set_observer(OTEL_OBSERVER)
 
 logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
@@ -154,10 +160,10 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 _LAZY: dict[str, str] = {
     "Agent": "agent.agent",
     "AgentRequest": "agent.request",
-    "ApprovalRequest": "agent.approvals",
+    "ApprovalRequest": "paused_turn",
     "ApprovalRequested": "agent.approvals",
     "Approver": "agent.approvals",
-    "Decision": "agent.approvals",
+    "Decision": "paused_turn",
     "AgentSpec": "batch",
     "BatchInput": "batch",
     "BatchResult": "batch",
@@ -232,7 +238,7 @@ _LAZY: dict[str, str] = {
     "load_skill": "skills",
     "normalize_skill_name": "skills",
     "skill_context_bytes": "skills",
-    "PausedTurn": "agent.paused",
+    "PausedTurn": "paused_turn",
     "SubAgentSpec": "agent.subagents",
     "SubAgentTool": "agent.subagents",
     "Tool": "tools.base",

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .agent.approvals import ApprovalRequest
-    from .agent.paused import PausedTurn
+    from .paused_turn import ApprovalRequest, PausedTurn
 
 
 class AgentSmithError(Exception):
@@ -196,7 +195,7 @@ class SessionError(AgentSmithError):
 class ApprovalRequired(AgentSmithError):
     """A turn paused because tool calls wait for a person's decision.
 
-    Not a failure: keep ``state`` (a :class:`~agent_smith.agent.paused.PausedTurn`;
+    Not a failure: keep ``state`` (a :class:`~agent_smith.paused_turn.PausedTurn`;
     ``state.to_json()`` to store it) and the agent's history, ask about
     ``requests`` (the waiting calls with their arguments), then call
     ``agent.resume(state, {call_id: True | False | "reason"})``.

@@ -26,6 +26,7 @@ and so is the floor, a minimal hand-written ``requests`` loop.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import importlib.abc
 import json
 import os
@@ -129,9 +130,9 @@ def _tracing(on: bool) -> None:
     A global tracer provider cannot be unset, so "off" puts in a gate that
     always answers None, which is what ``tracer()`` answers without a provider.
     """
-    from agent_smith.tracing import agent_span, chat_span, mcp_span, otel, tool_span
+    from agent_smith.tracing import agent_span, observer, otel
 
-    modules = (agent_span, chat_span, mcp_span, otel, tool_span)
+    modules = (agent_span, observer, otel)
     real = _GATE.setdefault("tracer", otel.tracer)
     for module in modules:
         module.tracer = real if on else _no_tracer  # type: ignore[attr-defined]
@@ -145,12 +146,20 @@ class _Samples:
     """What one turn's tracing calls take: a request, its body and reply, a tool and a call."""
 
     def __init__(self) -> None:
-        from agent_smith import LlmRequest, Runtime, ToolCall, ToolResult, UserMessage, make_tool
+        from agent_smith import (
+            LlmClient,
+            LlmRequest,
+            Runtime,
+            ToolCall,
+            ToolResult,
+            UserMessage,
+            make_tool,
+        )
         from agent_smith.llm.request import LlmResponse
         from agent_smith.messages import AssistantMessage, TokenUsage
-        from agent_smith.tracing import chat_span, otel, tool_span
+        from agent_smith.observer import get_observer
 
-        self._tracing = (chat_span, otel, tool_span)
+        self.observer = get_observer()
 
         def tool0(x: int) -> str:
             """A tool."""
@@ -158,6 +167,7 @@ class _Samples:
 
         self.runtime = Runtime()
         self.url = "http://127.0.0.1:8080/v1/chat/completions"
+        self.llm = LlmClient("http://127.0.0.1:8080", "m", runtime=self.runtime)
         self.request = LlmRequest((UserMessage("hi"),))
         self.body = {"model": "m", "messages": [], "stream": False, "temperature": 0.2}
         usage = TokenUsage(1, 2, 3)
@@ -167,19 +177,16 @@ class _Samples:
         self.result = ToolResult("r")
 
     def chat(self) -> None:
-        """One LLM call's tracing calls, as the client makes them."""
-        span = self._tracing[0].chat(
-            model="m", url=self.url, request=self.request, body=self.body, runtime=self.runtime
-        )
+        """One LLM call's tracing calls, as the client makes them (through the observer seam)."""
+        span = self.observer.on_chat_start(self.llm, self.request, self.body)
         with span:
             span.inject({})
             span.finish(self.response)
 
     def tool_call(self) -> None:
         """One tool call's tracing calls, as the pool and the dispatcher make them."""
-        _, otel, tool_span = self._tracing
-        otel.in_context(_no_tracer)
-        with tool_span.execute_tool(self.call, self.tool, self.runtime) as span:
+        contextvars.copy_context()  # what the pool takes at submit for the worker
+        with self.observer.on_tool_start(self.call, self.tool, self.runtime) as span:
             span.finish(self.result)
 
 
@@ -199,13 +206,14 @@ def _best(fn: Any, count: int = 2000, *, clear: Any = None) -> float:
 def _off_cost() -> float:
     """CPU µs that one turn's tracing calls (1 turn, 2 LLM calls, 4 tools) cost while off."""
     from agent_smith import Agent, LlmClient
+    from agent_smith.agent.events import final_message
     from agent_smith.tracing.agent_span import invoke_agent
 
     samples = _Samples()
     agent = Agent(LlmClient(samples.url), runtime=samples.runtime)
 
     def turn() -> None:
-        invoke_agent(agent, iter(()), None)
+        invoke_agent(agent, agent._identity, iter(()), None, answer=final_message)
         for _ in range(2):
             samples.chat()
         for _ in range(TOOLS):

@@ -15,8 +15,10 @@ Why not one shared ``ThreadPoolExecutor``: two invariants rule it out.
 
 The pool is otherwise shaped like ``concurrent.futures.thread``: a queue of
 work items, threads started lazily up to the capacity, idle threads reused.
-Each call runs in the OpenTelemetry context of the thread that submitted it
-(threads do not inherit it), so traces stay whole across the pool.
+Each call runs in a copy of the submitting thread's :mod:`contextvars`
+context, taken at submit (threads do not inherit it): whatever an observer
+keeps there, such as OpenTelemetry's current span, carries over to the worker
+without this module knowing about it, so traces stay whole across the pool.
 Threads are daemons because an abandoned call may never return and must not
 keep the interpreter alive at exit; ``close()`` still joins every thread whose
 call has returned.
@@ -24,6 +26,7 @@ call has returned.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import queue
 import threading
@@ -31,11 +34,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from ..tracing.otel import in_context
-
 T = TypeVar("T")
 
-_WorkItem = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...]]
+_WorkItem = tuple["Future[Any]", contextvars.Context, Callable[..., Any], tuple[Any, ...]]
 
 
 class WorkerPool:
@@ -55,12 +56,12 @@ class WorkerPool:
         self._counter = itertools.count()
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Schedule ``fn(*args)`` and return its future; it runs in the caller's trace context."""
+        """Schedule ``fn(*args)``; it runs in a copy of the caller's context (contextvars)."""
         future: Future[T] = Future()
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"worker pool {self._name} is closed")
-            self._queue.put((future, in_context(fn), args))
+            self._queue.put((future, contextvars.copy_context(), fn, args))
         self._ensure_worker()
         return future
 
@@ -115,15 +116,15 @@ class WorkerPool:
             item = self._queue.get()
             if item is None:
                 break
-            future, fn, args = item
+            future, context, fn, args = item
             if future.set_running_or_notify_cancel():
                 try:
-                    result = fn(*args)
+                    result = context.run(fn, *args)
                 except BaseException as err:
                     future.set_exception(err)
                 else:
                     future.set_result(result)
-            del item, fn, args
+            del item, context, fn, args
             with self._lock:
                 if future in self._abandoned:
                     self._abandoned.discard(future)

@@ -26,15 +26,11 @@ from ..messages import AssistantMessage, Message, TokenUsage
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
-from ..tracing.agent_span import invoke_agent
+from ..tracing.agent_span import AgentIdentity, invoke_agent
 from .approval_gate import drain, resumption
 from .approvals import Approver, Decisions
 from .config import AgentConfig
-from .events import (
-    NO_HOOKS,
-    AgentEvent,
-    AgentHooks,
-)
+from .events import NO_HOOKS, AgentEvent, AgentHooks, final_message
 from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
 from .output import OutputMode, check_output_options
@@ -100,7 +96,6 @@ class Agent(Closeable):
         self._runtime = runtime if runtime is not None else _runtime_of(llm)
         self._lineage = _lineage
         self._depth = _lineage.depth if _lineage is not None else 0
-        self._invocation = _lineage.invocation if _lineage is not None else None
         self._busy = threading.Lock()
         self._turn: Turn | None = None
         self._usage = _NO_USAGE
@@ -113,6 +108,9 @@ class Agent(Closeable):
             from ..sessions.binding import SessionBinding  # loaded only by agents with a session
 
             self._session = SessionBinding(session, self._memory)
+        invocation = _lineage.invocation if _lineage is not None else None
+        conversation = session.session_id if session is not None else None
+        self._identity = AgentIdentity.of(llm, invocation, conversation)  # names its turns' spans
 
     # -- configuration -------------------------------------------------------
 
@@ -342,13 +340,19 @@ class Agent(Closeable):
     ) -> Iterator[AgentEvent]:
         """The turn's events, as one ``invoke_agent`` span when tracing is on (see there)."""
         message = request.user_message if resume is None else None  # a resumed turn has none
-        return invoke_agent(self, self._run(request, resume), message, stepwise=stepwise)
+        events = self._run(request, resume)
+        return invoke_agent(
+            self, self._identity, events, message, answer=final_message, stepwise=stepwise
+        )
 
     def _run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         if not self._busy.acquire(blocking=False):
             raise AgentBusyError(f"agent {self.name!r} is already running a turn")
         try:
-            turn = self._begin()
+            if self._session is not None:
+                self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
+            tree, source = turn_tree(self._config, self._lineage)
+            turn = self._turn = Turn(self.name, tree, source, self._config)
         except BaseException:
             self._busy.release()
             raise
@@ -371,14 +375,6 @@ class Agent(Closeable):
                 loop.settle()  # stopped mid-round: every recorded call still gets a result
             finally:
                 self._end(turn)
-
-    def _begin(self) -> Turn:
-        if self._session is not None:
-            self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
-        tree, source = turn_tree(self._config, self._lineage)
-        turn = Turn(self.name, tree, source, self._config)
-        self._turn = turn
-        return turn
 
     def _end(self, turn: Turn) -> None:
         try:

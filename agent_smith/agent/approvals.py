@@ -26,55 +26,25 @@ parallel; a denied call never runs and the model reads an error result
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..cancellation import CancellationSource, CancellationToken
 from ..errors import ConfigError
-from ..messages import (
-    REQUIRED,
-    JsonObject,
-    ToolCall,
-    expect_object,
-    json_field,
-    tool_call_from_dict,
-    tool_call_to_dict,
-)
+from ..messages import ToolCall
+from ..paused_turn import NEVER_CANCELLED, NOT_APPROVED, ApprovalRequest, Decision
 from ..tools.dispatch import ToolOutcome, error_outcome
 
-#: The reason given when a call is denied without one.
-NOT_APPROVED = "not approved"
-#: A token that is never cancelled (requests read back from JSON carry it).
-NEVER_CANCELLED = CancellationSource().token
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A person's answer about one call: run it, or deny it for ``reason``."""
-
-    approved: bool
-    reason: str = ""
-
-    @classmethod
-    def approve(cls) -> Decision:
-        return cls(True)
-
-    @classmethod
-    def deny(cls, reason: str = NOT_APPROVED) -> Decision:
-        return cls(False, reason or NOT_APPROVED)
-
-    def to_dict(self) -> JsonObject:
-        return {"approved": self.approved, "reason": self.reason}
-
-    @classmethod
-    def from_dict(cls, data: object, where: str = "decision") -> Decision:
-        """Read a decision written by :meth:`to_dict`; ParseError naming ``where``."""
-        obj = expect_object(data, where)
-        return cls(
-            json_field(obj, "approved", bool, REQUIRED, where, "decision"),
-            json_field(obj, "reason", str, "", where, "decision"),
-        )
-
+__all__ = [
+    "NEVER_CANCELLED",
+    "NOT_APPROVED",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "Approver",
+    "Decision",
+    "DecisionLike",
+    "Decisions",
+    "as_decision",
+    "denied_outcome",
+]
 
 #: What callers may give as an answer: ``True`` (approve), ``False`` or a reason (deny).
 DecisionLike = bool | str | Decision
@@ -93,57 +63,6 @@ def as_decision(value: object, *, where: str) -> Decision:
     raise ConfigError(
         f"{where}: expected True, False, a reason string or a Decision, got {type(value).__name__}"
     )
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """One call waiting for approval: the call, its tool's description, who asks.
-
-    ``agent`` and ``depth`` name the asking agent (depth 0: the root; a
-    sub-agent's requests reach the root's approver with their own). ``cancel``
-    is the turn's cancellation token: an approver that waits for a person
-    should also wake on it (``request.cancel.on_cancel(...)``) so that
-    ``agent.cancel()`` stops the turn at once.
-    """
-
-    call: ToolCall
-    description: str = ""
-    agent: str = "agent"
-    depth: int = 0
-    cancel: CancellationToken = field(default=NEVER_CANCELLED, compare=False, repr=False)
-
-    @property
-    def call_id(self) -> str:
-        return self.call.id
-
-    @property
-    def tool_name(self) -> str:
-        return self.call.name
-
-    @property
-    def arguments(self) -> JsonObject:
-        """The call's parsed arguments (do not change them)."""
-        return self.call.arguments
-
-    def to_dict(self) -> JsonObject:
-        return {
-            "call": tool_call_to_dict(self.call),
-            "description": self.description,
-            "agent": self.agent,
-            "depth": self.depth,
-        }
-
-    @classmethod
-    def from_dict(cls, data: object, where: str = "approval request") -> ApprovalRequest:
-        """Read a request written by :meth:`to_dict`; ParseError naming ``where``."""
-        obj = expect_object(data, where)
-        what = "approval request"
-        return cls(
-            tool_call_from_dict(obj.get("call"), f"{where}.call"),
-            json_field(obj, "description", str, "", where, what),
-            json_field(obj, "agent", str, REQUIRED, where, what),
-            json_field(obj, "depth", int, REQUIRED, where, what),
-        )
 
 
 def denied_outcome(

@@ -58,6 +58,11 @@ class FinalAnswer:
     message: AssistantMessage
 
 
+def final_message(event: object) -> AssistantMessage | None:
+    """The final answer's message if ``event`` is the :class:`FinalAnswer`, else None."""
+    return event.message if type(event) is FinalAnswer else None
+
+
 @dataclass(frozen=True)
 class OutputRetry:
     """The reply did not fit the turn's ``output_type``; the model is asked again.

@@ -50,7 +50,7 @@ class Lineage:
             name=name,
             depth=self.depth,
             invocation=self.invocation,
-            parent_invocation=parent._invocation,
+            parent_invocation=parent._identity.invocation,
         )
 
     def report_usage(self, usage: TokenUsage) -> None:

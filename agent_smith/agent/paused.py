@@ -35,120 +35,20 @@ This module loads only when a turn pauses or resumes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from ..errors import ApprovalRequired, ConfigError, ParseError
-from ..messages import (
-    REQUIRED,
-    AssistantMessage,
-    TokenUsage,
-    ToolCall,
-    expect_object,
-    json_field,
-    usage_from_dict,
-    usage_to_dict,
-)
-from .approvals import NEVER_CANCELLED, ApprovalRequest, Decision, Decisions, as_decision
+from ..errors import ApprovalRequired, ConfigError
+from ..messages import AssistantMessage, ToolCall
+from ..paused_turn import NEVER_CANCELLED, ApprovalRequest, Decision, PausedTurn
+from .approvals import Decisions, as_decision
+
+__all__ = ["PausedTurn", "ResumedRound", "Resumption", "pause", "resume_round"]
 
 if TYPE_CHECKING:
     from .agent import Agent
     from .turn import Turn
-
-
-@dataclass(frozen=True)
-class PausedTurn:
-    """Where a paused turn stopped: plain data, JSON via :meth:`to_json` / :meth:`from_json`.
-
-    ``call_ids`` are the paused round's calls (the history's last message),
-    ``requests`` the calls still waiting for a decision, ``decisions`` the
-    answers already given in that round. ``iterations`` and
-    ``tree_iterations`` count the LLM calls made so far (by this agent, by its
-    whole sub-agent tree), ``loop_repeats``, ``failed_rounds`` and ``steered``
-    carry the loop guards on, and ``usage`` is the turn's usage so far.
-    """
-
-    agent: str
-    call_ids: tuple[str, ...]
-    requests: tuple[ApprovalRequest, ...]
-    decisions: Mapping[str, Decision] = field(default_factory=dict)
-    iterations: int = 1
-    tree_iterations: int = 1
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    loop_repeats: int = 0
-    failed_rounds: int = 0
-    steered: bool = False
-
-    #: The version of the JSON form; from_json refuses others.
-    VERSION: ClassVar[int] = 1
-
-    @property
-    def waiting(self) -> tuple[str, ...]:
-        """Ids of the calls waiting for a decision."""
-        return tuple(request.call_id for request in self.requests)
-
-    def to_json(self) -> str:
-        """The state as a JSON object (stable keys, ``"version": 1``)."""
-        return json.dumps(
-            {
-                "version": self.VERSION,
-                "agent": self.agent,
-                "call_ids": list(self.call_ids),
-                "requests": [request.to_dict() for request in self.requests],
-                "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
-                "iterations": self.iterations,
-                "tree_iterations": self.tree_iterations,
-                "usage": usage_to_dict(self.usage),
-                "loop_repeats": self.loop_repeats,
-                "failed_rounds": self.failed_rounds,
-                "steered": self.steered,
-            },
-            ensure_ascii=False,
-        )
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> PausedTurn:
-        """Read a state written by :meth:`to_json`; ParseError if it is not one."""
-        try:
-            data = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ParseError(f"paused turn is not valid JSON ({err})") from err
-        where, what = "paused turn JSON", "paused turn"
-        obj = expect_object(data, where)
-        if obj.get("version") != cls.VERSION:
-            raise ParseError(
-                f"paused turn has version {obj.get('version')!r}; this agent_smith reads "
-                f"version {cls.VERSION}"
-            )
-
-        def required(key: str, kind: type[Any]) -> Any:
-            return json_field(obj, key, kind, REQUIRED, where, what)
-
-        call_ids = required("call_ids", list)
-        if not all(isinstance(i, str) for i in call_ids):
-            raise ParseError("paused turn: 'call_ids' must be a list of strings")
-        requests = required("requests", list)
-        decisions = json_field(obj, "decisions", dict, {}, where, what)
-        return cls(
-            agent=required("agent", str),
-            call_ids=tuple(call_ids),
-            requests=tuple(
-                ApprovalRequest.from_dict(r, f"{where}.requests[{i}]")
-                for i, r in enumerate(requests)
-            ),
-            decisions={
-                str(k): Decision.from_dict(d, f"{where}.decisions[{k!r}]")
-                for k, d in decisions.items()
-            },
-            iterations=required("iterations", int),
-            tree_iterations=required("tree_iterations", int),
-            usage=usage_from_dict(required("usage", dict), f"{where}.usage"),
-            loop_repeats=required("loop_repeats", int),
-            failed_rounds=required("failed_rounds", int),
-            steered=required("steered", bool),
-        )
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ from ..tools.base import (
     check_tool_name,
 )
 from ..tools.convert import to_json_value
+from .agent import Agent
 from .config import AgentConfig
 from .output import OutputMode, check_output_options
 
@@ -167,7 +168,7 @@ class SubAgentTool(Tool):
     def invoke(self, args: JsonObject, ctx: ToolContext) -> ToolResult:
         spec = self.spec
         parent = ctx.agent
-        if parent is None:
+        if not isinstance(parent, Agent):  # None: called outside an agent's loop
             return ToolResult(
                 f"sub-agent {spec.name!r} can only run as a tool call of an agent",
                 is_error=True,

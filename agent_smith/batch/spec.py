@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._internal.plain_data import from_plain
 from ..agent.config import AgentConfig
 from ..errors import ConfigError
 from ..llm.endpoint import resolve_chat_url
 from ..llm.request import SamplingParams
 from ..mcp.config import ServerConfig
+from ..plain_data import from_plain
 from ..tools.base import Tool
 from .names import check_name, resolve_name
 

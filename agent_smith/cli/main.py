@@ -32,7 +32,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..agent.agent import Agent
 from ..agent.config import AgentConfig
 from ..errors import (

@@ -28,8 +28,8 @@ from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
+from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
-from ..tracing.chat_span import ChatTrace, chat
 from .api_error import error_from_body, error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
@@ -154,7 +154,7 @@ class LlmClient:
             return span.finish(self._complete(body, cancel, span))
 
     def _complete(
-        self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatTrace
+        self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatObservation
     ) -> LlmResponse:
         with self._live_call(cancel) as call:
             response = self._send(body, call, span)
@@ -230,10 +230,8 @@ class LlmClient:
 
     # -- internals ---------------------------------------------------------
 
-    def _chat_span(self, request: LlmRequest, body: dict[str, Any]) -> ChatTrace:
-        return chat(
-            model=self._model, url=self._url, request=request, body=body, runtime=self._runtime
-        )
+    def _chat_span(self, request: LlmRequest, body: dict[str, Any]) -> ChatObservation:
+        return get_observer().on_chat_start(self, request, body)
 
     @contextmanager
     def _live_call(self, cancel: CancellationToken | None) -> Iterator[_LiveCall]:
@@ -256,7 +254,9 @@ class LlmClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _send(self, body: dict[str, Any], call: _LiveCall, span: ChatTrace) -> requests.Response:
+    def _send(
+        self, body: dict[str, Any], call: _LiveCall, span: ChatObservation
+    ) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = self._headers()

@@ -25,8 +25,8 @@ from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, McpError, TransportError
 from ..messages import Message
+from ..observer import McpObservation, get_observer
 from ..tools.base import ToolResult, ToolSchema
-from ..tracing.mcp_span import McpTrace, mcp_request
 from .catalog import PromptInfo, ResourceInfo, ServerInfo
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
@@ -232,7 +232,7 @@ class McpClient(Closeable):
         pins a connection being opened (its requests re-initialise a stale
         session but never reconnect).
         """
-        with mcp_request(self.config, method, params) as span:
+        with get_observer().on_mcp_request(self.config, method, params) as span:
             params = span.propagate(params)
             return span.finish(
                 self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
@@ -242,7 +242,7 @@ class McpClient(Closeable):
         self,
         method: str,
         params: dict[str, Any] | None,
-        span: McpTrace,
+        span: McpObservation,
         timeout: float | None,
         cancel: CancellationToken | None,
         *,

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .._version import __version__
 from ..errors import AgentSmithError, McpProtocolError, TransportError
 from .catalog import ServerInfo
 from .config import ServerConfig
@@ -180,8 +181,6 @@ class ConnectionKeeper:
 
     def _handshake(self, conn: Connection) -> None:
         """``initialize`` (the one request not sent through the client's retry path)."""
-        from .. import __version__
-
         result = conn.rpc.request(
             "initialize",
             {

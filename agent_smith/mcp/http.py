@@ -23,6 +23,7 @@ auth's headers and lets it answer a 401 or 403 (OAuth, :mod:`.auth`).
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import json
 import logging
@@ -35,7 +36,6 @@ import requests
 
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
-from ..tracing.otel import in_context
 from .handoff import Handoff
 from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
 from .http_session import ACCEPT_POST, HttpSession
@@ -144,8 +144,8 @@ class StreamableHttpTransport(Transport):
             return
         handoff = Handoff()
         thread = threading.Thread(
-            target=in_context(self._exchange_on_thread),  # its POST carries our trace context
-            args=(frame, body, read_timeout, handoff),
+            target=contextvars.copy_context().run,  # its POST carries our trace context
+            args=(self._exchange_on_thread, frame, body, read_timeout, handoff),
             name=f"agent_smith-mcp-post-{self.server}-{next(self._reader_ids)}",
             daemon=True,  # joined in close()
         )

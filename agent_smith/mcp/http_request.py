@@ -20,7 +20,7 @@ import requests
 
 from .._internal.text import truncate_utf8
 from ..logs import redact, redact_headers
-from ..tracing.otel import inject
+from ..observer import get_observer
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def authorized_request(
     """
     for attempt in range(_MAX_TRIES):
         sent = {**headers, **auth.headers()}
-        inject(sent)  # the current span's traceparent, when the application traces
+        get_observer().inject(sent)  # the current trace context, when the application traces
         log.debug("%s %s headers=%s", method, url, redact_headers(sent))
         response = session.request(method, url, headers=sent, **kwargs)
         if not challenge or response.status_code not in (401, 403):

@@ -7,13 +7,12 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..cancellation import CancellationToken
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..agent.agent import Agent
     from ..runtime import Runtime
 
 JsonObject = dict[str, Any]
@@ -81,6 +80,26 @@ class ToolOptions:
             )
 
 
+class CallingAgent(Protocol):
+    """The agent that makes a tool call, as a tool sees it (``ToolContext.agent``).
+
+    The tools layer declares what it needs of the agent instead of importing
+    it: :class:`~agent_smith.Agent` satisfies this protocol. A tool that
+    builds on the whole agent (a sub-agent) lives in the agent layer and
+    checks for the concrete class there.
+    """
+
+    @property
+    def name(self) -> str:
+        """The agent's name."""
+        ...
+
+    @property
+    def depth(self) -> int:
+        """The agent's nesting depth: 0 for a root agent, 1 for its sub-agents..."""
+        ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a running tool may use: its cancel token, remaining budget, etc.
@@ -97,7 +116,7 @@ class ToolContext:
     logger: logging.Logger
     runtime: Runtime
     depth: int = 0
-    agent: Agent | None = None
+    agent: CallingAgent | None = None
 
 
 class Tool(ABC):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import threading
 from collections.abc import Awaitable, Coroutine
@@ -16,7 +17,6 @@ from typing import Any
 
 from ..cancellation import CancellationToken
 from ..errors import CancelledError
-from ..tracing.otel import in_context
 
 _async_threads = itertools.count()
 
@@ -48,7 +48,10 @@ def _run(coro: Coroutine[Any, Any, Any], cancel: CancellationToken) -> Any:
             failure.append(err)
 
     thread = threading.Thread(
-        target=in_context(run), name=f"agent_smith-async-tool-{next(_async_threads)}", daemon=True
+        target=contextvars.copy_context().run,  # the caller's context (its trace, say)
+        args=(run,),
+        name=f"agent_smith-async-tool-{next(_async_threads)}",
+        daemon=True,
     )
     thread.start()
     # The coroutine is bounded by the call's token: the dispatcher cancels it

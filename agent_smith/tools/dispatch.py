@@ -15,8 +15,9 @@ tool messages in ``tool_calls`` order). Every failure of a single call becomes
 an error tool message with compact JSON content ``{"error":true,"message":...}``;
 only cancellation of the whole dispatch raises.
 
-Each call that runs has its ``execute_tool`` span (:mod:`agent_smith.tracing.tool_span`),
-current on its worker; a call that overruns ends its span as it is given up.
+Each call that runs is observed (:mod:`agent_smith.observer`: with tracing, its
+``execute_tool`` span), current on its worker; a call that overruns ends its
+observation as it is given up.
 """
 
 from __future__ import annotations
@@ -34,15 +35,14 @@ from .._internal.text import truncate_utf8
 from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
-from ..tracing.tool_span import NO_TOOL, ToolTrace, execute_tool, rejected_tool
-from .base import Tool, ToolContext, ToolResult
+from ..observer import NO_TOOL, ToolObservation, get_observer
+from .base import CallingAgent, Tool, ToolContext, ToolResult
 from .function import describe_exception
 from .registry import ToolRegistry
 from .validation import validation_error
 
 if TYPE_CHECKING:
     from .._internal.pool import WorkerPool
-    from ..agent.agent import Agent
     from ..runtime import Runtime
 
 log = logging.getLogger("agent_smith.tool")
@@ -102,7 +102,7 @@ def dispatch_tool_calls(
     cancel: CancellationToken,
     default_timeout: float,
     max_result_bytes: int,
-    agent: Agent | None = None,
+    agent: CallingAgent | None = None,
 ) -> list[ToolOutcome]:
     """Run ``calls`` concurrently on ``runtime.pool(depth)``; outcomes in ``calls`` order.
 
@@ -120,7 +120,7 @@ def dispatch_tool_calls(
         tool, problem = check_call(call, registry)
         if tool is None:
             log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
-            rejected_tool(call, problem, runtime)
+            get_observer().on_tool_rejected(call, problem, runtime)
             outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
             continue
         timeout = registry.options(call.name).timeout or default_timeout
@@ -160,7 +160,7 @@ class _Running:
         self.source = source
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
-        self.span: ToolTrace = NO_TOOL  # set by the worker as the call starts
+        self.span: ToolObservation = NO_TOOL  # set by the worker as the call starts
 
 
 def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str]:
@@ -179,15 +179,15 @@ def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str
 
 
 def _invoke(
-    run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
+    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: threading.Event
 ) -> ToolResult:
-    with execute_tool(run.call, run.tool, runtime) as span:
+    with get_observer().on_tool_start(run.call, run.tool, runtime) as span:
         run.span = span
         return span.finish(_call_tool(run, runtime, depth, agent, wake))
 
 
 def _call_tool(
-    run: _Running, runtime: Runtime, depth: int, agent: Agent | None, wake: threading.Event
+    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: threading.Event
 ) -> ToolResult:
     run.started_at = time.monotonic()
     wake.set()  # the dispatcher starts this call's clock now

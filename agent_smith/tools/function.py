@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from ..errors import CancelledError, ConfigError, ToolError
-from ..tracing.tool_span import tool_raised
+from ..observer import get_observer
 from .base import (
     ApprovalMarker,
     JsonObject,
@@ -112,7 +112,7 @@ class FunctionTool(Tool):
             return ToolResult("cancelled", is_error=True)
         except Exception as err:
             log.debug("tool %s raised", self._schema.name, exc_info=True)
-            tool_raised(err)
+            get_observer().on_tool_raised(err)
             return ToolResult(describe_exception(err), is_error=True)
         return normalize_result(value)
 

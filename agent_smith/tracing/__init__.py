@@ -12,8 +12,9 @@ their application, and content recording with ``Runtime(trace_content=True)``.
   :mod:`.mcp_span`): ``invoke_agent {name}`` per turn, ``chat {model}`` per
   LLM call, ``execute_tool {tool}`` per tool call, one client span per MCP
   request; every attribute name is in :mod:`.names`.
-* Threads: the worker pool runs each submitted call in its submitter's
-  context (:func:`.otel.in_context`), so tool spans are children of their turn's
+* Threads: the worker pool runs each submitted call in a copy of its
+  submitter's ``contextvars`` context, where OpenTelemetry keeps the current
+  span, so tool spans are children of their turn's
   span and a sub-agent's turn a child of the tool call that started it.
 * Privacy: no prompt, reply, tool argument or result is recorded unless the
   runtime says ``trace_content=True``, and then only after ``redact()``

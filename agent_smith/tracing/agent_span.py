@@ -9,14 +9,18 @@ Everything the turn does — LLM calls, tool dispatch, hooks — runs under the
 span; the caller's code between events runs under its own context. The
 parent is the caller's current span at the first step: a Flask request's,
 or the ``execute_tool`` span of the tool call that runs a sub-agent.
+
+Tracing sits below the agent, so it reads the agent through
+:class:`TracedAgent` (which :class:`~agent_smith.Agent` satisfies) and an
+:class:`AgentIdentity` the agent builds once; it imports nothing of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ..agent.events import FinalAnswer
 from ..errors import AgentBusyError, AgentStopped, ApprovalRequired
 from .names import (
     AGENT_DEPTH,
@@ -46,29 +50,72 @@ from .span import Attributes, LiveSpan, provider
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-    from ..agent.agent import Agent
-    from ..agent.events import AgentEvent
     from ..messages import AssistantMessage, TokenUsage, ToolCall, UserMessage
+    from ..runtime import Runtime
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """What names an agent on its spans, fixed when the agent is built.
+
+    ``url`` and ``model`` are its LLM client's, ``invocation`` a sub-agent's
+    id for the one tool call that runs it, ``conversation`` its session's id.
+    """
+
+    url: str = ""
+    model: str = ""
+    invocation: str | None = None
+    conversation: str | None = None
+
+    @classmethod
+    def of(cls, llm: object, invocation: str | None, conversation: str | None) -> AgentIdentity:
+        """The identity of an agent on ``llm`` (any client: its ``url`` and ``model`` if it has)."""
+        return cls(getattr(llm, "url", ""), getattr(llm, "model", ""), invocation, conversation)
+
+
+class TracedAgent(Protocol):
+    """What the ``invoke_agent`` span reads of the agent running the turn."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def usage(self) -> TokenUsage:
+        """The usage of the agent's last turn (read once the turn ended)."""
+        ...
+
+    def effective_system_prompt(self) -> str: ...
 
 
 def invoke_agent(
-    agent: Agent,
-    events: Iterator[AgentEvent],
+    agent: TracedAgent,
+    identity: AgentIdentity,
+    events: Iterator[E],
     message: UserMessage | None,
     *,
+    answer: Callable[[E], AssistantMessage | None],
     stepwise: bool = True,
-) -> Iterator[AgentEvent]:
+) -> Iterator[E]:
     """``events`` (a turn of ``agent``) traced as one span; ``events`` itself when off.
 
     ``message`` is the user's message that starts the turn (None for a resumed
-    one). ``stepwise`` attaches the span for each step only, as a caller's
-    code runs between events; ``False`` (``send``, which drains the turn
-    itself) attaches it once for the whole turn.
+    one); ``answer`` says which event carries the final answer (its message).
+    ``stepwise`` attaches the span for each step only, as a caller's code runs
+    between events; ``False`` (``send``, which drains the turn itself)
+    attaches it once for the whole turn.
     """
     t = tracer()
     if t is None:
         return events
-    return _traced(t, agent, events, message, stepwise)
+    return _traced(t, agent, identity, events, message, answer, stepwise)
 
 
 def approval(call: ToolCall, decision: str) -> None:
@@ -84,17 +131,19 @@ def approval(call: ToolCall, decision: str) -> None:
 
 def _traced(
     t: Tracer,
-    agent: Agent,
-    events: Iterator[AgentEvent],
+    agent: TracedAgent,
+    identity: AgentIdentity,
+    events: Iterator[E],
     message: UserMessage | None,
+    answer: Callable[[E], AssistantMessage | None],
     stepwise: bool,
-) -> Iterator[AgentEvent]:
+) -> Iterator[E]:
     otel = api()
     live = LiveSpan(
         t,
         f"{INVOKE_AGENT} {agent.name}",
         otel.SpanKind.INTERNAL,
-        _started(agent, message),
+        _started(agent, identity, message),
         content=agent.runtime.trace_content,
         attach=False,
     )
@@ -113,8 +162,7 @@ def _traced(
             finally:
                 if token is not None:
                     otel.detach(token)
-            if type(event) is FinalAnswer:
-                final = event.message
+            final = answer(event) or final  # None until the final answer
             yield event
     except BaseException as err:
         failure = err
@@ -141,33 +189,28 @@ def _traced(
             live.exit(failure)
 
 
-def _attributes(agent: Agent) -> Attributes:
-    llm = agent._llm
+def _started(
+    agent: TracedAgent, identity: AgentIdentity, message: UserMessage | None
+) -> Attributes:
+    """The span's attributes at its start: the agent's, and whether the turn resumes one."""
     attributes: Attributes = {
         OPERATION_NAME: INVOKE_AGENT,
-        PROVIDER_NAME: provider(getattr(llm, "url", "")),
+        PROVIDER_NAME: provider(identity.url),
         AGENT_NAME: agent.name,
         AGENT_DEPTH: agent.depth,
     }
-    model = getattr(llm, "model", "")
-    if model:
-        attributes[REQUEST_MODEL] = model
-    if agent._invocation is not None:  # a sub-agent's id for this one call
-        attributes[AGENT_ID] = agent._invocation
-    if agent._session is not None:
-        attributes[CONVERSATION_ID] = agent._session.session.session_id
-    return attributes
-
-
-def _started(agent: Agent, message: UserMessage | None) -> Attributes:
-    """The span's attributes at its start: the agent's, and whether the turn resumes one."""
-    attributes = _attributes(agent)
+    if identity.model:
+        attributes[REQUEST_MODEL] = identity.model
+    if identity.invocation is not None:  # a sub-agent's id for this one call
+        attributes[AGENT_ID] = identity.invocation
+    if identity.conversation is not None:
+        attributes[CONVERSATION_ID] = identity.conversation
     if message is None:
         attributes[RESUMED] = True
     return attributes
 
 
-def _record_input(live: LiveSpan, agent: Agent, message: UserMessage | None) -> None:
+def _record_input(live: LiveSpan, agent: TracedAgent, message: UserMessage | None) -> None:
     from ..messages import SystemMessage
     from . import content
 

@@ -3,17 +3,18 @@
 The span covers the logical call — every retry is an ``agent_smith.retry``
 event on it — and is never made current: a streamed call is a generator, and
 nothing below the client needs the span but the outgoing request, which gets
-its ``traceparent`` through :meth:`ChatTrace.inject`. Streamed calls record
+its ``traceparent`` through ``inject``. Streamed calls record
 the time to the first chunk.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..llm.events import Finished
+from ..observer import ChatClientFacts, ChatObservation, ChatReplyFacts, ChatRequestFacts
 from ..runtime import default_runtime
 from .names import (
     CHAT,
@@ -36,72 +37,26 @@ from .names import (
     USAGE_INPUT_TOKENS,
     USAGE_OUTPUT_TOKENS,
 )
-from .otel import api, tracer
-from .span import Attributes, Handle, LiveHandle, LiveSpan, error_type, provider, server_attributes
+from .otel import api
+from .span import Attributes, LiveHandle, LiveSpan, error_type, provider, server_attributes
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-    from ..llm.events import StreamEvent
-    from ..llm.request import LlmRequest, LlmResponse
-    from ..runtime import Runtime
+
+E = TypeVar("E")
+R = TypeVar("R", bound=ChatReplyFacts)
 
 
-class ChatTrace(Handle):
-    """A ``chat`` span; this base records nothing (what callers get while tracing is off).
+class ChatSpan(LiveHandle, ChatObservation):
+    """The span of one chat-completions call of ``body`` to ``url``, started when made."""
 
-    Use it as a context manager around the call: an exception leaving the
-    block marks the span failed.
-    """
-
-    __slots__ = ()
-
-    def inject(self, headers: dict[str, str]) -> None:
-        """Add this call's trace context to the request headers."""
-
-    def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
-        """Note that ``failure`` is retried (retry number ``attempt``) after ``delay`` s."""
-
-    def watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
-        """A streamed reply's events, timed to the first chunk and read for the response."""
-        return events
-
-    def finish(self, response: LlmResponse) -> LlmResponse:
-        """Record what the reply says about itself; return it."""
-        return response
-
-
-NO_CHAT = ChatTrace()
-
-
-def chat(
-    *,
-    model: str,
-    url: str,
-    request: LlmRequest,
-    body: dict[str, Any],
-    runtime: Runtime | None,
-) -> ChatTrace:
-    """Start the span of one chat-completions call of ``body`` to ``url``."""
-    t = tracer()
-    if t is None:
-        return NO_CHAT
-    content = (runtime or default_runtime()).trace_content
-    return _LiveChat(t, model, url, request, body, content)
-
-
-class _LiveChat(LiveHandle, ChatTrace):
     __slots__ = ("_started",)
 
     def __init__(
-        self,
-        t: Tracer,
-        model: str,
-        url: str,
-        request: LlmRequest,
-        body: dict[str, Any],
-        content: bool,
+        self, t: Tracer, client: ChatClientFacts, request: ChatRequestFacts, body: Mapping[str, Any]
     ) -> None:
+        model, url = client.model, client.url
         attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: provider(url)}
         if model:
             attributes[REQUEST_MODEL] = model
@@ -115,6 +70,7 @@ class _LiveChat(LiveHandle, ChatTrace):
         name = f"{CHAT} {model}" if model else CHAT
         self._started = time.monotonic()
         kind = api().SpanKind.CLIENT
+        content = (client.runtime or default_runtime()).trace_content
         super().__init__(LiveSpan(t, name, kind, attributes, content=content, attach=False))
         if self._live.content:
             from . import content as text
@@ -134,10 +90,10 @@ class _LiveChat(LiveHandle, ChatTrace):
             {RETRY_ATTEMPT: attempt, RETRY_DELAY: delay, ERROR_TYPE: error_type(failure)},
         )
 
-    def watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    def watch(self, events: Iterator[E]) -> Iterator[E]:
         return self._watch(events)
 
-    def _watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    def _watch(self, events: Iterator[E]) -> Iterator[E]:
         first = True
         try:
             for event in events:
@@ -145,7 +101,7 @@ class _LiveChat(LiveHandle, ChatTrace):
                     first = False
                     elapsed = time.monotonic() - self._started
                     self._live.set({RESPONSE_TIME_TO_FIRST_CHUNK: elapsed})
-                if type(event) is Finished:
+                if isinstance(event, Finished):
                     self.finish(event.response)
                 yield event
         finally:
@@ -153,7 +109,7 @@ class _LiveChat(LiveHandle, ChatTrace):
             if close is not None:
                 close()
 
-    def finish(self, response: LlmResponse) -> LlmResponse:
+    def finish(self, response: R) -> R:
         attributes: Attributes = {RESPONSE_FINISH_REASONS: [response.finish_reason]}
         if response.model:
             attributes[RESPONSE_MODEL] = response.model

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..logs import redact
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
-from ..tools.base import ToolResult
+from ..observer import ToolResultFacts
 
 JsonObject = dict[str, Any]
 
@@ -45,7 +45,7 @@ def tool_arguments(call: ToolCall) -> str:
     return _dumps(_arguments(call))
 
 
-def tool_result(result: ToolResult) -> str:
+def tool_result(result: ToolResultFacts) -> str:
     """What the tool returned: its structured value if any, else its text."""
     value = result.structured if result.structured is not None else result.content
     return _dumps(redact(value))

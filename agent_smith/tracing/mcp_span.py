@@ -11,8 +11,9 @@ gives ``error.type`` ``tool_error``; a JSON-RPC error gives its code.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..observer import JsonObject, McpObservation, McpServerFacts
 from .names import (
     EXECUTE_TOOL,
     JSONRPC_REQUEST_ID,
@@ -29,65 +30,32 @@ from .names import (
     TOOL_ERROR,
     TOOL_NAME,
 )
-from .otel import api, tracer
-from .span import Attributes, Handle, LiveHandle, LiveSpan, rpc_code, server_attributes
+from .otel import api
+from .span import Attributes, LiveHandle, LiveSpan, rpc_code, server_attributes
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-    from ..mcp.config import ServerConfig
 
-JsonObject = dict[str, Any]
+class McpSpan(LiveHandle, McpObservation):
+    """The client span of one request ``method`` to ``server``, started when made."""
 
-
-class McpTrace(Handle):
-    """An MCP client span; this base records nothing (tracing off).
-
-    As a context manager it is the current span of the block.
-    """
-
-    __slots__ = ()
-
-    def propagate(self, params: JsonObject | None) -> JsonObject | None:
-        """``params`` with the trace context in ``_meta`` (a copy; unchanged when off)."""
-        return params
-
-    def sent(self, request_id: int, protocol_version: str) -> None:
-        """The request went out with JSON-RPC id ``request_id``."""
-
-    def finish(self, result: JsonObject) -> JsonObject:
-        """Record what the answer says (a tool's ``isError``); return it."""
-        return result
-
-
-NO_MCP = McpTrace()
-
-
-def mcp_request(config: ServerConfig, method: str, params: JsonObject | None) -> McpTrace:
-    """Start the client span of one request ``method`` to the server of ``config``."""
-    t = tracer()
-    if t is None:
-        return NO_MCP
-    return _LiveMcp(t, config, method, params)
-
-
-class _LiveMcp(LiveHandle, McpTrace):
     __slots__ = ("_tool_call",)
 
     def __init__(
-        self, t: Tracer, config: ServerConfig, method: str, params: JsonObject | None
+        self, t: Tracer, server: McpServerFacts, method: str, params: JsonObject | None
     ) -> None:
-        transport = str(config.transport)  # ServerConfig settled it: "stdio" for a command
+        transport = str(server.transport)  # ServerConfig settled it: "stdio" for a command
         attributes: Attributes = {
             MCP_METHOD_NAME: method,
-            MCP_SERVER: config.alias,
+            MCP_SERVER: server.alias,
             MCP_TRANSPORT: transport,
         }
         if transport == "stdio":
             attributes[NETWORK_TRANSPORT] = "pipe"
         else:
             attributes.update({NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL_NAME: "http"})
-            attributes.update(server_attributes(config.url or ""))
+            attributes.update(server_attributes(server.url or ""))
         target = params.get("name") if params else None
         name = method
         if method == "tools/call" and isinstance(target, str):

@@ -8,22 +8,24 @@ but does not use it pays nothing. We only ever call
 ``trace.get_tracer("agent_smith")``, the context API and ``propagate.inject``;
 the provider, exporters, samplers and propagators are the application's.
 
-Threads do not inherit the OpenTelemetry context: :func:`in_context` captures
-the submitting thread's context and attaches it in the worker, so spans made
-there (and a sub-agent's whole tree) keep their parent.
+Threads do not inherit the OpenTelemetry context, which lives in a
+:mod:`contextvars` variable: the worker pool (and every thread we start for a
+call) runs its work in a copy of the submitting thread's context, so spans
+made there (and a sub-agent's whole tree) keep their parent with no call of
+ours.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from .._version import __version__
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
     from opentelemetry.util.types import AttributeValue
-
-T = TypeVar("T")
 
 _tracer: Tracer | None = None
 _api: Api | None = None
@@ -68,42 +70,9 @@ def tracer() -> Tracer | None:
             return None  # no provider set (yet): the API would only make no-op spans
     except AttributeError:  # another thread is importing the module right now
         return None
-    from .. import __version__
-
     # A global provider can be set only once, so the tracer never goes stale.
     _tracer = api.get_tracer("agent_smith", __version__)
     return _tracer
-
-
-def in_context(fn: Callable[..., T]) -> Callable[..., T]:
-    """``fn``, run in the caller's current trace context on whatever thread calls it.
-
-    Returns ``fn`` itself when tracing is off.
-    """
-    if tracer() is None:
-        return fn
-    otel = api()
-    captured = otel.get_current()
-
-    def run(*args: Any, **kwargs: Any) -> T:
-        token = otel.attach(captured)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            otel.detach(token)
-
-    return run
-
-
-def inject(headers: dict[str, str]) -> None:
-    """Add the current trace context (``traceparent``...) to outgoing HTTP ``headers``.
-
-    Uses the application's global propagator; adds nothing when tracing is
-    off or no span is active.
-    """
-    if tracer() is None:
-        return
-    api().inject(headers)
 
 
 def add_event(name: str, attributes: Mapping[str, AttributeValue] | None = None) -> None:

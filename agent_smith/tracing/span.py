@@ -1,8 +1,8 @@
 """What every live span of ours shares: start under the current context, fail, end once.
 
-Each span kind has a handle class (a :class:`Handle`) whose methods do
-nothing — the object callers get while tracing is off — and a live subclass
-(a :class:`LiveHandle` over a :class:`LiveSpan`). A live span starts under
+Each span kind is a live subclass (a :class:`LiveHandle` over a
+:class:`LiveSpan`) of the observation the seam declares
+(:mod:`agent_smith.observer`), whose own methods do nothing. A live span starts under
 the current context of the thread that made it. It is made current
 (attached) only around synchronous work (a tool call, an MCP request), never
 across a generator's ``yield``: a context attached there would leak into the
@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from ..errors import AgentSmithError, AgentTimeoutError, CancelledError, LlmApiError
 from ..logs import redact
+from ..observer import Observation
 from .names import CANCELLED, ERROR_TYPE, SERVER_ADDRESS, SERVER_PORT, TIMEOUT
 from .otel import api
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from opentelemetry.util.types import AttributeValue
 
 Attributes = dict[str, "AttributeValue"]
-H = TypeVar("H", bound="Handle")
 L = TypeVar("L", bound="LiveHandle")
 
 # Hosts whose provider the conventions name; anything else speaks the OpenAI
@@ -118,24 +118,7 @@ class LiveSpan:
         return str(redact(str(error))) if self.content else None
 
 
-class Handle:
-    """A span handle, a context manager around the traced work; this base records nothing."""
-
-    __slots__ = ()
-
-    def __enter__(self: H) -> H:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
-
-
-class LiveHandle(Handle):
+class LiveHandle(Observation):
     """A handle over a live span: entering makes it current (if attached), leaving ends it."""
 
     __slots__ = ("_live",)

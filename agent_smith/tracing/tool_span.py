@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import sys
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..logs import redact
+from ..observer import NO_TOOL, ToolFacts, ToolObservation, ToolResultFacts
 from .names import (
     CANCELLED,
     EXECUTE_TOOL,
@@ -31,41 +32,21 @@ from .names import (
     TOOL_NAME,
     TOOL_TYPE,
 )
-from .otel import api, tracer
-from .span import Attributes, Handle, LiveHandle, LiveSpan, error_type
+from .otel import api
+from .span import Attributes, LiveHandle, LiveSpan, error_type
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
     from ..messages import ToolCall
     from ..runtime import Runtime
-    from ..tools.base import Tool, ToolResult
 
+T = TypeVar("T", bound=ToolResultFacts)
 
-class ToolTrace(Handle):
-    """An ``execute_tool`` span; this base records nothing (tracing off).
-
-    As a context manager it is the current span of the block.
-    """
-
-    __slots__ = ()
-
-    def raised(self, error: BaseException) -> None:
-        """The tool raised ``error`` (it becomes an error result)."""
-
-    def finish(self, result: ToolResult) -> ToolResult:
-        """Record the tool's result; return it."""
-        return result
-
-    def abandon(self, *, timed_out: bool) -> None:
-        """The dispatcher stopped waiting (timeout, else cancellation): end the span now."""
-
-
-NO_TOOL = ToolTrace()
 
 # The span of the tool call running in this context, for tools that catch
 # their own exceptions (``@tool`` functions turn them into error results).
-_current: ContextVar[ToolTrace] = ContextVar("agent_smith_tool_span", default=NO_TOOL)
+_current: ContextVar[ToolObservation] = ContextVar("agent_smith_tool_span", default=NO_TOOL)
 
 
 def tool_raised(error: BaseException) -> None:
@@ -73,27 +54,18 @@ def tool_raised(error: BaseException) -> None:
     _current.get().raised(error)
 
 
-def execute_tool(call: ToolCall, tool: Tool, runtime: Runtime) -> ToolTrace:
-    """Start the span of ``call`` to ``tool``, to be entered on the worker that runs it."""
-    t = tracer()
-    if t is None:
-        return NO_TOOL
-    return _LiveTool(t, call, tool, runtime.trace_content)
-
-
-def rejected_tool(call: ToolCall, problem: str, runtime: Runtime) -> None:
+def rejected_tool(t: Tracer, call: ToolCall, problem: str, runtime: Runtime) -> None:
     """Record a call refused before it ran (``problem`` is the message the model gets)."""
-    t = tracer()
-    if t is None:
-        return
-    live = _LiveTool(t, call, None, runtime.trace_content)._live
+    live = ToolSpan(t, call, None, runtime.trace_content)._live
     live.end(INVALID_TOOL_CALL, str(redact(problem)) if live.content else None)
 
 
-class _LiveTool(LiveHandle, ToolTrace):
+class ToolSpan(LiveHandle, ToolObservation):
+    """The span of ``call`` to ``tool``, started when made, to be entered on the worker."""
+
     __slots__ = ("_error", "_token")
 
-    def __init__(self, t: Tracer, call: ToolCall, tool: Tool | None, content: bool) -> None:
+    def __init__(self, t: Tracer, call: ToolCall, tool: ToolFacts | None, content: bool) -> None:
         attributes: Attributes = {
             OPERATION_NAME: EXECUTE_TOOL,
             TOOL_NAME: call.name,
@@ -108,7 +80,7 @@ class _LiveTool(LiveHandle, ToolTrace):
         kind = api().SpanKind.INTERNAL
         super().__init__(LiveSpan(t, name, kind, attributes, content=content, attach=True))
         self._error: BaseException | None = None
-        self._token: Token[ToolTrace] | None = None
+        self._token: Token[ToolObservation] | None = None
         if self._live.content:
             from . import content as text
 
@@ -125,7 +97,7 @@ class _LiveTool(LiveHandle, ToolTrace):
     def raised(self, error: BaseException) -> None:
         self._error = error
 
-    def finish(self, result: ToolResult) -> ToolResult:
+    def finish(self, result: T) -> T:
         live = self._live
         if self._error is not None:
             live.end(error_type(self._error), live.describe(self._error))
@@ -141,7 +113,7 @@ class _LiveTool(LiveHandle, ToolTrace):
         self._live.end(TIMEOUT if timed_out else CANCELLED)
 
 
-def _tool_type(tool: Tool) -> str:
+def _tool_type(tool: ToolFacts) -> str:
     """``extension`` for an MCP server's tools (run elsewhere), ``function`` for ours."""
     adapter = sys.modules.get("agent_smith.mcp.adapter")  # loaded wherever an MCP tool exists
     if adapter is not None and isinstance(tool, (adapter.McpTool, adapter.ReadResourceTool)):
