@@ -86,7 +86,7 @@ def test_agent_smith_local_reads_a_file_the_question_names(
     assert "[tool] read_local_file -> [server] port = 8443" in lines
 
 
-@pytest.mark.timeout(2 * MODEL_TIMEOUT)  # four replies of a real model, on a loaded machine
+@pytest.mark.timeout(2 * MODEL_TIMEOUT)  # replies of a real model, on a loaded machine
 def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
     default_model: Path, tmp_path: Path
 ) -> None:
@@ -96,18 +96,18 @@ def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
     body = "\n\n".join(f"## Part {n}\n\n{paragraph * 8}" for n in range(1, 110))
     (tmp_path / "README.md").write_text(f"# Widget Factory\n\n{body}\n", encoding="utf-8")
     assert (tmp_path / "README.md").stat().st_size > 64_000
+    # The file question comes first: later in a session this small model
+    # often answers a file question without reading the file (docs/llama.md).
     done = _chat_locally(
-        "What is 17 times 23?",
         "Read README.md and tell me its first heading.",
-        "And what is 12 plus 30?",
+        "What is 17 times 23?",
         "/clear",
         "/history",
         sandbox=tmp_path,
     )
     lines = done.stderr.splitlines()
-    assert "[tool] calculator -> 391" in lines, done.stderr
     assert '[tool] read_local_file {"path": "README.md"}' in lines, done.stderr
-    assert "[tool] calculator -> 42" in lines, done.stderr  # the session is still alive
+    assert "[tool] calculator -> 391" in lines, done.stderr  # the session is still alive
     assert not [line for line in lines if line.startswith("agent-smith: error")], done.stderr
     assert any(line.startswith("conversation cleared (") for line in lines), done.stderr
     assert lines[-1] == "(no conversation yet)", done.stderr
