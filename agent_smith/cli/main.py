@@ -8,7 +8,9 @@ local llama.cpp server for ``--serve-model``/``--local``), the demo tools
 and ``--skill`` folders; a line naming a file in the sandbox asks for it to be
 read (:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by one ExitStack,
 so each is closed on the way out, also after a failed setup step. The loop
-that chats is :class:`~agent_smith.cli.repl.Repl`.
+that chats is :class:`~agent_smith.cli.repl.Repl`. The subcommands have
+modules of their own: ``agent-smith batch`` (:mod:`~agent_smith.cli.batch`)
+and ``agent-smith serve`` (:mod:`~agent_smith.cli.serve`).
 
 Fatal problems (server unreachable, credentials refused, a server that will
 not take tools, a bad ``--mcp``/``--skill``) print one ``agent-smith: error:``
