@@ -103,11 +103,13 @@ def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
         "What is 17 times 23?",
         "/clear",
         "/history",
+        "What is 6 times 7?",
         sandbox=tmp_path,
     )
     lines = done.stderr.splitlines()
     assert '[tool] read_local_file {"path": "README.md"}' in lines, done.stderr
     assert "[tool] calculator -> 391" in lines, done.stderr  # the session is still alive
     assert not [line for line in lines if line.startswith("agent-smith: error")], done.stderr
-    assert any(line.startswith("conversation cleared (") for line in lines), done.stderr
-    assert lines[-1] == "(no conversation yet)", done.stderr
+    cleared = lines.index("(no conversation yet)")  # /history, right after /clear
+    assert lines[cleared - 1].startswith("conversation cleared ("), done.stderr
+    assert "[tool] calculator -> 42" in lines[cleared:], done.stderr  # afresh, and working
