@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -142,6 +143,7 @@ class Repl:
         self._live_status = interactive if live_status is None else live_status
         self._activity: Activity | None = None  # of the turn running
         self._status_drawn = False
+        self._drawn_at = 0.0  # when the working line was last drawn (monotonic)
 
     def run(self, banner: str = "") -> int:
         """Loop until /exit or end of input; return the exit status."""
@@ -235,6 +237,8 @@ class Repl:
         if self._activity is not None:
             self._activity.see(event)
         self._show(event)
+        if time.monotonic() - self._drawn_at >= PUMP_SECONDS:
+            self._draw_status()  # events that show nothing (reasoning) come thick and fast
         return None
 
     def _produce(self, text: str, events: queue.Queue[object]) -> None:
@@ -293,6 +297,7 @@ class Repl:
             self._err.write(f"\r\x1b[K{self._activity.line()}")
             self._err.flush()
             self._status_drawn = True
+            self._drawn_at = time.monotonic()
 
     def _clear_status(self) -> None:
         if self._status_drawn:
