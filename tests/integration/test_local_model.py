@@ -46,7 +46,9 @@ def test_default_model_is_cached_once_and_found_again(default_model: Path) -> No
     assert not [p for p in default_model.parent.iterdir() if p.name.startswith(".")]
 
 
-def _chat_locally(*lines: str, sandbox: Path) -> subprocess.CompletedProcess[str]:
+def _chat_locally(
+    *lines: str, sandbox: Path, timeout: float = MODEL_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
     """``agent-smith --local`` (no MCP) typed ``lines`` in one session in ``sandbox``; exit 0."""
     env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_SERVER_URL", "LLAMA_API_KEY")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
@@ -55,7 +57,7 @@ def _chat_locally(*lines: str, sandbox: Path) -> subprocess.CompletedProcess[str
         input="".join(f"{line}\n" for line in (*lines, "/exit")),
         capture_output=True,
         text=True,
-        timeout=MODEL_TIMEOUT,
+        timeout=timeout,
         env=env,
         cwd=sandbox,
     )
@@ -86,7 +88,7 @@ def test_agent_smith_local_reads_a_file_the_question_names(
     assert "[tool] read_local_file -> [server] port = 8443" in lines
 
 
-@pytest.mark.timeout(2 * MODEL_TIMEOUT)  # replies of a real model, on a loaded machine
+@pytest.mark.timeout(3 * MODEL_TIMEOUT)  # replies of a real model, on a loaded machine
 def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
     default_model: Path, tmp_path: Path
 ) -> None:
@@ -105,6 +107,7 @@ def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
         "/history",
         "What is 6 times 7?",
         sandbox=tmp_path,
+        timeout=2 * MODEL_TIMEOUT,  # three replies
     )
     lines = done.stderr.splitlines()
     assert '[tool] read_local_file {"path": "README.md"}' in lines, done.stderr
