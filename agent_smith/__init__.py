@@ -18,12 +18,14 @@ from .errors import (
     ApprovalRequired,
     CancelledError,
     ConfigError,
+    ContextOverflowError,
     LlmApiError,
     McpAuthError,
     McpError,
     McpProtocolError,
     OutputValidationError,
     ParseError,
+    PausedTurnMismatch,
     ResultsError,
     SessionError,
     SkillError,
@@ -145,6 +147,8 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
+    from .web.serve import WebServer
 
 from ._version import __version__
 from .observer import set_observer
@@ -250,6 +254,8 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -293,6 +299,7 @@ __all__ = [
     "CancelledError",
     "ClientInfo",
     "ConfigError",
+    "ContextOverflowError",
     "Decision",
     "EnterpriseIdp",
     "FileTokenStorage",
@@ -325,6 +332,7 @@ __all__ = [
     "OutputValidationError",
     "ParseError",
     "PausedTurn",
+    "PausedTurnMismatch",
     "ReasoningDelta",
     "ResultsError",
     "RetryPolicy",
@@ -363,6 +371,8 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "UserMessage",
+    "WebApp",
+    "WebServer",
     "__version__",
     "compose_system_prompt",
     "default_runtime",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 
@@ -43,6 +43,22 @@ class AgentConfig:
     ``output_type`` is sent back to the model before ``OutputValidationError``.
     ``text_tool_calls`` recovers tool calls a model wrote as JSON text instead
     of making them (:mod:`agent_smith.agent.text_tool_calls`).
+    ``approval_key`` (bytes, kept out of ``repr``) seals every paused turn
+    with an HMAC and makes a resume verify it (:mod:`agent_smith.agent.sealing`).
+
+    Bounds on each reply and on what is sent (see ``docs/first-run.md``):
+
+    * ``max_reply_tokens`` — sent as ``max_tokens`` when neither the request
+      nor the client's ``default_sampling`` sets a cap; ``None`` sends none
+      (:mod:`agent_smith.agent.reply_bounds`).
+    * ``repetition_guard`` — a streamed reply that keeps repeating one passage
+      is cut off and the turn stops (``repetition``).
+    * ``context_window`` — the model's context window in tokens; ``None``
+      asks the server (llama-server's ``/props``) when a large tool result
+      needs it, or learns it from a context-overflow answer. Tool results are
+      cut to what the window can take, and a request the server refuses as
+      too long is trimmed and sent once more
+      (:mod:`agent_smith.agent.context_fit`).
     """
 
     max_iterations: int = 16
@@ -61,6 +77,10 @@ class AgentConfig:
     stop_after_failed_rounds: int = 6
     output_retries: int = 2
     text_tool_calls: bool = True
+    max_reply_tokens: int | None = 1024
+    repetition_guard: bool = True
+    context_window: int | None = None
+    approval_key: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         positive = {
@@ -75,13 +95,18 @@ class AgentConfig:
         }
         if self.deadline is not None:
             positive["deadline"] = self.deadline
-        if self.max_total_tokens is not None:
-            positive["max_total_tokens"] = self.max_total_tokens
+        for optional in ("max_total_tokens", "max_reply_tokens", "context_window"):
+            if getattr(self, optional) is not None:
+                positive[optional] = getattr(self, optional)
         for key, value in positive.items():
             if isinstance(value, bool) or not value > 0:
                 raise ConfigError(f"AgentConfig.{key} must be positive, got {value!r}")
         if isinstance(self.output_retries, bool) or self.output_retries < 0:
             raise ConfigError("AgentConfig.output_retries must not be negative")
+        if self.approval_key is not None and (
+            not isinstance(self.approval_key, bytes) or len(self.approval_key) < 16
+        ):
+            raise ConfigError("AgentConfig.approval_key must be bytes, at least 16 of them")
         if self.max_subagent_depth < 0:
             raise ConfigError("AgentConfig.max_subagent_depth must not be negative")
         if self.loop_guard_repeats < 2:

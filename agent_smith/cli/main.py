@@ -9,8 +9,9 @@ and ``--skill`` folders; a line naming a file in the sandbox asks for it to be
 read (:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by one ExitStack,
 so each is closed on the way out, also after a failed setup step. The loop
 that chats is :class:`~agent_smith.cli.repl.Repl`. The subcommands have
-modules of their own: ``agent-smith batch`` (:mod:`~agent_smith.cli.batch`)
-and ``agent-smith serve`` (:mod:`~agent_smith.cli.serve`).
+modules of their own: ``agent-smith batch`` (:mod:`~agent_smith.cli.batch`),
+``agent-smith serve`` (:mod:`~agent_smith.cli.serve`) and ``agent-smith web``
+(:mod:`~agent_smith.cli.web`).
 
 Fatal problems (server unreachable, credentials refused, a server that will
 not take tools, a bad ``--mcp``/``--skill``) print one ``agent-smith: error:``
@@ -86,10 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
             "llama-server --jinja -m MODEL.gguf (or use --local)."
         ),
         epilog=(
-            "'agent-smith batch -h': run an agent over a file of inputs. 'agent-smith serve "
-            "-h': serve a local model on a port. In the REPL: /help lists the commands; /exit "
-            "or Ctrl-D quits; Ctrl-C cancels the reply being written, or discards the line at "
-            "the prompt."
+            "'agent-smith batch -h': run an agent over a file of inputs; 'agent-smith serve "
+            "-h': serve a local model on a port; 'agent-smith web -h': the agent in a "
+            "browser. In the REPL: /help lists the commands; /exit or Ctrl-D quits; Ctrl-C "
+            "cancels the reply being written, or discards the line at the prompt."
         ),
     )
     where = parser.add_mutually_exclusive_group()
@@ -276,14 +277,18 @@ def _note(text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agent-smith`` and ``python -m agent_smith``; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
-    if words[:1] == ["batch"]:  # subcommands: batch runs (cli/batch.py) ...
+    if words[:1] == ["batch"]:  # subcommands: batch runs (cli/batch.py), ...
         from .batch import main as batch_main
 
         return batch_main(words[1:])
-    if words[:1] == ["serve"]:  # ... and serving a local model (cli/serve.py)
+    if words[:1] == ["serve"]:  # ... serving a local model (cli/serve.py) ...
         from .serve import main as serve_main
 
         return serve_main(words[1:])
+    if words[:1] == ["web"]:  # ... and the agent in a browser (cli/web.py)
+        from .web import main as web_main
+
+        return web_main(words[1:])
     args = parse_args(words)
     _configure_logging(args.verbose)
     for stream in (sys.stdout, sys.stderr):

@@ -22,11 +22,19 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
+from .._internal import json_input
+from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
-from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
+from ..errors import (
+    AgentTimeoutError,
+    CancelledError,
+    ContextOverflowError,
+    ParseError,
+    TransportError,
+)
 from ..logs import TRACE, redact_headers, trace
 from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
@@ -36,7 +44,8 @@ from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .stream_decoder import StreamDecoder
+from .server_props import KnownWindow, fetch_context_window, props_url
+from .stream_decoder import StreamDecoder, response_events
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +124,7 @@ class LlmClient:
             raise ValueError("request_timeout must be positive")
         self._endpoint = endpoint
         self._url = resolve_chat_url(endpoint)
+        self._poster = Poster(self._url)  # reads proxy/CA/netrc settings once, not per request
         self._shown = display_url(self._url)
         self._model = model
         self._api_key = api_key or None
@@ -124,6 +134,7 @@ class LlmClient:
         self._policy = retry_policy or RetryPolicy(max_retries=max_retries)
         self._lock = threading.Lock()
         self._live: set[_LiveCall] = set()
+        self._window = KnownWindow()
         log.info("LLM client for %s (model %r)", self._shown, model)
 
     @property
@@ -139,6 +150,11 @@ class LlmClient:
     def url(self) -> str:
         """The resolved chat-completions URL requests are posted to."""
         return self._url
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
 
     @property
     def runtime(self) -> Runtime | None:
@@ -162,9 +178,13 @@ class LlmClient:
                 data = self._read_body(response, call)
             finally:
                 response.close()
+        return self._whole_reply(data, response.status_code)
+
+    def _whole_reply(self, data: bytes, status: int) -> LlmResponse:
+        """A whole JSON reply body: the response, or the error it reports."""
         trace(log, "response body", data)
         try:
-            parsed = json.loads(data)
+            parsed = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"reply from {self._shown} is not valid JSON ({getattr(err, 'msg', err)})",
@@ -174,7 +194,7 @@ class LlmClient:
             raise error_from_json(
                 parsed,
                 endpoint=self._shown,
-                status=response.status_code,
+                status=status,
                 excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
@@ -192,7 +212,17 @@ class LlmClient:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._chunks(response, call)))
+                if _is_json(response):
+                    # Some proxies answer stream: true with the whole reply
+                    # (and a few label their SSE as JSON: the body tells).
+                    data = self._read_body(response, call)
+                    if data.lstrip()[:1] == b"{":
+                        events = response_events(self._whole_reply(data, 200))
+                    else:
+                        events = decoder.events([data])
+                    yield from span.watch(events)
+                else:
+                    yield from span.watch(decoder.events(self._chunks(response, call)))
                 call.check()
             finally:
                 response.close()
@@ -220,6 +250,23 @@ class LlmClient:
                 endpoint_or_server=self._shown,
             )
         return result
+
+    def context_window(self, *, ask: bool = True) -> int | None:
+        """The tokens one request may fill, when the server says; None while unknown.
+
+        Asked of the server once (llama-server's ``GET /props``, see
+        :mod:`~agent_smith.llm.server_props`) and remembered; also learned from a
+        :class:`~agent_smith.errors.ContextOverflowError` that names it.
+        ``ask=False`` returns what is known without asking.
+        """
+        return self._window.get(self._ask_window if ask else None)
+
+    def _ask_window(self) -> int | None:
+        session = (self._runtime or default_runtime()).session
+        url = props_url(self._url)
+        return fetch_context_window(
+            session, url, headers=self._headers(), timeout=min(self._timeout, 10.0)
+        )
 
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""
@@ -280,8 +327,8 @@ class LlmClient:
             retry_after: str | None = None
             try:
                 with watch_socket(call.waiting_on):
-                    response = session.post(
-                        self._url, data=data, headers=headers, stream=True, timeout=self._timeout
+                    response = self._poster.post(
+                        session, data=data, headers=headers, stream=True, timeout=self._timeout
                     )
             except requests.Timeout as err:
                 call.check()
@@ -323,6 +370,8 @@ class LlmClient:
                 )
                 cause = failure
                 if status != 429 and status < 500:
+                    if isinstance(failure, ContextOverflowError):
+                        self._window.learn(failure.context_window)
                     raise failure
                 retry_after = response.headers.get("Retry-After")
             if attempt >= self._policy.max_retries:
@@ -381,6 +430,12 @@ class LlmClient:
                 endpoint_or_server=self._shown,
             ) from err
         call.check()
+
+
+def _is_json(response: requests.Response) -> bool:
+    """Whether a reply to a streamed request came as one JSON body instead of SSE."""
+    kind = response.headers.get("Content-Type", "")
+    return kind.split(";", 1)[0].strip().lower() == "application/json"
 
 
 def _cancelled() -> CancelledError:

@@ -120,11 +120,15 @@ def echo_tools_responder(body: JsonObject) -> Reply:
 class ScriptedLlmServer:
     """Threaded chat-completions server on a free loopback port."""
 
-    def __init__(self, responder: Responder = echo_tools_responder) -> None:
+    def __init__(self, responder: Responder = echo_tools_responder, *, record: bool = True) -> None:
         self.responder = responder
+        self.record = record  # False: keep no requests (long soak runs)
         self.requests: list[JsonObject] = []
         self.headers: list[dict[str, str]] = []
         self.connections = 0
+        #: What ``GET /props`` answers (llama-server's server properties); None: 404.
+        self.props: JsonObject | None = None
+        self.props_asked = 0
         self._gates: list[threading.Event] = []  # set on stop so no handler stays blocked
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -168,8 +172,9 @@ class ScriptedLlmServer:
 
     def _next_reply(self, body: JsonObject, headers: dict[str, str]) -> Reply:
         with self._lock:
-            self.requests.append(body)
-            self.headers.append(headers)
+            if self.record:
+                self.requests.append(body)
+                self.headers.append(headers)
             if self._script:
                 return self._script.popleft()
         return self.responder(body)
@@ -199,6 +204,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
+
+    def do_GET(self) -> None:
+        owner = self.server.owner
+        with owner._lock:
+            owner.props_asked += 1
+            props = owner.props
+        if self.path != "/props" or props is None:
+            self._send(404, b'{"error": {"code": 404, "message": "File Not Found"}}')
+            return
+        self._send(200, json.dumps(props).encode())
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
@@ -235,8 +250,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client cancelled
+            self.close_connection = True
 
     def _drop(self) -> None:
         self.close_connection = True
