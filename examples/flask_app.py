@@ -1,9 +1,10 @@
 """A Flask page whose agent reply streams into the browser, with Approve/Deny for risky tools.
 
-Run it (llama-server, or any OpenAI-compatible server with tool calling, at
-$LLAMA_SERVER_URL, default http://127.0.0.1:8080):
+Run it with a server on :8080 (or any OpenAI-compatible server with tool
+calling at $LLAMA_SERVER_URL):
 
-    flask --app examples/flask_app.py run      # then open http://127.0.0.1:5000
+    agent-smith serve --local                  # in one terminal: the local model
+    flask --app examples/flask_app.py run      # in another; then open http://127.0.0.1:5000
 
 Each request gets its own Agent (an agent runs one turn at a time); all share
 one LlmClient and the process's Runtime, so requests on Flask's threads run in

@@ -1,4 +1,4 @@
-"""A working agent with one tool. Run: python examples/quickstart.py (llama-server on :8080)."""
+"""A working agent with one tool. Run: python examples/quickstart.py (agent-smith serve --local)."""
 
 import os
 

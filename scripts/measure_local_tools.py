@@ -16,6 +16,7 @@ called, whether a call was recovered from text
     .venv/bin/python scripts/measure_local_tools.py --temperature 0.8 --runs 3
     .venv/bin/python scripts/measure_local_tools.py --no-recovery   # text calls stay text
     .venv/bin/python scripts/measure_local_tools.py --no-mentions   # lines sent as typed
+    .venv/bin/python scripts/measure_local_tools.py --local qwen1.5b  # another local model
 
 The table is Markdown, for docs/llama.md.
 """
@@ -34,7 +35,7 @@ from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequest
 from agent_smith.cli.demo_tools import demo_tools
 from agent_smith.cli.file_mentions import mention_files
 from agent_smith.cli.main import EXAMPLE_MCP_SERVER, LOCAL_SAMPLING, SYSTEM_PROMPT
-from agent_smith.cli.models import ensure_default_model
+from agent_smith.cli.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
 from agent_smith.errors import AgentSmithError
 from agent_smith.mcp.config import ServerConfig
 from agent_smith.toolkits import Workspace
@@ -117,7 +118,14 @@ def ask(agent: Agent, message: str) -> Outcome:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="a GGUF file (default: the default local model)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--model", help="a GGUF file (default: the default local model)")
+    which.add_argument(
+        "--local", choices=list(LOCAL_MODELS), help="a local model by name, fetched once"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="llama.cpp threads (1 is faster on a busy machine)"
+    )
     parser.add_argument("--temperature", type=float, help="default: --local's (0)")
     parser.add_argument("--runs", type=int, default=1, help="times each prompt is asked")
     parser.add_argument("--no-recovery", action="store_true", help="text_tool_calls=False")
@@ -126,7 +134,10 @@ def main() -> int:
     parser.add_argument("--kind", choices=("arithmetic", "file", "chat"), help="only these")
     args = parser.parse_args()
 
-    model = Path(args.model) if args.model else ensure_default_model(progress=print)
+    if args.model:
+        model = Path(args.model)
+    else:
+        model = ensure_default_model(args.local or DEFAULT_LOCAL_MODEL, progress=print)
     sampling = LOCAL_SAMPLING
     if args.temperature is not None:
         sampling = SamplingParams(temperature=args.temperature, max_tokens=sampling.max_tokens)
@@ -136,7 +147,7 @@ def main() -> int:
         for name, text in FILES.items():
             (Path(sandbox) / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(sandbox) / name).write_text(text, encoding="utf-8")
-        with LocalLlamaServer(model, threads=2) as server:
+        with LocalLlamaServer(model, threads=args.threads) as server:
             llm = LlmClient(server.endpoint, runtime=runtime, default_sampling=sampling)
             for prompt in [p for p in PROMPTS if args.kind in (None, p.kind)]:
                 outcomes = []

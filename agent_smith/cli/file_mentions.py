@@ -4,7 +4,7 @@ Measured on the default local model (Qwen2.5-Coder-0.5B-Instruct, with
 ``scripts/measure_local_tools.py``): asked "Which port does config.ini set?"
 it answers from imagination ("8080") whatever the system prompt and the
 tool's description say — it called the file tool for 1 of 8 questions
-about files. The sentence "Read config.ini with read_local_file before you
+about files. The sentence "Read config.ini with read_file before you
 answer." after the question made it call the tool for 5 of 8 (the tool is
 now the files toolkit's ``read_file``). So the REPL
 adds that sentence to a line that names files present in the sandbox

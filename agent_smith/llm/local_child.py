@@ -32,8 +32,10 @@ def main() -> None:
             params.hostname = "127.0.0.1"
         params.port = config["port"]
         params.use_jinja = True
-        params.n_ctx = config["ctx_size"]
+        # n_ctx is split between the slots: each gets ctx_size of its own.
+        params.n_ctx = config["ctx_size"] * config["parallel"]
         params.n_parallel = config["parallel"]
+        params.n_predict = config["max_tokens"] or -1  # -1: no cap
         if config["threads"]:
             params.cpuparams.n_threads = config["threads"]
             params.cpuparams_batch.n_threads = config["threads"]

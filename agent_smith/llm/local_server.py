@@ -52,6 +52,12 @@ INSTALL_HINT = "pip install 'agent-smith[local]'"
 _OPERATION = "start llama.cpp server"
 _STDERR_KEPT = 40
 _counter = itertools.count(1)
+#: Slots (requests served at once) of a LocalLlamaServer unless told otherwise.
+DEFAULT_PARALLEL = 4
+#: Context window of each slot, in tokens.
+DEFAULT_CTX_SIZE = 8192
+#: Tokens a reply may have when its request sets no ``max_tokens`` (llama.cpp's ``--n-predict``).
+DEFAULT_MAX_TOKENS = 1024
 
 # The child runs this in a fresh interpreter (see local_child.py).
 _CHILD_ARGV = ("-c", "from agent_smith.llm.local_child import main; main()")
@@ -60,9 +66,15 @@ _CHILD_ARGV = ("-c", "from agent_smith.llm.local_child import main; main()")
 class LocalLlamaServer(Closeable):
     """llama.cpp's OpenAI-compatible server on ``model_path``, on 127.0.0.1.
 
-    ``port`` None picks a free port. ``ctx_size`` is the context window in
-    tokens (shared by ``parallel`` slots); ``threads`` None lets llama.cpp
-    choose. ``api_key`` makes the server require that bearer token.
+    ``port`` None picks a free port. ``parallel`` is the number of slots,
+    the requests served at once (default 4, so a batch or a web app with a
+    few users is not queued behind one long reply); ``ctx_size`` is the
+    context window of each slot in tokens (llama.cpp allocates
+    ``ctx_size * parallel``). ``max_tokens`` caps every reply whose
+    request sets no ``max_tokens`` of its own (default 1024; None: no cap,
+    llama.cpp's own default, which lets a looping model generate until its
+    window is full). ``threads`` None lets llama.cpp choose. ``api_key``
+    makes the server require that bearer token.
     ``options`` sets further ``xllamacpp.CommonParams`` fields by dotted name
     (``{"sampling.temp": 0.2, "n_gpu_layers": 0}``). ``start_timeout`` bounds
     loading plus the health check; ``stop_timeout`` bounds a graceful stop
@@ -77,9 +89,10 @@ class LocalLlamaServer(Closeable):
         model_path: str | os.PathLike[str],
         *,
         port: int | None = None,
-        ctx_size: int = 8192,
+        ctx_size: int = DEFAULT_CTX_SIZE,
         threads: int | None = None,
-        parallel: int = 1,
+        parallel: int = DEFAULT_PARALLEL,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
         api_key: str | None = None,
         options: Mapping[str, Any] | None = None,
         start_timeout: float = 120.0,
@@ -94,6 +107,8 @@ class LocalLlamaServer(Closeable):
             raise ConfigError(f"port must be 0..65535, got {port}")
         if ctx_size <= 0 or parallel <= 0 or (threads is not None and threads <= 0):
             raise ConfigError("ctx_size, parallel and threads must be positive")
+        if max_tokens is not None and max_tokens <= 0:
+            raise ConfigError(f"max_tokens must be positive (or None: no cap), got {max_tokens}")
         if start_timeout <= 0 or stop_timeout <= 0:
             raise ConfigError("start_timeout and stop_timeout must be positive")
         self._config: dict[str, Any] = {
@@ -102,6 +117,7 @@ class LocalLlamaServer(Closeable):
             "ctx_size": ctx_size,
             "threads": threads,
             "parallel": parallel,
+            "max_tokens": max_tokens,
             "api_key": api_key,
             "options": dict(options or {}),
         }
@@ -189,6 +205,22 @@ class LocalLlamaServer(Closeable):
             _close_quietly(process.stdout)
             _close_quietly(process.stderr)
             log.info("llama.cpp server on %s stopped", self._model.name)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the server process to exit; True if it has.
+
+        For a caller that serves until stopped (``agent-smith serve``): the
+        server only exits by itself when it fails, and a Ctrl-C reaches the
+        caller while it waits here. True at once when the server is not running.
+        """
+        process = self._process
+        if process is None:
+            return True
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def __enter__(self) -> LocalLlamaServer:
         return self.start()

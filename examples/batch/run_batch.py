@@ -1,8 +1,10 @@
 """Run the agent of spec.json over inputs.jsonl on local threads, resumably.
 
-Run: python examples/batch/run_batch.py [results.jsonl]   (llama-server on :8080,
-or LLAMA_SERVER_URL). Running it again skips the inputs already in the results
-file. The same run on a Dask cluster: pass executor=Client(...).get_executor().
+Run: python examples/batch/run_batch.py [results.jsonl], with a server on :8080
+(`agent-smith serve --local` in another terminal; its four slots answer four
+inputs at once) or at $LLAMA_SERVER_URL. Running it again skips the inputs
+already in the results file. The same run on a Dask cluster: pass
+executor=Client(...).get_executor().
 """
 
 import dataclasses

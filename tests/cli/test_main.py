@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_smith.cli import main as cli_main
+from agent_smith.cli import local as cli_local
 from agent_smith.cli.main import DEFAULT_ENDPOINT, main, mcp_alias, parse_args
 
 ENDPOINT = "http://127.0.0.1:8080"
@@ -161,9 +161,9 @@ def test_mcp_alias_is_unique() -> None:
 def test_local_modes_without_xllamacpp_say_how_to_install_it(
     flag: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli_main, "xllamacpp_available", lambda: False)
+    monkeypatch.setattr(cli_local, "xllamacpp_available", lambda: False)
     fetched: list[object] = []
-    monkeypatch.setattr(cli_main, "ensure_default_model", lambda **kw: fetched.append(kw))
+    monkeypatch.setattr(cli_local, "ensure_default_model", lambda **kw: fetched.append(kw))
     assert main([*flag, "--no-default-mcp"]) == 1
     assert capsys.readouterr().err == (
         "agent-smith: error: --local and --serve-model need llama.cpp's server: "
@@ -175,7 +175,7 @@ def test_local_modes_without_xllamacpp_say_how_to_install_it(
 def test_serve_model_names_a_missing_model_file(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli_main, "xllamacpp_available", lambda: True)
+    monkeypatch.setattr(cli_local, "xllamacpp_available", lambda: True)
     missing = tmp_path / "missing.gguf"
     assert main(["--serve-model", str(missing), "--no-default-mcp"]) == 1
     err = capsys.readouterr().err.splitlines()
@@ -187,3 +187,33 @@ def test_the_bundled_example_mcp_server_is_found_from_an_editable_install() -> N
     from agent_smith.cli.main import EXAMPLE_MCP_SERVER
 
     assert EXAMPLE_MCP_SERVER.is_file(), EXAMPLE_MCP_SERVER
+
+
+# --- the reply cap -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "cap"),
+    [
+        (["--local"], 256),  # LOCAL_SAMPLING's, as measured
+        (["--serve-model", "m.gguf"], 256),
+        (["-e", ENDPOINT], 1024),
+        (["--local", "--max-tokens", "64"], 64),
+        (["-e", ENDPOINT, "--max-tokens", "0"], None),  # 0: no cap
+    ],
+)
+def test_every_reply_is_capped_by_default_and_max_tokens_overrides(
+    argv: list[str], cap: int | None
+) -> None:
+    from agent_smith.cli.main import _sampling
+
+    sampling = _sampling(parse_args(argv))
+    assert sampling.max_tokens == cap
+    assert sampling.temperature == (None if "-e" in argv else 0)
+
+
+def test_a_negative_max_tokens_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--max-tokens", "-1"])
+    assert exited.value.code == 2
+    assert "--max-tokens must not be negative" in capsys.readouterr().err

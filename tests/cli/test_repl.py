@@ -218,7 +218,56 @@ def test_repl_skips_blank_lines_and_knows_quit_and_help() -> None:
     assert repl.run() == EXIT_OK
     assert agent.prompts == []
     assert out.getvalue() == ""
-    assert "/exit" in err.getvalue()
+    listed = [line.split()[0] for line in err.getvalue().splitlines()]
+    assert listed == ["/help", "/clear", "/history", "/tools", "/exit"]
+
+
+def test_repl_answers_an_unknown_command_itself_but_sends_a_path_to_the_model() -> None:
+    agent = _FakeAgent([TokenDelta("ok")])
+    repl, _, err = _repl(agent, "/frobnicate\n/etc/hosts: what is in it?\n")
+    assert repl.run() == EXIT_OK
+    assert err.getvalue() == "unknown command /frobnicate; /help lists the commands\n"
+    assert agent.prompts == ["/etc/hosts: what is in it?"]
+
+
+class _Watched(io.StringIO):
+    """A stderr that tells when the working line was drawn."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drawn = threading.Event()
+
+    def write(self, text: str) -> int:
+        if "working:" in text:
+            self.drawn.set()
+        return super().write(text)
+
+
+def test_repl_shows_the_model_working_while_nothing_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_smith.cli import repl as repl_module
+
+    monkeypatch.setattr(repl_module, "PUMP_SECONDS", 0.01)
+    err = _Watched()
+    # The model thinks (nothing shown) until the working line was drawn, then writes.
+    agent = _FakeAgent([lambda: err.drawn.wait(10.0), TokenDelta("Done.")])
+    out = io.StringIO()
+    repl = Repl(
+        agent,  # type: ignore[arg-type]
+        endpoint=ENDPOINT,
+        stdin=io.StringIO("think\n"),
+        stdout=out,
+        stderr=err,
+        interactive=False,
+        live_status=True,
+    )
+    assert repl.run() == EXIT_OK
+    assert err.drawn.is_set()
+    assert out.getvalue() == "Done.\n"
+    # Drawn in place and wiped before the reply, so the terminal keeps only the answer.
+    assert err.getvalue().startswith("\r\x1b[Kworking: ")
+    assert err.getvalue().endswith("(Ctrl-C cancels)\r\x1b[K")
 
 
 _RETRY = "cannot reach LLM server %s: Connection refused; retry %d/%d in %.2f s"

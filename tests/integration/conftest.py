@@ -23,7 +23,7 @@ where they fail.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from agent_smith import LlmClient, Runtime, SamplingParams
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import ConfigError
 from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
+from tests.support.served import Served, serving
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,6 +101,13 @@ def llama_endpoint(request: pytest.FixtureRequest) -> LlamaEndpoint:
         return LlamaEndpoint(url, os.environ.get("LLAMA_API_KEY") or None, local=False)
     server: LocalLlamaServer = request.getfixturevalue("local_llama")
     return LlamaEndpoint(server.endpoint, None, local=True)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Served]]:
+    """Starts ``agent-smith serve`` children (``serve(*args)``); stops them after the test."""
+    with serving() as start:
+        yield start
 
 
 def scripted_model_path() -> Path:

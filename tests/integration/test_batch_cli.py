@@ -22,6 +22,7 @@ import pytest
 from agent_smith import read_results
 from tests.support.batch import answer, last_user_text, write_batch_files
 from tests.support.llm_server import Hold, JsonObject, Reply, ScriptedLlmServer, Text
+from tests.support.signals import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 60.0
@@ -60,7 +61,12 @@ def _files(tmp_path: Path, url: str) -> list[str]:
 def _interrupt(command: list[str], server: HoldingServer) -> str:
     """Start the command, Ctrl-C it once every slot waits on the server; its stderr."""
     driver = subprocess.Popen(
-        command, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True
+        command,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,
+        preexec_fn=default_sigint,
     )
     try:
         assert server.all_held.wait(WAIT), "the inputs never all waited on the server"

@@ -23,6 +23,7 @@ from agent_smith import AgentSpec, ServerConfig, read_results, run_batch
 from agent_smith.batch.worker import worker_stats
 from tests.support.batch import answer, last_user_text, tool_results, write_batch_files
 from tests.support.llm_server import Calls, Hold, JsonObject, Reply, ScriptedLlmServer, Text
+from tests.support.signals import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_SERVER = REPO / "examples" / "mcp_server_example.py"
@@ -192,7 +193,12 @@ def test_ctrl_c_cancels_the_inputs_in_flight_and_the_rerun_finishes(
     with ScriptedLlmServer(responder) as server:
         command = _command(tmp_path, server.url, 120, client)
         driver = subprocess.Popen(
-            command, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True
+            command,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            start_new_session=True,
+            preexec_fn=default_sigint,
         )
         try:
             assert all_held.wait(WAIT), "the workers never all waited on the server"

@@ -27,7 +27,8 @@ from tests.support.llm_server import (
     Text,
     sse_frames,
 )
-from tests.support.pipes import PipeReader
+from tests.support.pipes import MODEL_TIMEOUT, PipeReader
+from tests.support.signals import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -340,6 +341,7 @@ def cli_process(sandbox: Path) -> Iterator[Any]:
             env=_env(),
             cwd=sandbox,
             start_new_session=True,  # its own process group, like a job in a terminal
+            preexec_fn=default_sigint,  # Ctrl-C reaches it also from a background job
         )
         procs.append(proc)
         return proc, PipeReader(proc.stdout, "out"), PipeReader(proc.stderr, "err")
@@ -402,7 +404,7 @@ def test_ctrl_c_at_the_prompt_discards_the_line_and_keeps_running(cli_process: A
 def test_cli_serves_a_local_model_that_survives_a_terminal_ctrl_c(cli_process: Any) -> None:
     model = require_local_llama()
     proc, out, err = cli_process("--serve-model", str(model), "--no-default-mcp")
-    err.wait_for("/exit or Ctrl-D quits")
+    err.wait_for("/exit or Ctrl-D quits", timeout=MODEL_TIMEOUT)
     # A terminal's Ctrl-C goes to the whole foreground process group: llama.cpp's
     # process must not be in it, or the server dies with the user's first Ctrl-C.
     os.killpg(proc.pid, signal.SIGINT)
@@ -410,7 +412,7 @@ def test_cli_serves_a_local_model_that_survives_a_terminal_ctrl_c(cli_process: A
     assert proc.stdin is not None
     proc.stdin.write(b"What is 17 times 23?\n/exit\n")
     proc.stdin.flush()
-    assert proc.wait(TIMEOUT) == 0
+    assert proc.wait(MODEL_TIMEOUT) == 0
     assert out.text().strip()  # a real model's words: some, whatever they are
     lines = err.text().splitlines()
     # The served model (the default local one, at --serve-model's temperature 0)

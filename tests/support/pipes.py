@@ -8,6 +8,9 @@ from typing import IO
 
 #: Generous bound for text to arrive (a bug fails, never hangs).
 TIMEOUT = 60.0
+#: The same for a child that runs a real model: loading it and writing a reply
+#: take minutes on a loaded two-core machine.
+MODEL_TIMEOUT = 600.0
 
 
 class PipeReader:
@@ -26,10 +29,10 @@ class PipeReader:
                 self._text += chunk.decode("utf-8", "replace")
                 self._changed.notify_all()
 
-    def wait_for(self, fragment: str) -> str:
-        """Block until ``fragment`` was written; everything so far."""
+    def wait_for(self, fragment: str, *, timeout: float = TIMEOUT) -> str:
+        """Block until ``fragment`` was written (at most ``timeout`` s); everything so far."""
         with self._changed:
-            found = self._changed.wait_for(lambda: fragment in self._text, timeout=TIMEOUT)
+            found = self._changed.wait_for(lambda: fragment in self._text, timeout=timeout)
             assert found, f"{fragment!r} never arrived; got {self._text!r}"
             return self._text
 

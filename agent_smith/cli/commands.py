@@ -1,0 +1,76 @@
+"""The REPL's slash commands: ``/help``, ``/clear``, ``/history``, ``/tools``, ``/exit``.
+
+A line is a command when it is one word starting with ``/`` (so a question
+that starts with a path, ``/etc/hosts: what is in it?``, still goes to the
+model). Each command writes its answer to the REPL's stderr, beside the
+other status lines, and never reaches the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, TextIO
+
+from ..messages import AssistantMessage, Message, ToolMessage
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+
+#: Every command and what it does, in the order /help lists them.
+COMMANDS = {
+    "/help": "list these commands",
+    "/clear": "forget the conversation so far and start afresh (tools stay)",
+    "/history": "show the conversation so far, one line per message",
+    "/tools": "list the tools the model can call",
+    "/exit": "quit (also /quit or Ctrl-D); Ctrl-C cancels the reply being written",
+}
+EXIT_COMMANDS = ("/exit", "/quit")
+_WORD = re.compile(r"/[A-Za-z]+")
+
+
+def is_command(text: str) -> bool:
+    """Whether a (stripped) line is a slash command rather than a question."""
+    return _WORD.fullmatch(text) is not None
+
+
+def run_command(text: str, agent: Agent, out: TextIO, *, width: int) -> None:
+    """Carry out the command ``text`` (not an exit command) on ``agent``, writing to ``out``."""
+    name = text.lower()
+    if name == "/help":
+        lines = [f"{command:<9} {what}" for command, what in COMMANDS.items()]
+    elif name == "/clear":
+        forgotten = len(agent.history)
+        agent.memory.clear()
+        lines = [f"conversation cleared ({forgotten} message(s) forgotten)"]
+    elif name == "/history":
+        history = agent.history
+        lines = [one_line(_describe(m), width) for m in history] or ["(no conversation yet)"]
+        if history:
+            size = sum(len(m.content) for m in history)
+            lines.append(f"({len(history)} message(s), {size} characters; /clear forgets them)")
+    elif name == "/tools":
+        lines = [f"tools the model can call: {', '.join(agent.tools) or '(none)'}"]
+    else:
+        lines = [f"unknown command {text}; /help lists the commands"]
+    out.write("".join(line + "\n" for line in lines))
+    out.flush()
+
+
+def _describe(message: Message) -> str:
+    if isinstance(message, ToolMessage):
+        return f"tool {message.name}: {message.content}"
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        calls = "; ".join(
+            f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}"
+            for call in message.tool_calls
+        )
+        said = f"{message.content} " if message.content else ""
+        return f"assistant: {said}[calls {calls}]"
+    return f"{message.role}: {message.content}"
+
+
+def one_line(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
