@@ -18,6 +18,7 @@ from .errors import (
     ApprovalRequired,
     CancelledError,
     ConfigError,
+    GuardrailTripped,
     LlmApiError,
     McpAuthError,
     McpError,
@@ -30,6 +31,7 @@ from .errors import (
     ToolError,
     TransportError,
     TruncatedReplyError,
+    UsageLimitExceeded,
 )
 from .logs import (
     TRACE,
@@ -46,15 +48,18 @@ if TYPE_CHECKING:
         AgentHooks,
         AssistantTurn,
         FinalAnswer,
+        GuardrailChecked,
         OutputRetry,
         SubAgentEvent,
         ToolCallRequested,
         ToolResultReady,
     )
+    from .agent.guardrails import Guardrails, GuardrailVerdict
     from .agent.output import OutputMode
     from .agent.output_type import parse_output
     from .agent.request import AgentRequest
     from .agent.subagents import SubAgentSpec, SubAgentTool
+    from .agent.usage_limits import ModelPrice, UsageLimits
     from .batch import (
         AgentSpec,
         BatchInput,
@@ -179,6 +184,11 @@ _LAZY: dict[str, str] = {
     "AgentHooks": "agent.events",
     "AssistantTurn": "agent.events",
     "FinalAnswer": "agent.events",
+    "GuardrailChecked": "agent.events",
+    "Guardrails": "agent.guardrails",
+    "GuardrailVerdict": "agent.guardrails",
+    "ModelPrice": "agent.usage_limits",
+    "UsageLimits": "agent.usage_limits",
     "OutputRetry": "agent.events",
     "SubAgentEvent": "agent.events",
     "ToolCallRequested": "agent.events",
@@ -300,6 +310,10 @@ __all__ = [
     "Finished",
     "FullMemory",
     "FunctionTool",
+    "GuardrailChecked",
+    "GuardrailTripped",
+    "GuardrailVerdict",
+    "Guardrails",
     "InMemoryTokenStorage",
     "ItemError",
     "LifecycleEvent",
@@ -317,6 +331,7 @@ __all__ = [
     "McpProtocolError",
     "Memory",
     "Message",
+    "ModelPrice",
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
@@ -362,6 +377,8 @@ __all__ = [
     "ToolSchema",
     "TransportError",
     "TruncatedReplyError",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "UserMessage",
     "__version__",
     "compose_system_prompt",

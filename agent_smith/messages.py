@@ -27,17 +27,27 @@ _NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: Non
 
 @dataclass(frozen=True)
 class TokenUsage(DataClassJsonMixin):
-    """Token counts reported by the server for one or more completions."""
+    """Token counts reported by the server for one or more completions.
+
+    ``cost`` is what they cost, in the currency of the price table an agent's
+    :class:`~agent_smith.UsageLimits` gives (None when no price applies); a
+    sum is None only when every part is.
+    """
 
     prompt: int = 0
     completion: int = 0
     total: int = 0
+    cost: float | None = None
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
+        cost = self.cost
+        if other.cost is not None:
+            cost = other.cost if cost is None else cost + other.cost
         return TokenUsage(
             self.prompt + other.prompt,
             self.completion + other.completion,
             self.total + other.total,
+            cost,
         )
 
     @classmethod

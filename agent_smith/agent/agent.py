@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ..sessions.binding import SessionBinding
     from ..sessions.session import Session
     from ..skills import Skill
+    from .guardrails import Guardrails
     from .paused import PausedTurn, Resumption
     from .subagents import SubAgentSpec
 
@@ -63,7 +64,9 @@ class Agent(Closeable):
     each message as it is recorded and lets one turn at a time run on it;
     the caller closes it. ``approver`` decides on calls needing approval
     (:mod:`.approvals`). ``output_type`` and ``output_mode`` are the default
-    typed output of every turn (:mod:`.output`). ``_lineage`` is for framework
+    typed output of every turn (:mod:`.output`). ``guardrails`` check each
+    turn's input, final answer and tool calls (:mod:`.guardrails`; a
+    sub-agent has its own). ``_lineage`` is for framework
     use (see :meth:`spawn_child`).
     """
 
@@ -82,11 +85,13 @@ class Agent(Closeable):
         approver: Approver | None = None,
         output_type: Any = None,
         output_mode: OutputMode = "auto",
+        guardrails: Guardrails | None = None,
         _lineage: Lineage | None = None,
     ) -> None:
         check_output_options(output_type, output_mode)
         self.name = name
         self.approver = approver
+        self.guardrails = guardrails
         self.system_prompt = system_prompt
         self.output_type, self.output_mode = output_type, output_mode
         self._llm = llm

@@ -96,11 +96,13 @@ def decide_round(
     calls: Sequence[ToolCall],
     registry: ToolRegistry,
     resumed: ResumedRound | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> Generator[ApprovalRequested, None, Verdict]:
     """Ask about the round's marked calls (see the module doc); the verdict, or a pause.
 
     ``resumed``: the paused round being resumed, whose decided calls are not
     asked again and whose waiting calls are asked even if no longer marked.
+    ``refused``: calls denied before anyone is asked (call id -> why; a guardrail's block).
     """
     decided = resumed.decisions if resumed is not None else {}
     waiting = resumed.waiting if resumed is not None else frozenset()
@@ -108,6 +110,9 @@ def decide_round(
     asking: list[tuple[int, ApprovalRequest]] = []
     token = turn.source.token
     for index, call in enumerate(calls):
+        if refused and call.id in refused:
+            decisions[index] = Decision(False, refused[call.id])
+            continue
         tool = _marked(call, registry)
         if tool is None and call.id not in waiting:
             continue

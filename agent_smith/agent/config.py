@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from .usage_limits import UsageLimits
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class AgentConfig:
     ``output_type`` is sent back to the model before ``OutputValidationError``.
     ``text_tool_calls`` recovers tool calls a model wrote as JSON text instead
     of making them (:mod:`agent_smith.agent.text_tool_calls`).
+    ``usage_limits`` caps requests, tool calls, tokens and cost across a
+    root agent's run and its whole sub-agent tree, and prices its usage
+    (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).
     """
 
     max_iterations: int = 16
@@ -61,6 +65,7 @@ class AgentConfig:
     stop_after_failed_rounds: int = 6
     output_retries: int = 2
     text_tool_calls: bool = True
+    usage_limits: UsageLimits | None = None
 
     def __post_init__(self) -> None:
         positive = {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import AgentSmithError
 from ..llm.events import StreamEvent
@@ -101,6 +101,25 @@ class SubAgentEvent:
     parent: str | None = None
 
 
+GuardrailAction = Literal["allow", "trip", "feedback", "block", "rewrite"]
+Stage = Literal["input", "output", "tool_call"]
+
+
+@dataclass(frozen=True)
+class GuardrailChecked:
+    """Stream event: a guardrail's verdict (``stage``: input, output or tool_call).
+
+    ``guardrail`` is the function's name, ``action`` its verdict, ``message``
+    what it said, ``call_id`` the tool call's id for a tool-call guardrail.
+    """
+
+    stage: Stage
+    guardrail: str
+    action: GuardrailAction
+    message: str = ""
+    call_id: str | None = None
+
+
 AgentEvent = (
     StreamEvent
     | ToolCallRequested
@@ -109,6 +128,7 @@ AgentEvent = (
     | AssistantTurn
     | FinalAnswer
     | OutputRetry
+    | GuardrailChecked
 )
 
 

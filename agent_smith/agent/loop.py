@@ -22,7 +22,7 @@ its results until it resumes (the rule is in :mod:`~agent_smith.agent.paused`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
@@ -71,6 +72,8 @@ class TurnLoop:
         sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
         streaming = agent.config.stream if request.stream is None else request.stream
         output = turn_output(agent, request)
+        model = agent._identity.model  # the price table's first name for each reply
+        guards = TurnGuardrails(agent.guardrails, agent.name) if agent.guardrails else None
         if resume is not None:
             from .paused import resume_round  # loaded only when a turn resumes
 
@@ -83,6 +86,8 @@ class TurnLoop:
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
             self.record(request.user_message)
+            if guards is not None:
+                yield from self._check_input(guards, request)
         written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
         while True:
             turn.begin_round()
@@ -100,13 +105,20 @@ class TurnLoop:
             else:
                 response = agent._llm.complete(llm_request, cancel=token)
             token.raise_if_cancelled("agent turn")
+            if guards is not None:
+                yield from guards.finish_input()  # beside the first call: its verdicts
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
-                turn.add_usage(response.message.usage)
+                turn.add_reply_usage(response.message.usage, model, response.model)
                 self.record(written.note)
                 continue
             message = output.read(read.message)
-            turn.add_usage(message.usage)
+            turn.add_reply_usage(message.usage, model, response.model)
+            blocked: Mapping[str, str] = {}
+            feedback = None
+            if guards is not None:
+                screened = guards.screen(message, final=output.fits())
+                message, blocked, feedback = yield from screened
             calls = message.tool_calls
             guarded = output.guarded(calls)
             if guarded and turn.loops is not None:
@@ -120,16 +132,30 @@ class TurnLoop:
                     self.record(retry.feedback)
                     yield retry
                     continue
+                if feedback is not None:  # an output guardrail asks for another answer
+                    self.record(feedback)
+                    continue
                 yield self._final(message)
                 return
             hooks = agent.hooks
             for call in calls:
                 invoke_hook(hooks.on_tool_call, call, name="on_tool_call")
                 yield ToolCallRequested(call)
-            answer = yield from self._act(calls, registry, output)
+            answer = yield from self._act(calls, registry, output, guards=guards, blocked=blocked)
             if answer is not None:
                 yield self._final(answer)
                 return
+
+    def _check_input(
+        self, guards: TurnGuardrails, request: AgentRequest
+    ) -> Generator[AgentEvent, None, None]:
+        """The input guardrails: now, or started beside the first model call."""
+        if not guards.beside_model:
+            yield from guards.check_input(request.user_message)
+            return
+        agent = self._agent
+        pool = agent.runtime.pool(agent.depth)
+        guards.start_input(request.user_message, pool.submit, self._turn.stop_with)
 
     def _act(
         self,
@@ -137,10 +163,16 @@ class TurnLoop:
         registry: ToolRegistry,
         output: TurnOutput,
         resumed: ResumedRound | None = None,
+        *,
+        guards: TurnGuardrails | None = None,
+        blocked: Mapping[str, str] | None = None,
     ) -> Generator[AgentEvent, None, AssistantMessage | None]:
         """Approve and run a round's calls and record their results; a done answer ends the turn."""
         agent, turn, hooks = self._agent, self._turn, self._agent.hooks
-        verdict = yield from decide_round(agent, turn, calls, registry, resumed)
+        verdict = yield from decide_round(agent, turn, calls, registry, resumed, blocked)
+        meter = turn.tree.meter
+        if meter is not None and verdict.runnable:
+            meter.before_tool_calls(len(verdict.runnable))
         ran = dispatch_tool_calls(
             verdict.runnable,
             registry,
@@ -165,7 +197,13 @@ class TurnLoop:
         done = done_message(outcomes)
         if done is not None:
             answer = output.answer(done, outcomes)
+            feedback = None
+            if guards is not None:
+                answer, _, feedback = yield from guards.screen(answer, final=True)
             self.record(answer)
+            if feedback is not None:  # an output guardrail asks for another answer
+                self.record(feedback)
+                return None
             yield AssistantTurn(answer)
             return answer
         if turn.failures is not None:

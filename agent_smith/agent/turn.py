@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from ..cancellation import CancellationSource
-from ..errors import AgentStopped
+from ..errors import AgentSmithError, AgentStopped
 from ..messages import TokenUsage, ToolCall
 from ..tools.dispatch import ToolOutcome
 from .config import AgentConfig
@@ -32,6 +32,7 @@ class Turn:
         "_deadline_at",
         "_deadline_hit",
         "_lock",
+        "_stopped",
         "_timer",
         "config",
         "failures",
@@ -65,6 +66,7 @@ class Turn:
             else None
         )
         self._deadline_hit = False
+        self._stopped: AgentSmithError | None = None
         self._deadline_at: float | None = None
         self._timer: threading.Timer | None = None
         if config.deadline is not None:
@@ -99,10 +101,28 @@ class Turn:
             )
         if self._deadline_at is not None and time.monotonic() >= self._deadline_at:
             raise self._deadline_stop()
+        meter = self.tree.meter
+        if meter is not None:
+            meter.before_request()
 
-    def explain(self) -> AgentStopped | None:
-        """The stop behind a cancellation of this turn, if the deadline caused it."""
+    def add_reply_usage(self, usage: TokenUsage | None, *models: str) -> None:
+        """Add one LLM reply's usage, priced and metered when the tree has usage limits.
+
+        ``models`` name the reply's model for the price table (asked for, then reported).
+        """
+        meter = self.tree.meter
+        self.add_usage(usage if meter is None else meter.spend(usage, *models))
+
+    def explain(self) -> AgentSmithError | None:
+        """The stop behind a cancellation of this turn: the deadline, or :meth:`stop_with`'s."""
+        if self._stopped is not None:
+            return self._stopped
         return self._deadline_stop() if self._deadline_hit else None
+
+    def stop_with(self, error: AgentSmithError) -> None:
+        """Cancel the turn from any thread; it then raises ``error`` (a tripped guardrail)."""
+        self._stopped = error
+        self.source.cancel()
 
     def finish(self) -> None:
         """Stop the deadline timer and cancel anything the turn left running."""
