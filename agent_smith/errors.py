@@ -140,6 +140,28 @@ class LlmApiError(AgentSmithError):
         self.body_excerpt = body_excerpt
 
 
+class ContextOverflowError(LlmApiError):
+    """The LLM server refused a request as longer than the model's context window.
+
+    ``prompt_tokens`` is how long the server counted the request and
+    ``context_window`` the window it has (each None when the answer did not
+    say). An agent trims what it sends and tries once more before raising it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        http_status: int,
+        body_excerpt: str = "",
+        prompt_tokens: int | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        super().__init__(message, http_status=http_status, body_excerpt=body_excerpt)
+        self.prompt_tokens = prompt_tokens
+        self.context_window = context_window
+
+
 class AgentTimeoutError(AgentSmithError, TimeoutError):
     """An operation ran out of its time budget (``budget`` in seconds)."""
 
@@ -169,7 +191,8 @@ class AgentStopped(AgentSmithError):
     """The agent loop hit a stop condition before the model gave a final answer.
 
     ``condition`` is one of ``max_iterations``, ``tree_iterations``,
-    ``max_total_tokens``, ``deadline``, ``loop_detected``, ``tool_failures``.
+    ``max_total_tokens``, ``deadline``, ``loop_detected``, ``tool_failures``,
+    ``repetition`` (a streamed reply kept repeating one passage and was cut off).
     """
 
     def __init__(self, message: str, *, condition: str) -> None:

@@ -47,6 +47,20 @@ class AgentConfig:
     ``usage_limits`` caps requests, tool calls, tokens and cost across a
     root agent's run and its whole sub-agent tree, and prices its usage
     (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).
+
+    Bounds on each reply and on what is sent (see ``docs/first-run.md``):
+
+    * ``max_reply_tokens`` — sent as ``max_tokens`` when neither the request
+      nor the client's ``default_sampling`` sets a cap; ``None`` sends none
+      (:mod:`agent_smith.agent.reply_bounds`).
+    * ``repetition_guard`` — a streamed reply that keeps repeating one passage
+      is cut off and the turn stops (``repetition``).
+    * ``context_window`` — the model's context window in tokens; ``None``
+      asks the server (llama-server's ``/props``) when a large tool result
+      needs it, or learns it from a context-overflow answer. Tool results are
+      cut to what the window can take, and a request the server refuses as
+      too long is trimmed and sent once more
+      (:mod:`agent_smith.agent.context_fit`).
     """
 
     max_iterations: int = 16
@@ -66,6 +80,9 @@ class AgentConfig:
     output_retries: int = 2
     text_tool_calls: bool = True
     usage_limits: UsageLimits | None = None
+    max_reply_tokens: int | None = 1024
+    repetition_guard: bool = True
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         positive = {
@@ -80,8 +97,9 @@ class AgentConfig:
         }
         if self.deadline is not None:
             positive["deadline"] = self.deadline
-        if self.max_total_tokens is not None:
-            positive["max_total_tokens"] = self.max_total_tokens
+        for optional in ("max_total_tokens", "max_reply_tokens", "context_window"):
+            if getattr(self, optional) is not None:
+                positive[optional] = getattr(self, optional)
         for key, value in positive.items():
             if isinstance(value, bool) or not value > 0:
                 raise ConfigError(f"AgentConfig.{key} must be positive, got {value!r}")

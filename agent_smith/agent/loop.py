@@ -27,17 +27,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
-from ..errors import ParseError
-from ..llm.events import Finished
+from ..errors import AgentStopped, ContextOverflowError, ParseError
+from ..llm.events import Finished, ReasoningDelta, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
+from .context_fit import ContextFit
 from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
+from .reply_bounds import REPETITION, RepetitionDetector, repeated_reply, reply_sampling
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
@@ -48,17 +50,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_NO_SAMPLING = SamplingParams()
-
 
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_turn")
+    __slots__ = ("_agent", "_fit", "_repeated", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
         self._turn = turn
+        self._fit = ContextFit(agent.config.context_window, agent._llm)
+        self._sent: LlmRequest | None = None  # the last request sent, for the results' room
+        self._streamed = False  # the reply being read has yielded an event
+        self._repeated: AgentStopped | None = None  # why the last reply was cut off
 
     def run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
@@ -69,7 +73,9 @@ class TurnLoop:
         """
         agent, turn = self._agent, self._turn
         token = turn.source.token
-        sampling = request.sampling if request.sampling is not None else _NO_SAMPLING
+        cap = agent.config.max_reply_tokens
+        defaults: SamplingParams | None = getattr(agent._llm, "default_sampling", None)
+        sampling = reply_sampling(request.sampling, cap, defaults)
         streaming = agent.config.stream if request.stream is None else request.stream
         output = turn_output(agent, request)
         model = agent._identity.model  # the price table's first name for each reply
@@ -100,18 +106,24 @@ class TurnLoop:
             )
             registry, llm_request = output.prepare(registry, llm_request)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
-            if streaming:
-                response = yield from self._stream_reply(llm_request, token, written)
-            else:
-                response = agent._llm.complete(llm_request, cancel=token)
+            llm_request, response = yield from self._ask(llm_request, streaming, token, written)
             token.raise_if_cancelled("agent turn")
             if guards is not None:
                 yield from guards.finish_input()  # beside the first call: its verdicts
+            if response.finish_reason == "length":
+                log.warning(
+                    "agent %s: the reply was cut off by its token cap (max_tokens=%s); raise "
+                    "AgentConfig.max_reply_tokens, or the max_tokens the client or request sets",
+                    agent.name,
+                    llm_request.sampling.max_tokens or getattr(defaults, "max_tokens", None),
+                )
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
                 turn.add_reply_usage(response.message.usage, model, response.model)
                 self.record(written.note)
                 continue
+            if read is response and response.finish_reason == REPETITION:
+                raise self._stop_repeating(response.message)
             message = output.read(read.message)
             turn.add_reply_usage(message.usage, model, response.model)
             blocked: Mapping[str, str] = {}
@@ -157,6 +169,34 @@ class TurnLoop:
         pool = agent.runtime.pool(agent.depth)
         guards.start_input(request.user_message, pool.submit, self._turn.stop_with)
 
+    def _ask(
+        self, request: LlmRequest, streaming: bool, token: CancellationToken, written: WrittenCalls
+    ) -> Generator[AgentEvent, None, tuple[LlmRequest, LlmResponse]]:
+        """The reply to ``request`` (trimmed to a known window), retried once trimmed on overflow.
+
+        Returns the request that was answered with its reply.
+        """
+        fit = self._fit
+        request = fit.before_sending(request)
+        try:
+            response = yield from self._reply(request, streaming, token, written)
+        except ContextOverflowError as overflow:
+            smaller = None if self._streamed else fit.after_overflow(request, overflow)
+            if smaller is None:
+                raise
+            request = smaller
+            response = yield from self._reply(request, streaming, token, written)
+        return request, response
+
+    def _reply(
+        self, request: LlmRequest, streaming: bool, token: CancellationToken, written: WrittenCalls
+    ) -> Generator[AgentEvent, None, LlmResponse]:
+        self._sent = request
+        self._streamed = False
+        if streaming:
+            return (yield from self._stream_reply(request, token, written))
+        return self._agent._llm.complete(request, cancel=token)
+
     def _act(
         self,
         calls: Sequence[ToolCall],
@@ -184,7 +224,7 @@ class TurnLoop:
             agent=agent,
         )
         outcomes = verdict.outcomes(calls, ran, max_result_bytes=agent.config.tool_result_max_bytes)
-        results = [outcome.message for outcome in outcomes]
+        results = self._fitted([outcome.message for outcome in outcomes], calls)
         for result in results:
             self.record(result)
             invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
@@ -213,6 +253,13 @@ class TurnLoop:
                 self.record(note)
         return None
 
+    def _fitted(self, results: list[ToolMessage], calls: Sequence[ToolCall]) -> list[ToolMessage]:
+        """A round's results cut to the room the context window has left (see context_fit)."""
+        sent = self._sent
+        if sent is None:  # a resumed round: its history holds the calling turn
+            return self._fit.cut_results(results, self._agent.memory.messages(), (), None)
+        return self._fit.cut_results(results, sent.messages, calls, sent.sampling.max_tokens)
+
     def settle(self) -> None:
         """Give every call recorded without its result a cancelled error result."""
         turn = self._turn
@@ -231,15 +278,32 @@ class TurnLoop:
     def _stream_reply(
         self, request: LlmRequest, token: CancellationToken, written: WrittenCalls
     ) -> Generator[AgentEvent, None, LlmResponse]:
-        on_stream_event = self._agent.hooks.on_stream_event
+        agent = self._agent
+        on_stream_event = agent.hooks.on_stream_event
         response: LlmResponse | None = None
-        events = written.stream(self._agent._llm.stream(request, cancel=token), request)
+        guard = agent.config.repetition_guard
+        repeats = RepetitionDetector() if guard else None
+        thinking: RepetitionDetector | None = None
+        events = written.stream(agent._llm.stream(request, cancel=token), request)
         try:
             for event in events:
+                self._streamed = True
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
-                if type(event) is Finished:
+                if type(event) is TokenDelta:
+                    if repeats is not None:
+                        found = repeats.feed(event.text)
+                        if found is not None:
+                            self._repeated = repeats.stop(agent.name, *found)
+                            return repeated_reply(repeats.kept(*found))
+                elif type(event) is Finished:
                     response = event.response
+                elif type(event) is ReasoningDelta and guard:
+                    thinking = thinking or RepetitionDetector()
+                    found = thinking.feed(event.text)
+                    if found is not None:
+                        self._repeated = thinking.stop(agent.name, *found, what="reasoning")
+                        return repeated_reply(repeats.text() if repeats is not None else "")
         finally:
             close = getattr(events, "close", None)
             if close is not None:
@@ -247,6 +311,17 @@ class TurnLoop:
         if response is None:
             raise ParseError("the LLM stream ended without a Finished event")
         return response
+
+    def _stop_repeating(self, message: AssistantMessage) -> AgentStopped:
+        """Record what came before the repeats; the stop that ends the turn."""
+        if message.content:
+            self.record(message)
+        name = self._agent.name
+        stop = self._repeated or AgentStopped(
+            f"agent {name!r} stopped repeating", condition=REPETITION
+        )
+        log.warning("%s", stop)
+        return stop
 
     def _final(self, message: AssistantMessage) -> FinalAnswer:
         return FinalAnswer(replace(message, usage=self._turn.usage))

@@ -45,13 +45,25 @@ user's own, an output retry's or a steering note — is recovered.
 
 Streaming: a reply's text streams as :class:`~agent_smith.llm.events.TokenDelta`
 before anyone knows it is a call. :func:`hold_back_call_text` holds the
-deltas of a reply whose text *starts* like a call (``{``, a fence,
-``<tool_call>``) until the stream ends: if the reply is recovered, or
-dropped for the answer note, they are dropped too (a stream consumer sees
-the calls, never their JSON), otherwise they are released just before
-:class:`~agent_smith.llm.events.Finished`. So a
-reply that is plain JSON text arrives in one piece at the end instead of
-token by token; every other reply streams as before.
+deltas of a reply whose text could still be a written call, and no longer:
+
+* a reply to the user is held while its text is a prefix of what
+  :func:`recover_tool_calls` accepts (:func:`could_be_written_call`: a unit
+  opener, ``{``, the key ``"name"`` or ``"arguments"``, an offered tool's
+  name), so ``{"city": "Paris"}`` or ```` ```python ```` streams from its
+  fourth character on;
+* a reply to tool results is held while it *starts* like a call (``{``, a
+  fence, ``<tool_call>``), the rule by which it is dropped for the note;
+* either way, at most :data:`HOLD_LIMIT` characters are held: past that the
+  text streams whatever it turns out to be.
+
+Held deltas are released, in order, the moment the text stops qualifying.
+A reply still held when the stream ends is dropped with its deltas if it
+is recovered, or dropped for the answer note (a stream consumer sees the
+calls, never their JSON); otherwise its deltas are released just before
+:class:`~agent_smith.llm.events.Finished`. A reply released early and then
+recovered (a call longer than the bound) has shown its JSON as text; the
+:class:`~agent_smith.agent.events.AssistantTurn` still carries the calls.
 """
 
 from __future__ import annotations
@@ -78,6 +90,10 @@ _CALL_STARTS = ("{", _FENCE, _OPEN_TAG)
 _SPACE = re.compile(r"\s*")
 _KEYS = frozenset({"name", "arguments"})
 _decoder = json.JSONDecoder()
+
+#: The most text held back as a possible written call, in characters (~128 tokens).
+HOLD_LIMIT = 512
+_KEY_NAMES = ("name", "arguments")
 
 #: What the agent says, once per turn, when a reply to tool results is another written call.
 ANSWER_NOTE = "Using the tool results above, answer in plain words, without calling a tool: {}"
@@ -183,25 +199,32 @@ def hold_back_call_text(
 
     The held deltas are dropped when the reply turns out to be a call the
     agent recovers (a reply to the user) or one it answers with
-    :data:`ANSWER_NOTE` (``after_tools``), else released before ``Finished``.
-    Closing this iterator closes ``events``.
+    :data:`ANSWER_NOTE` (``after_tools``), else released as soon as the text
+    stops qualifying or passes :data:`HOLD_LIMIT`, at the latest before
+    ``Finished``. Closing this iterator closes ``events``.
     """
     tools = request.tools
+    names = frozenset(schema.name for schema in tools)
     held: list[TokenDelta] = []
     text = ""
-    verdict: bool | None = None if tools else False
+    holding = bool(tools)
     try:
         for event in events:
-            if verdict is not False:
+            if holding:
                 if isinstance(event, TokenDelta):
-                    if verdict is None:
-                        text += event.text
-                        verdict = starts_like_a_call(text)
-                    if verdict is not False:
+                    text += event.text
+                    if after_tools:
+                        holding = starts_like_a_call(text) is not False
+                    else:
+                        holding = could_be_written_call(text, names)
+                    if holding and len(text) > HOLD_LIMIT:
+                        log.debug("releasing %d held characters: past the bound", len(text))
+                        holding = False
+                    if holding:
                         held.append(event)
                         continue
                 elif isinstance(event, ToolCallStarted):  # real calls: the text is only text
-                    verdict = False
+                    holding = False
                 elif isinstance(event, Finished):
                     reply = event.response
                     if after_tools:
@@ -210,8 +233,8 @@ def hold_back_call_text(
                         dropped = _written_calls(reply, tools) is not None
                     if dropped:
                         held.clear()
-                    verdict = False
-                if verdict is False:
+                    holding = False
+                if not holding:
                     yield from held
                     held.clear()
             yield event
@@ -219,6 +242,82 @@ def hold_back_call_text(
         close = getattr(events, "close", None)
         if close is not None:
             close()
+
+
+def could_be_written_call(text: str, names: frozenset[str]) -> bool:
+    """False once ``text`` cannot be the beginning of a call to one of ``names`` written as text.
+
+    True while it is (or may grow into) a unit opener, ``{``, the key
+    ``"name"`` with an offered tool's name (or a prefix of one) followed by
+    the key ``"arguments"``, or the key ``"arguments"`` first (whose object
+    may hold anything). Measured on Qwen2.5-Coder-0.5B: typed output with a
+    ``name`` field came as ``{"name": "read_file", "country": "France"}``,
+    an offered tool's name; the next key shows it is no call.
+    """
+    pos = _skip_space(text, 0)
+    rest = text[pos:]
+    if rest.startswith(_OPEN_TAG):
+        pos += len(_OPEN_TAG)
+    elif rest.startswith(_FENCE):
+        pos += len(_FENCE)
+        language = text[pos : pos + 4].lower()
+        if language == "json":
+            pos += 4
+        elif pos + len(language) == len(text) and "json".startswith(language):
+            return True  # "```js", say: the language is still arriving
+    elif _OPEN_TAG.startswith(rest) or _FENCE.startswith(rest):
+        return True
+    pos = _skip_space(text, pos)
+    if pos == len(text):
+        return True
+    if text[pos] != "{":
+        return False
+    key, pos = _string_at(text, _skip_space(text, pos + 1))
+    if key is None:
+        return pos == len(text)
+    if pos < 0:
+        return any(known.startswith(key) for known in _KEY_NAMES)
+    if key != "name":
+        return key == "arguments"
+    pos = _skip_space(text, pos)
+    if pos == len(text):
+        return True
+    if text[pos] != ":":
+        return False
+    value, pos = _string_at(text, _skip_space(text, pos + 1))
+    if value is None:
+        return pos == len(text)
+    if pos < 0:
+        return any(name.startswith(value) for name in names)
+    if value not in names:
+        return False
+    pos = _skip_space(text, pos)
+    if pos == len(text):
+        return True
+    if text[pos] != ",":
+        return False  # "}": a name alone is no call
+    key, pos = _string_at(text, _skip_space(text, pos + 1))
+    if key is None:
+        return pos == len(text)
+    return "arguments".startswith(key) if pos < 0 else key == "arguments"
+
+
+def _skip_space(text: str, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return match.end() if match else pos
+
+
+def _string_at(text: str, pos: int) -> tuple[str | None, int]:
+    """The JSON string (unescaped chars only) at ``pos`` and where it ends (-1: unfinished).
+
+    ``(None, pos)`` when no string starts at ``pos``.
+    """
+    if not text.startswith('"', pos):
+        return None, pos
+    end = text.find('"', pos + 1)
+    if end < 0:
+        return text[pos + 1 :], -1
+    return text[pos + 1 : end], end + 1
 
 
 def _written_objects(content: str) -> list[dict[str, Any]] | None:

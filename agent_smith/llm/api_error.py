@@ -5,19 +5,32 @@ Servers answer errors as ``{"error": {"message", "type", "code", ...}}``
 the same object may arrive as an SSE frame in a streamed reply. The exception
 message quotes the server's own message on one line; the body excerpt is
 redacted (seed §16.4) and bounded.
+
+A request longer than the model's context window is a
+:class:`~agent_smith.errors.ContextOverflowError`, recognised by llama-server's
+error type ``exceed_context_size_error`` (with ``n_prompt_tokens`` and
+``n_ctx``), OpenAI's code ``context_length_exceeded``, or a message such as
+vLLM's and OpenAI's "maximum context length is N tokens" (N is then the
+window).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from ..errors import LlmApiError
+from ..errors import ContextOverflowError, LlmApiError
 from ..logs import REDACTED, redact
 
 #: Longest body excerpt kept on the exception.
 EXCERPT_LIMIT = 500
 _MESSAGE_LIMIT = 300
+_OVERFLOW_KINDS = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+_OVERFLOW_TEXT = re.compile(
+    r"maximum context length is (\d+)|exceeds the available context size|context length exceeded",
+    re.IGNORECASE,
+)
 
 
 def error_from_body(
@@ -52,6 +65,8 @@ def error_from_json(
     kind = ""
     code: object = None
     details = ""
+    prompt: object = None
+    context: object = None
     if isinstance(error, dict):
         message = error.get("message") or error.get("detail") or ""
         kind = error.get("type") or ""
@@ -69,11 +84,19 @@ def error_from_json(
     if isinstance(kind, str) and kind:
         where += f" ({_one_line(kind, secret)})"
     text = _one_line(message if isinstance(message, str) else json.dumps(message), secret)
-    return LlmApiError(
-        f"{where}: {text or 'no message'}{details}",
-        http_status=status,
-        body_excerpt=excerpt_of(excerpt, secret),
-    )
+    summary = f"{where}: {text or 'no message'}{details}"
+    found = _OVERFLOW_TEXT.search(text)
+    if kind in _OVERFLOW_KINDS or code in _OVERFLOW_KINDS or found is not None:
+        if not isinstance(context, int) and found is not None and found.group(1):
+            context = int(found.group(1))
+        return ContextOverflowError(
+            summary,
+            http_status=status,
+            body_excerpt=excerpt_of(excerpt, secret),
+            prompt_tokens=prompt if isinstance(prompt, int) else None,
+            context_window=context if isinstance(context, int) else None,
+        )
+    return LlmApiError(summary, http_status=status, body_excerpt=excerpt_of(excerpt, secret))
 
 
 def excerpt_of(text: str, secret: str | None = None) -> str:

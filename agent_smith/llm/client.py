@@ -26,7 +26,13 @@ from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
-from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
+from ..errors import (
+    AgentTimeoutError,
+    CancelledError,
+    ContextOverflowError,
+    ParseError,
+    TransportError,
+)
 from ..logs import TRACE, redact_headers, trace
 from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
@@ -36,6 +42,7 @@ from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
+from .server_props import KnownWindow, fetch_context_window, props_url
 from .stream_decoder import StreamDecoder
 
 log = logging.getLogger(__name__)
@@ -124,6 +131,7 @@ class LlmClient:
         self._policy = retry_policy or RetryPolicy(max_retries=max_retries)
         self._lock = threading.Lock()
         self._live: set[_LiveCall] = set()
+        self._window = KnownWindow()
         log.info("LLM client for %s (model %r)", self._shown, model)
 
     @property
@@ -139,6 +147,11 @@ class LlmClient:
     def url(self) -> str:
         """The resolved chat-completions URL requests are posted to."""
         return self._url
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
 
     @property
     def runtime(self) -> Runtime | None:
@@ -220,6 +233,23 @@ class LlmClient:
                 endpoint_or_server=self._shown,
             )
         return result
+
+    def context_window(self, *, ask: bool = True) -> int | None:
+        """The tokens one request may fill, when the server says; None while unknown.
+
+        Asked of the server once (llama-server's ``GET /props``, see
+        :mod:`~agent_smith.llm.server_props`) and remembered; also learned from a
+        :class:`~agent_smith.errors.ContextOverflowError` that names it.
+        ``ask=False`` returns what is known without asking.
+        """
+        return self._window.get(self._ask_window if ask else None)
+
+    def _ask_window(self) -> int | None:
+        session = (self._runtime or default_runtime()).session
+        url = props_url(self._url)
+        return fetch_context_window(
+            session, url, headers=self._headers(), timeout=min(self._timeout, 10.0)
+        )
 
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""
@@ -323,6 +353,8 @@ class LlmClient:
                 )
                 cause = failure
                 if status != 429 and status < 500:
+                    if isinstance(failure, ContextOverflowError):
+                        self._window.learn(failure.context_window)
                     raise failure
                 retry_after = response.headers.get("Retry-After")
             if attempt >= self._policy.max_retries:

@@ -19,7 +19,9 @@ from agent_smith import Agent, AgentConfig, AgentRequest, LlmClient, Runtime, to
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
 from agent_smith.agent.text_tool_calls import (
     ANSWER_NOTE,
+    HOLD_LIMIT,
     WrittenCalls,
+    could_be_written_call,
     hold_back_call_text,
     recover_tool_calls,
     starts_like_a_call,
@@ -220,6 +222,50 @@ def test_starts_like_a_call_decides_as_early_as_it_can(text: str, verdict: bool 
     assert starts_like_a_call(text) is verdict
 
 
+NAMES = frozenset(schema.name for schema in TOOLS)
+RECOVERABLE = [
+    CALL,
+    f"  \n{PRETTY}\n",
+    f"```json\n{PRETTY}\n```",
+    f"```JSON\n{CALL}```",
+    f"```\n{CALL}\n```",
+    f"<tool_call>\n{CALL}\n</tool_call>",
+    f"{READ_CALL}\n{CALL}",
+    '{"arguments": {"expression": "1"}, "name": "calculator"}',
+]
+
+
+@pytest.mark.parametrize("content", RECOVERABLE)
+def test_every_prefix_of_a_recoverable_call_could_be_one(content: str) -> None:
+    assert recovered(content)  # the shapes the recovery takes...
+    for end in range(len(content) + 1):  # ...are never released early while they arrive
+        assert could_be_written_call(content[:end], NAMES), content[:end]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"city": "Paris"}',
+        '{"na": 1',
+        '{"name": "weather", "arguments": {}}',
+        '{"name": "read_local_file", "country": "France"}',
+        '{"name": "calculator"}',
+        '{"name": "calculator" "arguments"',
+        '{"name": "calc_x"',
+        '{"name" 1',
+        '{"name": 1',
+        "{}",
+        "```python\nprint(1)",
+        "```js\n{",
+        "<b>",
+        "The answer is 391.",
+        '[{"name": "calculator"}]',
+    ],
+)
+def test_text_that_cannot_become_a_call_is_said_to_be_none(text: str) -> None:
+    assert not could_be_written_call(text, NAMES)
+
+
 # -- the stream filter ----------------------------------------------------------
 
 
@@ -265,6 +311,36 @@ def test_prose_streams_at_once_after_its_first_characters() -> None:
     assert next(out) == events[0] and next(out) == events[1] and next(out) == events[2]
     assert next(out) == events[3]  # nothing waits for the end of the stream
     assert list(out) == events[4:]
+
+
+def test_json_that_stops_looking_like_a_call_is_released_at_once() -> None:
+    events = stream_of("{", '"ci', 'ty": ', '"Paris"', "}")
+    out = hold_back_call_text(iter(events), request_with(), after_tools=False)
+    # "{" is held; '"ci' is no key of a call, so both come out before "ty" is read.
+    assert next(out) == events[0]
+    assert next(out) == events[1]
+    assert next(out) == events[2]  # before the rest of the reply was even read
+    assert list(out) == events[3:]
+
+
+def test_a_call_to_an_unknown_tool_is_released_once_its_name_says_so() -> None:
+    events = stream_of('{"name": "wea', 'ther", ', '"arguments": {}}')
+    out = hold_back_call_text(iter(events), request_with(), after_tools=False)
+    assert next(out) == events[0] and next(out) == events[1]
+    assert list(out) == events[2:]
+
+
+def test_held_text_is_released_once_it_passes_the_bound() -> None:
+    long_call = '{"name": "calculator", "arguments": {"expression": "' + "1+" * HOLD_LIMIT + '1"}}'
+    pieces = [long_call[i : i + 16] for i in range(0, len(long_call), 16)]
+    events = stream_of(*pieces)
+    out = hold_back_call_text(iter(events), request_with(), after_tools=False)
+    first = [next(out) for _ in range(HOLD_LIMIT // 16 + 1)]
+    assert first == events[: len(first)]  # released before the stream ended
+    assert list(out) == events[len(first) :]
+    # After tool results too: a reply that starts like a call streams past the bound.
+    after = hold_back_call_text(iter(events), request_with(), after_tools=True)
+    assert [next(after) for _ in range(HOLD_LIMIT // 16 + 1)] == first
 
 
 def test_nothing_is_held_without_tools() -> None:

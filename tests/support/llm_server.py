@@ -125,6 +125,9 @@ class ScriptedLlmServer:
         self.requests: list[JsonObject] = []
         self.headers: list[dict[str, str]] = []
         self.connections = 0
+        #: What ``GET /props`` answers (llama-server's server properties); None: 404.
+        self.props: JsonObject | None = None
+        self.props_asked = 0
         self._gates: list[threading.Event] = []  # set on stop so no handler stays blocked
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -199,6 +202,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
+
+    def do_GET(self) -> None:
+        owner = self.server.owner
+        with owner._lock:
+            owner.props_asked += 1
+            props = owner.props
+        if self.path != "/props" or props is None:
+            self._send(404, b'{"error": {"code": 404, "message": "File Not Found"}}')
+            return
+        self._send(200, json.dumps(props).encode())
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))

@@ -1,0 +1,161 @@
+"""How long one reply may run: a default token cap, and a stop for a reply that repeats itself.
+
+Two bounds, both on by default (:class:`~agent_smith.agent.config.AgentConfig`):
+
+* ``max_reply_tokens`` (default 1024) is sent as the request's ``max_tokens``
+  when nobody chose a cap: neither the request's sampling, nor the client's
+  ``default_sampling``, nor ``sampling.extra`` (``max_tokens``,
+  ``max_completion_tokens`` or llama.cpp's ``n_predict``). llama-server's own
+  default is "until the context is full", which for a small model that loops
+  means minutes of output. A reply cut by the cap ends with finish reason
+  ``length`` and a WARNING naming the setting. ``None`` sends no cap.
+* ``repetition_guard``: while a reply streams, :class:`RepetitionDetector`
+  watches its text (and its reasoning); once the text ends in the same
+  passage over and over (period up to :data:`MAX_PERIOD` characters,
+  covering at least :data:`MIN_SPAN` characters and :data:`MIN_REPEATS`
+  copies) the response is closed (llama-server stops generating when its
+  client goes away) and the reply is read as what came up to the end of the
+  passage's first copy, with finish reason :data:`REPETITION`. If that is a
+  call written as text, it is treated as one
+  (:mod:`~agent_smith.agent.text_tool_calls`: recovered, or after tool
+  results answered with the note that asks for words). Otherwise it is
+  recorded (when not empty) and the turn raises
+  :class:`~agent_smith.errors.AgentStopped` with condition
+  ``"repetition"``. Only streamed replies are watched (``send`` streams by
+  default); a non-streamed one is bounded by the cap alone.
+
+The detector looks at the text every ``_CHECK_EVERY`` (32) characters, and
+then only at the periods where the text's last 16 characters occurred
+before, found by one ``str.rfind``: a normal reply costs well under a
+microsecond per token (``scripts/bench_reply_bounds.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import AgentStopped
+from ..llm.request import LlmResponse, SamplingParams
+from ..messages import AssistantMessage
+
+#: The longest repeating passage looked for, in characters.
+MAX_PERIOD = 300
+#: The shortest repeating tail that counts, in characters.
+MIN_SPAN = 256
+#: The fewest copies of the passage that count.
+MIN_REPEATS = 3
+#: The finish reason of a reply the guard cut off (never sent by a server).
+REPETITION = "repetition"
+#: ``extra`` keys that already cap a reply (OpenAI's newer name, llama.cpp's own).
+CAP_KEYS = ("max_tokens", "max_completion_tokens", "n_predict")
+
+_CHECK_EVERY = 32
+_PROBE = 16
+_LONGEST_SPAN = max(MIN_SPAN, MIN_REPEATS * MAX_PERIOD)
+_TAIL_KEPT = 2 * _LONGEST_SPAN  # a longer tail only lengthens the measured span
+_NO_SAMPLING = SamplingParams()
+
+
+def reply_sampling(
+    sampling: SamplingParams | None, cap: int | None, defaults: SamplingParams | None
+) -> SamplingParams:
+    """``sampling`` with ``max_tokens=cap`` when neither it nor the client's ``defaults`` cap."""
+    chosen = sampling if sampling is not None else _NO_SAMPLING
+    if cap is None or _caps(chosen) or (defaults is not None and _caps(defaults)):
+        return chosen
+    return replace(chosen, max_tokens=cap)
+
+
+def _caps(sampling: SamplingParams) -> bool:
+    return sampling.max_tokens is not None or any(key in sampling.extra for key in CAP_KEYS)
+
+
+class RepetitionDetector:
+    """Watches one reply's text as it streams; says when it started repeating itself."""
+
+    __slots__ = ("_checked", "_pieces", "_tail", "_unchecked")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._checked = 0  # pieces already in the tail
+        self._tail = ""  # the last characters, enough for the longest span looked for
+        self._unchecked = 0
+
+    def feed(self, text: str) -> tuple[int, int] | None:
+        """Add a piece of the reply; ``(period, span)`` once its tail repeats, else None."""
+        self._pieces.append(text)
+        self._unchecked += len(text)
+        if self._unchecked < _CHECK_EVERY:
+            return None
+        self._unchecked = 0
+        pieces = self._pieces
+        tail = self._tail + "".join(pieces[self._checked :])
+        self._checked = len(pieces)
+        if len(tail) > _TAIL_KEPT:
+            tail = tail[-_TAIL_KEPT:]
+        self._tail = tail
+        return repeating_tail(tail)
+
+    def kept(self, period: int, span: int) -> str:
+        """The reply up to and including the first copy of its repeating passage.
+
+        The copy is taken to the end of its last word: where the repeating run
+        starts depends on the text before it, not on word boundaries.
+        """
+        text = self.text()
+        end = len(text) - span + period
+        limit = min(len(text), end + period)
+        while end < limit and not text[end].isspace():
+            end += 1
+        return text[:end].rstrip()
+
+    def text(self) -> str:
+        """The reply so far."""
+        return "".join(self._pieces)
+
+    def stop(self, agent: str, period: int, span: int, *, what: str = "reply") -> AgentStopped:
+        """The error that ends the turn (condition ``"repetition"``)."""
+        return AgentStopped(
+            f"agent {agent!r} stopped: the {what} kept repeating a {period}-character passage "
+            f"({span // period} times); it was cut off after "
+            f"{sum(map(len, self._pieces))} characters",
+            condition=REPETITION,
+        )
+
+
+def repeated_reply(kept: str) -> LlmResponse:
+    """The reply the guard cut off, as the loop reads it: ``kept`` with finish ``REPETITION``."""
+    return LlmResponse(AssistantMessage(kept), REPETITION)
+
+
+def repeating_tail(text: str) -> tuple[int, int] | None:
+    """``(period, span)`` of the shortest passage ``text`` ends repeating, else None.
+
+    The last ``span`` characters have period ``period`` (each character equals
+    the one ``period`` before it), with ``span >= max(MIN_SPAN, MIN_REPEATS *
+    period)``; ``span`` is the whole repeating tail. Candidate periods are the
+    earlier places of the text's last :data:`_PROBE` characters (one ``rfind``
+    in C: prose has none nearby), nearest first.
+    """
+    n = len(text)
+    if n < MIN_SPAN:
+        return None
+    probe = text[n - _PROBE :]
+    start = max(0, n - _PROBE - MAX_PERIOD)
+    pos = text.rfind(probe, start, n - 1)
+    while pos >= 0:
+        period = n - _PROBE - pos
+        need = max(MIN_SPAN, MIN_REPEATS * period)
+        if need > n:
+            return None  # longer periods need even more text
+        earlier = pos - period  # a third copy must hold the probe too: a check without copies
+        if (
+            text.startswith(probe, earlier)
+            and text[n - need + period :] == text[n - need : n - period]
+        ):
+            span = need
+            while span < n and text[n - span - 1] == text[n - span - 1 + period]:
+                span += 1
+            return period, span
+        pos = text.rfind(probe, start, pos + _PROBE - 1)
+    return None

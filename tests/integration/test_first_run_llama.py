@@ -1,0 +1,141 @@
+"""The first hour on a local model, against a real llama.cpp server with a small context.
+
+The server here has a 1,024-token window (``ctx_size=1024``, one slot), so
+what overflows it is real: llama-server's own 400 ``exceed_context_size_error``
+and its own ``/props``. Any model serves (see conftest.py: the test model of
+``$AGENT_SMITH_TEST_MODEL``, e.g. ``tiny-scripted.gguf``, else the default
+local model); the assertions are on structure, never on the model's words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent_smith import (
+    Agent,
+    AgentConfig,
+    AgentStopped,
+    LlmClient,
+    Runtime,
+    SamplingParams,
+    TokenDelta,
+    ToolResultReady,
+    tool,
+)
+from agent_smith.cancellation import CancellationToken
+from agent_smith.llm.events import StreamEvent
+from agent_smith.llm.local_server import LocalLlamaServer
+from agent_smith.llm.request import LlmRequest
+from agent_smith.memory import FullMemory
+from agent_smith.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from tests.integration.conftest import require_local_llama
+from tests.support.invoices import City
+
+pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
+
+WINDOW = 1024
+SAMPLING = SamplingParams(temperature=0, max_tokens=64)
+#: ~5,000 tokens: five times the window.
+BIG = "".join(f"line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(400))
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a text file and return its content."""
+    return BIG
+
+
+@pytest.fixture(scope="module")
+def small_llama() -> Iterator[LocalLlamaServer]:
+    with LocalLlamaServer(require_local_llama(), ctx_size=WINDOW, threads=2) as server:
+        yield server
+
+
+@pytest.fixture
+def llm(small_llama: LocalLlamaServer, runtime: Runtime) -> LlmClient:
+    return LlmClient(small_llama.endpoint, runtime=runtime, default_sampling=SAMPLING)
+
+
+def test_an_overflowing_history_is_trimmed_and_the_session_goes_on(
+    llm: LlmClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    call = ToolCall("call_1", "read_file", {"path": "README.md"})
+    earlier = [
+        UserMessage("Read README.md."),
+        AssistantMessage("", (call,)),
+        ToolMessage("call_1", "read_file", BIG),  # from a session with no known window
+        AssistantMessage("I read it."),
+    ]
+    memory = FullMemory()
+    for message in earlier:
+        memory.append(message)
+    agent = Agent(llm, memory=memory)
+    with caplog.at_level(logging.WARNING, "agent_smith"):
+        first = agent.send("What is its first line?")
+        second = agent.send("Thank you.")
+    assert isinstance(first, AssistantMessage) and isinstance(second, AssistantMessage)
+    # Refused once (llama-server's own 400), trimmed, answered; the next turn fit at once.
+    retries = [r for r in caplog.records if "sending it again trimmed" in r.getMessage()]
+    assert len(retries) == 1
+    assert "exceeds the available context size" in retries[0].getMessage()
+    assert llm.context_window(ask=False) == WINDOW
+    assert agent.history[:4] == earlier  # the history is never rewritten
+    assert len(agent.history) == 8
+
+
+def test_a_big_tool_result_is_cut_to_the_window_the_server_reports(llm: LlmClient) -> None:
+    # Two rounds at most: a model that reads the file again and again is not the point.
+    config = AgentConfig(max_iterations=2)
+    agent = Agent(llm, "Use read_file to read files.", tools=[read_file], config=config)
+    events: list[object] = []
+    with contextlib.suppress(AgentStopped):
+        events.extend(agent.stream("Read README.md and tell me its first line."))
+    results = [e.message for e in events if isinstance(e, ToolResultReady)]
+    if not results:
+        pytest.skip("the model answered without reading the file")
+    for result in results:
+        assert "cut to fit the model's context window" in result.content
+        assert len(result.content) < WINDOW * 4
+    assert llm.context_window(ask=False) == WINDOW  # asked of /props
+
+
+class RecordingClient(LlmClient):
+    """A client that notes each text delta as the server's stream delivers it."""
+
+    def __init__(self, *args: Any, seen: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen = seen
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        for event in super().stream(request, cancel=cancel):
+            if isinstance(event, TokenDelta):
+                self.seen.append(("server", event.text))
+            yield event
+
+
+def test_json_text_beside_offered_tools_streams_as_it_arrives(
+    small_llama: LocalLlamaServer, runtime: Runtime
+) -> None:
+    # A json_schema grammar with tools offered: the reply is JSON text, never a call,
+    # the case whose text used to be held until the reply ended.
+    seen: list[tuple[str, str]] = []
+    llm = RecordingClient(
+        small_llama.endpoint, runtime=runtime, default_sampling=SAMPLING, seen=seen
+    )
+    agent = Agent(llm, tools=[read_file])
+    for event in agent.stream("Capital of France?", output_type=City, output_mode="native"):
+        if isinstance(event, TokenDelta):
+            seen.append(("agent", event.text))
+    server = [text for who, text in seen if who == "server"]
+    shown = [text for who, text in seen if who == "agent"]
+    assert "".join(shown) == "".join(server) and "".join(shown).lstrip().startswith("{")
+    last_from_server = max(i for i, (who, _) in enumerate(seen) if who == "server")
+    first_shown = next(i for i, (who, _) in enumerate(seen) if who == "agent")
+    assert first_shown < last_from_server  # shown while the reply was still arriving
