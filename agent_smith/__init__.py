@@ -43,11 +43,13 @@ from .logs import (
 if TYPE_CHECKING:
     from .agent.agent import Agent
     from .agent.approvals import ApprovalRequested, Approver
+    from .agent.compaction import Compaction
     from .agent.config import AgentConfig
     from .agent.events import (
         AgentEvent,
         AgentHooks,
         AssistantTurn,
+        ContextCompacted,
         FinalAnswer,
         GuardrailChecked,
         OutputRetry,
@@ -185,6 +187,8 @@ _LAZY: dict[str, str] = {
     "AgentHooks": "agent.events",
     "AssistantTurn": "agent.events",
     "FinalAnswer": "agent.events",
+    "ContextCompacted": "agent.events",
+    "Compaction": "agent.compaction",
     "GuardrailChecked": "agent.events",
     "Guardrails": "agent.guardrails",
     "GuardrailVerdict": "agent.guardrails",
@@ -303,7 +307,9 @@ __all__ = [
     "CancellationToken",
     "CancelledError",
     "ClientInfo",
+    "Compaction",
     "ConfigError",
+    "ContextCompacted",
     "ContextOverflowError",
     "Decision",
     "EnterpriseIdp",

@@ -357,7 +357,12 @@ def tool_call_from_dict(data: object, where: str) -> ToolCall:
 
 def usage_to_dict(usage: TokenUsage) -> JsonObject:
     """Token usage in the JSON form of :func:`messages_to_json`."""
-    return {"prompt": usage.prompt, "completion": usage.completion, "total": usage.total}
+    return {
+        "prompt": usage.prompt,
+        "completion": usage.completion,
+        "total": usage.total,
+        "cost": usage.cost,
+    }
 
 
 def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
@@ -366,6 +371,7 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
         json_field(data, "prompt", int, 0, where, "usage"),
         json_field(data, "completion", int, 0, where, "usage"),
         json_field(data, "total", int, 0, where, "usage"),
+        json_field(data, "cost", float, None, where, "usage"),
     )
 
 

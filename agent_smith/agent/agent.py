@@ -30,6 +30,7 @@ from ..tracing.agent_span import AgentIdentity, invoke_agent
 from .approval_gate import drain, resumption
 from .approvals import Approver, Decisions
 from .config import AgentConfig
+from .context_gate import ContextGate
 from .events import NO_HOOKS, AgentEvent, AgentHooks, final_message
 from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
@@ -92,6 +93,8 @@ class Agent(Closeable):
         self.name = name
         self.approver = approver
         self.guardrails = guardrails
+        compaction = config.compaction
+        self._context_gate = ContextGate(compaction) if compaction is not None else None
         self.system_prompt = system_prompt
         self.output_type, self.output_mode = output_type, output_mode
         self._llm = llm

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from .compaction import Compaction
 from .usage_limits import UsageLimits
 
 
@@ -47,6 +48,9 @@ class AgentConfig:
     ``usage_limits`` caps requests, tool calls, tokens and cost across a
     root agent's run and its whole sub-agent tree, and prices its usage
     (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).
+    ``compaction`` summarises older turns before a request would fill its
+    share of the context window (:mod:`agent_smith.agent.compaction`; off
+    when ``None``).
 
     Bounds on each reply and on what is sent (see ``docs/first-run.md``):
 
@@ -80,6 +84,7 @@ class AgentConfig:
     output_retries: int = 2
     text_tool_calls: bool = True
     usage_limits: UsageLimits | None = None
+    compaction: Compaction | None = None
     max_reply_tokens: int | None = 1024
     repetition_guard: bool = True
     context_window: int | None = None

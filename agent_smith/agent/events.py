@@ -120,6 +120,26 @@ class GuardrailChecked:
     call_id: str | None = None
 
 
+@dataclass(frozen=True)
+class ContextCompacted:
+    """The history was compacted before a request that would have filled the window.
+
+    ``replaced`` older messages became one summary (``summary``, at the head
+    of the history); ``kept`` newest messages stayed verbatim. ``tokens_before``
+    and ``tokens_after`` are the request's size in tokens, before and after
+    (``exact``: counted by the server, else estimated at ~4 characters a token);
+    ``window`` the context window they are measured against.
+    """
+
+    replaced: int
+    kept: int
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    window: int
+    exact: bool = False
+
+
 AgentEvent = (
     StreamEvent
     | ToolCallRequested
@@ -129,6 +149,7 @@ AgentEvent = (
     | FinalAnswer
     | OutputRetry
     | GuardrailChecked
+    | ContextCompacted
 )
 
 
@@ -143,6 +164,7 @@ class AgentHooks:
     on_mcp_event: Callable[[Any], object] | None = None
     on_error: Callable[[AgentSmithError], object] | None = None
     on_subagent_event: Callable[[SubAgentEvent], object] | None = None
+    on_context_compacted: Callable[[ContextCompacted], object] | None = None
 
 
 NO_HOOKS = AgentHooks()
@@ -182,4 +204,4 @@ def forwarding_hooks(
     def pass_up(event: SubAgentEvent) -> None:
         invoke_hook(sink, event, name="on_subagent_event")
 
-    return AgentHooks(tag, tag, tag, tag, tag, tag, pass_up)
+    return AgentHooks(tag, tag, tag, tag, tag, tag, pass_up, on_context_compacted=tag)

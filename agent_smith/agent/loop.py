@@ -35,8 +35,17 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolM
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
+from .compaction import Compacted
 from .context_fit import ContextFit
-from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from .context_gate import ContextGate
+from .events import (
+    AgentEvent,
+    AssistantTurn,
+    ContextCompacted,
+    FinalAnswer,
+    ToolCallRequested,
+    ToolResultReady,
+)
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, RepetitionDetector, repeated_reply, reply_sampling
@@ -95,18 +104,21 @@ class TurnLoop:
             if guards is not None:
                 yield from self._check_input(guards, request)
         written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
+        gate = agent._context_gate
         while True:
             turn.begin_round()
-            registry = agent._tools.registry()
-            prompt = agent.effective_system_prompt()
-            llm_request = LlmRequest(
-                tuple(agent.memory.snapshot(SystemMessage(prompt) if prompt else None)),
-                registry.schemas(),
-                sampling,
-            )
-            registry, llm_request = output.prepare(registry, llm_request)
+            registry, prompt, llm_request = self._build(sampling, output)
+            if gate is not None:
+                compacted = self._compact_if_due(gate, llm_request, prompt, model)
+                if compacted is not None:
+                    yield compacted
+                    registry, prompt, llm_request = self._build(sampling, output)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
+            built = llm_request
             llm_request, response = yield from self._ask(llm_request, streaming, token, written)
+            if gate is not None:  # the server's count is exact only for what was built
+                usage = response.message.usage
+                gate.observed(usage.prompt if usage is not None and llm_request is built else None)
             token.raise_if_cancelled("agent turn")
             if guards is not None:
                 yield from guards.finish_input()  # beside the first call: its verdicts
@@ -157,6 +169,46 @@ class TurnLoop:
             if answer is not None:
                 yield self._final(answer)
                 return
+
+    def _build(
+        self, sampling: SamplingParams, output: TurnOutput
+    ) -> tuple[ToolRegistry, str, LlmRequest]:
+        """This round's registry, system prompt and request, from the memory as it is now."""
+        agent = self._agent
+        registry = agent._tools.registry()
+        prompt = agent.effective_system_prompt()
+        llm_request = LlmRequest(
+            tuple(agent.memory.snapshot(SystemMessage(prompt) if prompt else None)),
+            registry.schemas(),
+            sampling,
+        )
+        registry, llm_request = output.prepare(registry, llm_request)
+        return registry, prompt, llm_request
+
+    def _compact_if_due(
+        self, gate: ContextGate, request: LlmRequest, prompt: str, model: str
+    ) -> ContextCompacted | None:
+        """Compact the history if ``request`` would pass the gate's share of the window."""
+        agent, turn = self._agent, self._turn
+        tokens = gate.tokens(agent.memory, prompt, request.tools)
+        window = self._fit.window(ask=True)
+        if window is None or not gate.due(tokens, window):
+            return None
+        if turn.tree.meter is not None:
+            turn.tree.meter.before_request()  # the summary is a request too
+
+        def charge(done: Compacted) -> None:
+            turn.add_reply_usage(done.response.usage, model, done.response.model)
+
+        token = turn.source.token
+        event = gate.compact(
+            agent._llm, agent.memory, request, prompt, tokens, window, cancel=token, on_reply=charge
+        )
+        if event is not None:
+            if agent._session is not None:
+                agent._session.record_compaction(event.summary, event.kept)
+            invoke_hook(agent.hooks.on_context_compacted, event, name="on_context_compacted")
+        return event
 
     def _check_input(
         self, guards: TurnGuardrails, request: AgentRequest
@@ -271,6 +323,9 @@ class TurnLoop:
     def record(self, message: Message) -> None:
         """Append ``message`` to the agent's memory and its session; tell ``on_message``."""
         self._agent.memory.append(message)
+        gate = self._agent._context_gate
+        if gate is not None:
+            gate.note(message)
         if self._agent._session is not None:
             self._agent._session.record(message)
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")

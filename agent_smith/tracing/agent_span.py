@@ -28,6 +28,11 @@ from .names import (
     AGENT_NAME,
     APPROVAL_DECISION,
     APPROVAL_EVENT,
+    COMPACTION_EVENT,
+    COMPACTION_KEPT,
+    COMPACTION_REPLACED,
+    COMPACTION_TOKENS_AFTER,
+    COMPACTION_TOKENS_BEFORE,
     CONVERSATION_ID,
     GUARDRAIL_ACTION,
     GUARDRAIL_EVENT,
@@ -144,6 +149,19 @@ def guardrail_verdict(stage: str, name: str, action: str, call_id: str | None) -
     if call_id is not None:
         attributes[TOOL_CALL_ID] = call_id
     add_event(GUARDRAIL_EVENT, attributes)
+
+
+def compaction_event(replaced: int, kept: int, tokens_before: int, tokens_after: int) -> None:
+    """Record a compaction of the history on the running turn's span."""
+    add_event(
+        COMPACTION_EVENT,
+        {
+            COMPACTION_REPLACED: replaced,
+            COMPACTION_KEPT: kept,
+            COMPACTION_TOKENS_BEFORE: tokens_before,
+            COMPACTION_TOKENS_AFTER: tokens_after,
+        },
+    )
 
 
 def _traced(
