@@ -36,6 +36,7 @@ from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
 from .output import OutputMode, check_output_options
 from .request import AgentRequest, RequestLike, as_request
+from .result_pages import ResultPages
 from .toolset import ToolSet
 from .turn import Turn
 
@@ -67,8 +68,7 @@ class Agent(Closeable):
     (:mod:`.approvals`). ``output_type`` and ``output_mode`` are the default
     typed output of every turn (:mod:`.output`). ``guardrails`` check each
     turn's input, final answer and tool calls (:mod:`.guardrails`; a
-    sub-agent has its own). ``_lineage`` is for framework
-    use (see :meth:`spawn_child`).
+    sub-agent has its own). ``_lineage``: framework use (:meth:`spawn_child`).
     """
 
     def __init__(
@@ -93,8 +93,7 @@ class Agent(Closeable):
         self.name = name
         self.approver = approver
         self.guardrails = guardrails
-        compaction = config.compaction
-        self._context_gate = ContextGate(compaction) if compaction is not None else None
+        self._context_gate = ContextGate.of(config)
         self.system_prompt = system_prompt
         self.output_type, self.output_mode = output_type, output_mode
         self._llm = llm
@@ -111,6 +110,7 @@ class Agent(Closeable):
         self._tools = ToolSet(on_mcp_event=self._on_mcp_event)
         for item in tools:
             self.add_tool(item)
+        self._result_pages = ResultPages.of(config, self.add_tool)
         self._session: SessionBinding | None = None
         if session is not None:
             from ..sessions.binding import SessionBinding  # loaded only by agents with a session

@@ -51,6 +51,10 @@ class AgentConfig:
     ``compaction`` summarises older turns before a request would fill its
     share of the context window (:mod:`agent_smith.agent.compaction`; off
     when ``None``).
+    ``tool_result_page_chars``: a tool result longer than this many
+    characters (or cut to fit the window) reaches the model as its head and
+    a handle for the built-in ``read_tool_result`` tool, which reads the
+    rest (:mod:`agent_smith.agent.result_pages`; off when ``None``).
 
     Bounds on each reply and on what is sent (see ``docs/first-run.md``):
 
@@ -85,6 +89,7 @@ class AgentConfig:
     text_tool_calls: bool = True
     usage_limits: UsageLimits | None = None
     compaction: Compaction | None = None
+    tool_result_page_chars: int | None = None
     max_reply_tokens: int | None = 1024
     repetition_guard: bool = True
     context_window: int | None = None
@@ -102,7 +107,8 @@ class AgentConfig:
         }
         if self.deadline is not None:
             positive["deadline"] = self.deadline
-        for optional in ("max_total_tokens", "max_reply_tokens", "context_window"):
+        optionals = ("max_total_tokens", "max_reply_tokens", "context_window")
+        for optional in (*optionals, "tool_result_page_chars"):
             if getattr(self, optional) is not None:
                 positive[optional] = getattr(self, optional)
         for key, value in positive.items():

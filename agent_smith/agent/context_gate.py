@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
 from ..errors import AgentSmithError, ContextOverflowError
@@ -36,6 +37,9 @@ from ..tools.base import ToolSchema
 from ..tracing.agent_span import compaction_event
 from .compaction import Compacted, Compaction, Completer, compact, estimate
 from .events import ContextCompacted
+
+if TYPE_CHECKING:
+    from .config import AgentConfig
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,11 @@ class ContextGate:
         self._size = -1  # the memory size these describe; -1: count again
         self._failed: int | None = None  # the count at which a compaction last failed
         self._schemas: tuple[Sequence[ToolSchema], int] = ((), 0)
+
+    @classmethod
+    def of(cls, config: AgentConfig) -> ContextGate | None:
+        """The gate of an agent with ``config``; None without ``compaction``."""
+        return cls(config.compaction) if config.compaction is not None else None
 
     def note(self, message: Message) -> None:
         """Count a message the turn just recorded."""

@@ -277,6 +277,12 @@ class TurnLoop:
         )
         outcomes = verdict.outcomes(calls, ran, max_result_bytes=agent.config.tool_result_max_bytes)
         results = self._fitted([outcome.message for outcome in outcomes], calls)
+        pages = agent._result_pages
+        if pages is not None:  # a cut result keeps its whole text behind a handle
+            results = [
+                r if o.result.is_error else pages.page(r, o.result.content)
+                for r, o in zip(results, outcomes, strict=True)
+            ]
         for result in results:
             self.record(result)
             invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
