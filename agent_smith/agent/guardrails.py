@@ -213,7 +213,9 @@ class TurnGuardrails:
                 return message, {}, None
             calls, blocked, verdicts = self.check_calls(message.tool_calls)
             yield from verdicts
-            return replace(message, tool_calls=calls), blocked, None
+            if calls != message.tool_calls:  # rewritten
+                message = replace(message, tool_calls=calls)
+            return message, blocked, None
         if not final or not self._guardrails.output:
             return message, {}, None
         verdicts = self.check_output(message)

@@ -97,14 +97,8 @@ class UsageLimits:
         return None
 
 
-_CAPS = (
-    "max_requests",
-    "max_tool_calls",
-    "max_input_tokens",
-    "max_output_tokens",
-    "max_total_tokens",
-    "max_cost",
-)
+_SPENDING = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_cost")
+_CAPS = ("max_requests", "max_tool_calls", *_SPENDING)
 
 
 @dataclass(frozen=True)
@@ -133,35 +127,41 @@ class UsageSpent:
 class UsageMeter:
     """A run's spending against its :class:`UsageLimits`, shared by the agent tree (thread-safe)."""
 
-    __slots__ = ("_lock", "_spent", "_unpriced", "limits")
+    __slots__ = ("_caps", "_lock", "_requests", "_tool_calls", "_unpriced", "_usage", "limits")
 
     def __init__(self, limits: UsageLimits) -> None:
         self.limits = limits
         self._lock = threading.Lock()
-        self._spent = UsageSpent()
+        self._requests = 0
+        self._tool_calls = 0
+        self._usage = TokenUsage()
         self._unpriced: set[str] = set()
+        # The token and cost caps in force, checked before each step.
+        self._caps = [(cap, getattr(limits, cap)) for cap in _SPENDING if getattr(limits, cap)]
 
     @property
     def spent(self) -> UsageSpent:
         """What the tree has spent so far."""
         with self._lock:
-            return self._spent
+            return UsageSpent(self._requests, self._tool_calls, self._usage)
 
     def before_request(self) -> None:
         """Claim one LLM request; raise UsageLimitExceeded if a cap is reached or passed."""
         with self._lock:
-            spent = self._spent
-            self._check_spending(spent)
-            self._check_count("max_requests", spent, spent.requests + 1)
-            self._spent = UsageSpent(spent.requests + 1, spent.tool_calls, spent.usage)
+            self._check_spending()
+            allowed = self.limits.max_requests
+            if allowed is not None and self._requests + 1 > allowed:
+                raise self._exceeded("max_requests", allowed)
+            self._requests += 1
 
     def before_tool_calls(self, count: int) -> None:
         """Claim a round of ``count`` tool calls; raise UsageLimitExceeded if over a cap."""
         with self._lock:
-            spent = self._spent
-            self._check_spending(spent)
-            self._check_count("max_tool_calls", spent, spent.tool_calls + count)
-            self._spent = UsageSpent(spent.requests, spent.tool_calls + count, spent.usage)
+            self._check_spending()
+            allowed = self.limits.max_tool_calls
+            if allowed is not None and self._tool_calls + count > allowed:
+                raise self._exceeded("max_tool_calls", allowed)
+            self._tool_calls += count
 
     def spend(self, usage: TokenUsage | None, *models: str) -> TokenUsage | None:
         """Add one reply's ``usage``; return it priced (``cost`` set) if ``models`` has a price.
@@ -182,21 +182,19 @@ class UsageMeter:
         else:
             self._warn_unpriced(models)
         with self._lock:
-            spent = self._spent
-            self._spent = UsageSpent(spent.requests, spent.tool_calls, spent.usage + usage)
+            self._usage = self._usage + usage
         return usage
 
-    def _check_spending(self, spent: UsageSpent) -> None:
-        limits = self.limits
-        for cap in ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_cost"):
-            allowed = getattr(limits, cap)
-            if allowed is not None and spent.amount(cap) > allowed:
-                raise _exceeded(cap, allowed, spent.amount(cap), spent)
+    def _check_spending(self) -> None:
+        if self._caps:
+            spent = UsageSpent(self._requests, self._tool_calls, self._usage)
+            for cap, allowed in self._caps:
+                if spent.amount(cap) > allowed:
+                    raise _exceeded(cap, allowed, spent.amount(cap), spent)
 
-    def _check_count(self, cap: str, spent: UsageSpent, wanted: int) -> None:
-        allowed = getattr(self.limits, cap)
-        if allowed is not None and wanted > allowed:
-            raise _exceeded(cap, allowed, spent.amount(cap), spent)
+    def _exceeded(self, cap: str, allowed: float) -> UsageLimitExceeded:
+        spent = UsageSpent(self._requests, self._tool_calls, self._usage)
+        return _exceeded(cap, allowed, spent.amount(cap), spent)
 
     def _warn_unpriced(self, models: tuple[str, ...]) -> None:
         if not self.limits.prices:
