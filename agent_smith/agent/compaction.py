@@ -17,7 +17,7 @@ to fit instead (:mod:`~agent_smith.agent.context_fit`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -75,27 +75,24 @@ class Completer(Protocol):
 
 @dataclass(frozen=True)
 class Compacted:
-    """A compaction that succeeded: the summary, the messages it replaced and kept, its reply."""
+    """A compaction that succeeded: the summary, and the messages it replaced and kept."""
 
     summary: str
     replaced: int
     kept: int
-    response: LlmResponse
 
 
 def compact(
-    llm: Completer,
+    ask: Callable[[LlmRequest], LlmResponse],
     memory: Memory,
     settings: Compaction,
     window: int,
-    *,
-    cancel: CancellationToken,
 ) -> Compacted | None:
     """Summarise the older part of ``memory`` and replace it (see the module doc).
 
-    Returns None when there is nothing older to summarise; raises the LLM
-    client's errors (or AgentSmithError for an empty summary) with the
-    memory untouched.
+    ``ask`` sends the summary request. Returns None when there is nothing
+    older to summarise; raises what ``ask`` raises (or AgentSmithError for
+    an empty summary) with the memory untouched.
     """
     history = memory.messages()
     recent = keep_newest(history, max_messages=None, max_tokens=int(window * settings.keep_recent))
@@ -109,7 +106,7 @@ def compact(
         (SystemMessage(settings.prompt), UserMessage(text)),
         sampling=SamplingParams(temperature=0, max_tokens=settings.summary_max_tokens),
     )
-    response = llm.complete(request, cancel=cancel)
+    response = ask(request)
     summary = response.message.content.strip()
     if not summary:
         raise AgentSmithError("the summary came back empty")
@@ -117,7 +114,7 @@ def compact(
     for message in (SystemMessage(SUMMARY_HEADER + summary), *recent):
         memory.append(message)
     log.info("compacted %d messages into a summary of %d characters", split, len(summary))
-    return Compacted(summary, split, len(recent), response)
+    return Compacted(summary, split, len(recent))
 
 
 def estimate(messages: Sequence[Message]) -> int:

@@ -55,6 +55,9 @@ class AgentConfig:
     characters (or cut to fit the window) reaches the model as its head and
     a handle for the built-in ``read_tool_result`` tool, which reads the
     rest (:mod:`agent_smith.agent.result_pages`; off when ``None``).
+    ``finish_check``: when the model stops without tool calls, one hidden
+    question asks it whether the task is finished, and the turn goes on if
+    it says no (:mod:`agent_smith.agent.finish_check`).
 
     Bounds on each reply and on what is sent (see ``docs/first-run.md``):
 
@@ -90,6 +93,7 @@ class AgentConfig:
     usage_limits: UsageLimits | None = None
     compaction: Compaction | None = None
     tool_result_page_chars: int | None = None
+    finish_check: bool = False
     max_reply_tokens: int | None = 1024
     repetition_guard: bool = True
     context_window: int | None = None

@@ -28,14 +28,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..cancellation import CancellationToken
 from ..errors import AgentSmithError, ContextOverflowError
-from ..llm.request import LlmRequest
+from ..llm.request import LlmRequest, LlmResponse
 from ..memory import CHARS_PER_TOKEN, Memory, estimate_tokens, keep_newest
 from ..messages import Message, SystemMessage
 from ..tools.base import ToolSchema
 from ..tracing.agent_span import compaction_event
-from .compaction import Compacted, Compaction, Completer, compact, estimate
+from .compaction import Compaction, compact, estimate
 from .events import ContextCompacted
 
 if TYPE_CHECKING:
@@ -91,30 +90,27 @@ class ContextGate:
 
     def compact(
         self,
-        llm: Completer,
+        ask: Callable[[LlmRequest], LlmResponse],
+        count: Callable[[LlmRequest], int | None] | None,
         memory: Memory,
         request: LlmRequest,
         prompt: str,
         tokens: int,
         window: int,
-        *,
-        cancel: CancellationToken,
-        on_reply: Callable[[Compacted], None],
     ) -> ContextCompacted | None:
         """Compact ``memory`` if the exact count agrees it is due; the event, or None.
 
-        ``request`` is the one about to be sent (for the exact count and the
-        size check), ``prompt`` its system prompt; ``on_reply`` is told of the
-        summary call (for its usage).
+        ``ask`` sends the summary request, ``count`` counts a request exactly
+        (None: the model cannot). ``request`` is the one about to be sent
+        (for the exact count and the size check), ``prompt`` its system prompt.
         """
-        count: Callable[[LlmRequest], int | None] | None = getattr(llm, "count_tokens", None)
         exact = count(request) if count is not None else None
         if exact is not None:
             self._base, self._since, tokens = exact, 0, exact
             if not self.due(tokens, window):
                 return None
         try:
-            done = compact(llm, memory, self.settings, window, cancel=cancel)
+            done = compact(ask, memory, self.settings, window)
         except AgentSmithError as err:
             log.warning("compaction failed (%s): the history stays, what is sent is trimmed", err)
             done = None
@@ -122,7 +118,6 @@ class ContextGate:
             self._failed = tokens
             _check_fits(request, window)
             return None
-        on_reply(done)
         self._failed = None
         self._recount(memory)
         after = self._all + (len(prompt) + self._schema_chars(request.tools)) // CHARS_PER_TOKEN

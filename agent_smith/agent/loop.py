@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
@@ -35,7 +36,6 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolM
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
-from .compaction import Compacted
 from .context_fit import ContextFit
 from .context_gate import ContextGate
 from .events import (
@@ -46,6 +46,7 @@ from .events import (
     ToolCallRequested,
     ToolResultReady,
 )
+from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, RepetitionDetector, repeated_reply, reply_sampling
@@ -105,6 +106,7 @@ class TurnLoop:
                 yield from self._check_input(guards, request)
         written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
         gate = agent._context_gate
+        checks = MAX_FINISH_CHECKS if agent.config.finish_check else 0
         while True:
             turn.begin_round()
             registry, prompt, llm_request = self._build(sampling, output)
@@ -159,6 +161,10 @@ class TurnLoop:
                 if feedback is not None:  # an output guardrail asks for another answer
                     self.record(feedback)
                     continue
+                if checks and self._unfinished(llm_request, message, model):
+                    checks -= 1
+                    self.record(CONTINUE_NOTE)
+                    continue
                 yield self._final(message)
                 return
             hooks = agent.hooks
@@ -189,26 +195,24 @@ class TurnLoop:
         self, gate: ContextGate, request: LlmRequest, prompt: str, model: str
     ) -> ContextCompacted | None:
         """Compact the history if ``request`` would pass the gate's share of the window."""
-        agent, turn = self._agent, self._turn
+        agent = self._agent
         tokens = gate.tokens(agent.memory, prompt, request.tools)
         window = self._fit.window(ask=True)
         if window is None or not gate.due(tokens, window):
             return None
-        if turn.tree.meter is not None:
-            turn.tree.meter.before_request()  # the summary is a request too
-
-        def charge(done: Compacted) -> None:
-            turn.add_reply_usage(done.response.usage, model, done.response.model)
-
-        token = turn.source.token
-        event = gate.compact(
-            agent._llm, agent.memory, request, prompt, tokens, window, cancel=token, on_reply=charge
-        )
+        ask = partial(self._turn.ask_aside, agent._llm, model=model)
+        count = getattr(agent._llm, "count_tokens", None)
+        event = gate.compact(ask, count, agent.memory, request, prompt, tokens, window)
         if event is not None:
             if agent._session is not None:
                 agent._session.record_compaction(event.summary, event.kept)
             invoke_hook(agent.hooks.on_context_compacted, event, name="on_context_compacted")
         return event
+
+    def _unfinished(self, request: LlmRequest, answer: AssistantMessage, model: str) -> bool:
+        """The finish check: whether the model says the task is not finished yet."""
+        ask = partial(self._turn.ask_aside, self._agent._llm, model=model)
+        return unfinished(ask, request, answer)
 
     def _check_input(
         self, guards: TurnGuardrails, request: AgentRequest

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 
 from ..cancellation import CancellationSource
 from ..errors import AgentSmithError, AgentStopped
+from ..llm.request import LlmRequest, LlmResponse
 from ..messages import TokenUsage, ToolCall
 from ..tools.dispatch import ToolOutcome
+from .compaction import Completer
 from .config import AgentConfig
 from .guards import FailureGuard, LoopGuard
 from .tree import AgentTree
@@ -104,6 +106,18 @@ class Turn:
         meter = self.tree.meter
         if meter is not None:
             meter.before_request()
+
+    def ask_aside(self, llm: Completer, request: LlmRequest, *, model: str) -> LlmResponse:
+        """One hidden request of the turn (a summary, a finish check), metered and counted.
+
+        Raises what the model's ``complete`` raises, or UsageLimitExceeded.
+        """
+        meter = self.tree.meter
+        if meter is not None:
+            meter.before_request()
+        response = llm.complete(request, cancel=self.source.token)
+        self.add_reply_usage(response.message.usage, model, response.model)
+        return response
 
     def add_reply_usage(self, usage: TokenUsage | None, *models: str) -> None:
         """Add one LLM reply's usage, priced and metered when the tree has usage limits.

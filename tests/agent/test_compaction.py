@@ -90,23 +90,14 @@ def test_a_request_over_the_threshold_compacts_older_turns_first(
 
 def test_tool_calls_and_their_results_are_never_split() -> None:
     from agent_smith.agent.compaction import compact
-    from agent_smith.cancellation import CancellationSource
+    from agent_smith.llm.request import LlmResponse
 
-    class Summarizer:
-        def complete(self, request: Any, *, cancel: Any = None) -> Any:
-            from agent_smith.llm.request import LlmResponse
-
-            return LlmResponse(AssistantMessage("S"), "stop")
+    def summarise(request: Any) -> LlmResponse:
+        return LlmResponse(AssistantMessage("S"), "stop")
 
     for keep in (0.05, 0.1, 0.2, 0.3, 0.5):
         memory = filled(long_history())
-        done = compact(
-            Summarizer(),
-            memory,
-            Compaction(keep_recent=keep, threshold=0.9),
-            WINDOW,
-            cancel=CancellationSource().token,
-        )
+        done = compact(summarise, memory, Compaction(keep_recent=keep, threshold=0.9), WINDOW)
         assert done is not None
         kept = memory.messages()[1:]
         assert not isinstance(kept[0], ToolMessage)
