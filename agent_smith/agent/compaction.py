@@ -2,8 +2,10 @@
 
 :class:`Compaction` (``AgentConfig.compaction``) says when and how much:
 the gate (:mod:`~agent_smith.agent.context_gate`) calls :func:`compact`
-before a request that would fill more than ``threshold`` of the context
-window. :func:`compact` keeps the newest messages that fit in
+before a request that would fill more than ``threshold`` of what one
+request may take of the context window (the window less its reply's room,
+:func:`~agent_smith.agent.context_fit.request_room`), so it comes before
+the trimming of what is sent. :func:`compact` keeps the newest messages that fit in
 ``keep_recent`` of the window verbatim (whole tool-call groups: a call and
 its results are never split; the newest group always stays), asks the
 model for a summary of the rest in one bounded sub-call (no tools, at most
@@ -45,7 +47,8 @@ OMITTED = "\n[... part of the conversation omitted to fit the summary request ..
 class Compaction:
     """When an agent compacts its history, and how (``AgentConfig(compaction=Compaction())``).
 
-    ``threshold``: compact before a request over this share of the window.
+    ``threshold``: compact before a request over this share of the window
+    (less the reply's room).
     ``keep_recent``: the share of the window the newest messages kept
     verbatim may take. ``summary_max_tokens``: the summary's reply cap.
     ``prompt``: the summarising instruction.

@@ -107,7 +107,7 @@ class ContextFit:
             return results
         seen = _estimate(sent) + estimate_tokens(AssistantMessage("", tuple(calls)))
         overhead = estimate_tokens(ToolMessage("", "", CUT_NOTE)) + 8  # note, ids, rounding
-        room = _room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
+        room = request_room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
         limits = _shares([len(r.content) for r in results], int(room) * CHARS_PER_TOKEN)
         cut = [_cut(result, limit) for result, limit in zip(results, limits, strict=True)]
         if cut != results:
@@ -123,7 +123,7 @@ class ContextFit:
         window = self.window(ask=False)
         if window is None:
             return request
-        target = int(_room(window, request.sampling.max_tokens) * _MARGIN)
+        target = int(request_room(window, request.sampling.max_tokens) * _MARGIN)
         if _estimate(request.messages) <= target:
             return request
         return _trimmed(request, target) or request
@@ -137,7 +137,7 @@ class ContextFit:
         if window is None:
             target = estimated // 2
         else:
-            target = int(_room(window, request.sampling.max_tokens) * _MARGIN)
+            target = int(request_room(window, request.sampling.max_tokens) * _MARGIN)
             if overflow.prompt_tokens:  # the server's count: correct the estimate by it
                 target = int(target * estimated / overflow.prompt_tokens)
         smaller = _trimmed(request, target)
@@ -151,7 +151,7 @@ class ContextFit:
         return smaller
 
 
-def _room(window: int, reply_tokens: int | None) -> int:
+def request_room(window: int, reply_tokens: int | None) -> int:
     """The tokens a request may take in ``window``, leaving room for the reply."""
     reserve = window // _REPLY_SHARE
     if reply_tokens is not None:

@@ -75,18 +75,28 @@ class ContextGate:
         self._since = 0
 
     def tokens(self, memory: Memory, prompt: str, schemas: Sequence[ToolSchema]) -> int:
-        """The count of the next request: exact base plus estimates, or all estimated."""
+        """The count of the next request: exact base plus estimates, or all estimated.
+
+        With an exact base, the larger of the two: the estimate is what the
+        trimming of :mod:`~agent_smith.agent.context_fit` goes by, and
+        compaction must come first.
+        """
         if memory.size() != self._size:
             self._recount(memory)
+        estimated = self._all + (len(prompt) + self._schema_chars(schemas)) // CHARS_PER_TOKEN
         if self._base is not None:
-            return self._base + self._since
-        return self._all + (len(prompt) + self._schema_chars(schemas)) // CHARS_PER_TOKEN
+            return max(self._base + self._since, estimated)
+        return estimated
 
-    def due(self, tokens: int, window: int) -> bool:
-        """Whether a request of ``tokens`` passes the threshold (and no failure holds it back)."""
-        if tokens <= self.settings.threshold * window:
+    def due(self, tokens: int, room: int) -> bool:
+        """Whether a request of ``tokens`` passes the threshold (and no failure holds it back).
+
+        ``room``: what one request may take of the window, its reply's room
+        left aside (:func:`~agent_smith.agent.context_fit.request_room`).
+        """
+        if tokens <= self.settings.threshold * room:
             return False
-        return self._failed is None or tokens > self._failed + window // 10
+        return self._failed is None or tokens > self._failed + room // 10
 
     def compact(
         self,
@@ -97,17 +107,19 @@ class ContextGate:
         prompt: str,
         tokens: int,
         window: int,
+        room: int,
     ) -> ContextCompacted | None:
         """Compact ``memory`` if the exact count agrees it is due; the event, or None.
 
         ``ask`` sends the summary request, ``count`` counts a request exactly
         (None: the model cannot). ``request`` is the one about to be sent
-        (for the exact count and the size check), ``prompt`` its system prompt.
+        (for the exact count and the size check), ``prompt`` its system prompt;
+        ``room`` what of ``window`` it may take.
         """
         exact = count(request) if count is not None else None
         if exact is not None:
             self._base, self._since, tokens = exact, 0, exact
-            if not self.due(tokens, window):
+            if not self.due(tokens, room):
                 return None
         try:
             done = compact(ask, memory, self.settings, window)

@@ -36,7 +36,7 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolM
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
-from .context_fit import ContextFit
+from .context_fit import ContextFit, request_room
 from .context_gate import ContextGate
 from .events import (
     AgentEvent,
@@ -198,11 +198,14 @@ class TurnLoop:
         agent = self._agent
         tokens = gate.tokens(agent.memory, prompt, request.tools)
         window = self._fit.window(ask=True)
-        if window is None or not gate.due(tokens, window):
+        if window is None:
+            return None
+        room = request_room(window, request.sampling.max_tokens)
+        if not gate.due(tokens, room):
             return None
         ask = partial(self._turn.ask_aside, agent._llm, model=model)
         count = getattr(agent._llm, "count_tokens", None)
-        event = gate.compact(ask, count, agent.memory, request, prompt, tokens, window)
+        event = gate.compact(ask, count, agent.memory, request, prompt, tokens, window, room)
         if event is not None:
             if agent._session is not None:
                 agent._session.record_compaction(event.summary, event.kept)

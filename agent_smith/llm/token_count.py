@@ -7,7 +7,8 @@ request's prompt exactly as the server will, before it is sent. Other
 servers answer 404 or something else: :class:`TokenCounter` then remembers
 that the server does not count and answers None from then on (callers fall
 back to the ~4 characters per token estimate,
-:func:`agent_smith.memory.estimate_tokens`). Counting never raises.
+:func:`agent_smith.memory.estimate_tokens`); a failed connection is only
+logged, and asked again next time. Counting never raises.
 """
 
 from __future__ import annotations
@@ -46,15 +47,18 @@ class TokenCounter:
             if self._unsupported:
                 return None
         wanted: dict[str, Any] = {k: body[k] for k in ("messages", "tools") if k in body}
-        prompt = self._post(session, "/apply-template", wanted, headers, timeout)
-        text = prompt.get("prompt") if prompt is not None else None
-        if isinstance(text, str):
-            tokenized = self._post(
-                session, "/tokenize", {"content": text, "add_special": False}, headers, timeout
-            )
-            tokens = tokenized.get("tokens") if tokenized is not None else None
-            if isinstance(tokens, list):
-                return len(tokens)
+        try:
+            prompt = self._post(session, "/apply-template", wanted, headers, timeout)
+            text = prompt.get("prompt") if prompt is not None else None
+            if isinstance(text, str):
+                payload = {"content": text, "add_special": False}
+                tokenized = self._post(session, "/tokenize", payload, headers, timeout)
+                tokens = tokenized.get("tokens") if tokenized is not None else None
+                if isinstance(tokens, list):
+                    return len(tokens)
+        except requests.RequestException as err:  # no answer: ask again next time
+            log.debug("counting tokens on %s failed: %s", self._base, err)
+            return None
         with self._lock:
             self._unsupported = True
         log.debug("%s does not count tokens: estimating instead", self._base)
@@ -68,17 +72,14 @@ class TokenCounter:
         headers: dict[str, str],
         timeout: float,
     ) -> dict[str, Any] | None:
+        """The JSON object the server answered, None for any other answer; RequestException."""
+        response = session.post(self._base + path, json=payload, headers=headers, timeout=timeout)
         try:
-            response = session.post(
-                self._base + path, json=payload, headers=headers, timeout=timeout
-            )
-            try:
-                if response.status_code != 200:
-                    return None
-                data = response.json()
-            finally:
-                response.close()
-        except (requests.RequestException, ValueError) as err:
-            log.debug("POST %s%s failed: %s", self._base, path, err)
+            if response.status_code != 200:
+                return None
+            data = response.json()
+        except ValueError:
             return None
+        finally:
+            response.close()
         return data if isinstance(data, dict) else None
