@@ -153,6 +153,8 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.app import WebApp
+    from .web.serve import WebServer
 
 from ._version import __version__
 from .observer import set_observer
@@ -265,6 +267,8 @@ _LAZY: dict[str, str] = {
     "make_tool": "tools.function",
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
+    "WebApp": "web.app",
+    "WebServer": "web.serve",
 }
 
 
@@ -388,6 +392,8 @@ __all__ = [
     "UsageLimitExceeded",
     "UsageLimits",
     "UserMessage",
+    "WebApp",
+    "WebServer",
     "__version__",
     "compose_system_prompt",
     "default_runtime",

@@ -8,6 +8,17 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev,local]'
 
+# The dev UI's browser test drives Debian's headless Chromium with selenium
+# (tests/integration/test_web_browser.py; screenshots land in .artifacts/web-ui).
+if ! command -v chromedriver >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+    else
+        echo "chromedriver not found (apt-get install chromium chromium-driver as root): the browser tests will skip" >&2
+    fi
+fi
+
 # npm peers for the MCP interop tests (reference server, conformance suite and
 # the Node 22 it needs). Reinstalled only when the lock file changed.
 npm_dir=tests/integration/npm

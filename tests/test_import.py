@@ -18,6 +18,7 @@ FORBIDDEN = (
     "jwt",
     "distributed",
     "dask",
+    "waitress",
 )
 
 

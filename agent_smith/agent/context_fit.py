@@ -36,6 +36,7 @@ retry.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -44,6 +45,7 @@ from ..errors import ContextOverflowError
 from ..llm.request import LlmRequest
 from ..memory import CHARS_PER_TOKEN, estimate_tokens, keep_newest
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+from ..tools.base import ToolSchema
 
 log = logging.getLogger(__name__)
 
@@ -92,13 +94,16 @@ class ContextFit:
         results: list[ToolMessage],
         sent: Sequence[Message],
         calls: Sequence[ToolCall],
-        reply_tokens: int | None,
+        *,
+        tools: Sequence[ToolSchema] = (),
+        reply_tokens: int | None = None,
     ) -> list[ToolMessage]:
         """``results`` cut to the room the window leaves (see the module doc).
 
-        ``sent`` and ``calls`` are what the model has seen before the results:
-        the last request's messages (the history when there is none) and the
-        calls it made; ``reply_tokens`` the request's ``max_tokens``.
+        ``sent``, ``calls`` and ``tools`` are what the model has seen before
+        the results: the last request's messages (the history when there is
+        none), the calls it made and the tools offered; ``reply_tokens`` the
+        request's ``max_tokens``.
         """
         if sum(len(result.content) for result in results) < CUT_FLOOR:
             return results
@@ -106,6 +111,7 @@ class ContextFit:
         if window is None:
             return results
         seen = _estimate(sent) + estimate_tokens(AssistantMessage("", tuple(calls)))
+        seen += _tools_tokens(tools)
         overhead = estimate_tokens(ToolMessage("", "", CUT_NOTE)) + 8  # note, ids, rounding
         room = request_room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
         limits = _shares([len(r.content) for r in results], int(room) * CHARS_PER_TOKEN)
@@ -123,7 +129,8 @@ class ContextFit:
         window = self.window(ask=False)
         if window is None:
             return request
-        target = int(request_room(window, request.sampling.max_tokens) * _MARGIN)
+        room = request_room(window, request.sampling.max_tokens) * _MARGIN
+        target = int(room) - _tools_tokens(request.tools)
         if _estimate(request.messages) <= target:
             return request
         return _trimmed(request, target) or request
@@ -137,9 +144,11 @@ class ContextFit:
         if window is None:
             target = estimated // 2
         else:
-            target = int(request_room(window, request.sampling.max_tokens) * _MARGIN)
+            tools = _tools_tokens(request.tools)
+            room = request_room(window, request.sampling.max_tokens) * _MARGIN
             if overflow.prompt_tokens:  # the server's count: correct the estimate by it
-                target = int(target * estimated / overflow.prompt_tokens)
+                room = room * (estimated + tools) / overflow.prompt_tokens
+            target = int(room) - tools
         smaller = _trimmed(request, target)
         if smaller is not None:
             log.warning(
@@ -161,6 +170,14 @@ def request_room(window: int, reply_tokens: int | None) -> int:
 
 def _estimate(messages: Sequence[Message]) -> int:
     return sum(estimate_tokens(message) for message in messages)
+
+
+def _tools_tokens(tools: Sequence[ToolSchema]) -> int:
+    """The offered tools' share of a request: their schemas as the server sees them."""
+    if not tools:
+        return 0
+    chars = sum(len(json.dumps(schema.to_openai(), ensure_ascii=False)) for schema in tools)
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 def _trimmed(request: LlmRequest, target: int) -> LlmRequest | None:

@@ -322,8 +322,14 @@ class TurnLoop:
         """A round's results cut to the room the context window has left (see context_fit)."""
         sent = self._sent
         if sent is None:  # a resumed round: its history holds the calling turn
-            return self._fit.cut_results(results, self._agent.memory.messages(), (), None)
-        return self._fit.cut_results(results, sent.messages, calls, sent.sampling.max_tokens)
+            return self._fit.cut_results(results, self._agent.memory.messages(), ())
+        return self._fit.cut_results(
+            results,
+            sent.messages,
+            calls,
+            tools=sent.tools,
+            reply_tokens=sent.sampling.max_tokens,
+        )
 
     def settle(self) -> None:
         """Give every call recorded without its result a cancelled error result."""

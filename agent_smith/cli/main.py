@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "In the REPL: /exit or Ctrl-D quits; Ctrl-C cancels the reply being written, "
             "or discards the line at the prompt. 'agent-smith batch -h': run an agent "
-            "over a file of inputs."
+            "over a file of inputs; 'agent-smith web -h': the agent in a browser."
         ),
     )
     where = parser.add_mutually_exclusive_group()
@@ -289,10 +289,14 @@ def _note(text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agent-smith`` and ``python -m agent_smith``; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
-    if words[:1] == ["batch"]:  # the one subcommand: batch runs (cli/batch.py)
+    if words[:1] == ["batch"]:  # subcommands: batch runs (cli/batch.py), the web UI (cli/web.py)
         from .batch import main as batch_main
 
         return batch_main(words[1:])
+    if words[:1] == ["web"]:
+        from .web import main as web_main
+
+        return web_main(words[1:])
     args = parse_args(words)
     _configure_logging(args.verbose)
     for stream in (sys.stdout, sys.stderr):

@@ -16,6 +16,7 @@ from agent_smith.agent.context_fit import (
 from agent_smith.agent.events import ToolResultReady
 from agent_smith.llm.request import LlmRequest, SamplingParams
 from agent_smith.messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from agent_smith.tools.base import ToolSchema
 from tests.llm.test_context_window import LLAMA_OVERFLOW
 from tests.support.llm_server import Calls, Raw, ScriptedLlmServer, Text
 
@@ -59,10 +60,10 @@ def test_results_are_cut_only_when_big_and_a_window_is_known() -> None:
     result = ToolMessage("c1", "read_file", BIG)
     small = ToolMessage("c1", "read_file", "x" * (CUT_FLOOR - 1))
     unknown = ContextFit(None, object())  # no window anywhere: nothing is cut
-    assert unknown.cut_results([result], sent, (), None) == [result]
+    assert unknown.cut_results([result], sent, ()) == [result]
     fit = ContextFit(1000, object())
-    assert fit.cut_results([small], sent, (), None) == [small]
-    (cut,) = fit.cut_results([result], sent, (), None)
+    assert fit.cut_results([small], sent, ()) == [small]
+    (cut,) = fit.cut_results([result], sent, ())
     assert cut.tool_call_id == "c1" and cut.name == "read_file"
     assert cut.content.startswith(BIG[:1000])
     assert len(cut.content) < 1000 * 4
@@ -195,3 +196,14 @@ def test_a_window_the_server_named_wins_when_smaller_than_the_configured_one(
     assert ContextFit(8192, llm).window(ask=True) == 256
     assert ContextFit(128, llm).window(ask=True) == 128
     assert llm_server.props_asked == 0
+
+
+def test_the_offered_tools_take_their_share_of_the_window() -> None:
+    sent = [UserMessage("read it")]
+    result = ToolMessage("c1", "read_file", BIG)
+    params = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(40)}}
+    tools = [ToolSchema(f"tool_{n}", "A tool with many parameters.", params) for n in range(3)]
+    fit = ContextFit(4096, object())
+    (alone,) = fit.cut_results([result], sent, ())
+    (beside,) = fit.cut_results([result], sent, (), tools=tools)
+    assert len(beside.content) < len(alone.content) - 2000  # ~3 x 1,000 characters of schema

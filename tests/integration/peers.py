@@ -34,6 +34,17 @@ def require_npm_bin(name: str) -> Path:
     return path
 
 
+def require_npm_package(name: str) -> Path:
+    """Path of ``node_modules/<name>``; skip (or fail under REQUIRE_ALL) if missing."""
+    path = NPM_DIR / "node_modules" / name
+    if not path.is_dir():
+        reason = f"npm package {name!r} missing: run `npm ci --prefix {NPM_DIR}`"
+        if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
 def node_env() -> dict[str, str]:
     """This process's environment with the npm Node 22 first on PATH."""
     env = dict(os.environ)

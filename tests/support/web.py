@@ -1,0 +1,83 @@
+"""The web app against the scripted LLM server: tools, a factory, SSE reading, a worker process.
+
+``python -m tests.support.web LLM_URL DB`` serves a WebApp on the SQLite
+store DB in a child process (another "worker" of the same application),
+prints ``URL <url>`` and serves until its stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import requests
+
+from agent_smith import Agent, AgentHooks, LlmClient, Session, tool
+from agent_smith.web.app import WebApp
+
+NOTES: list[str] = []
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Today's weather in a city."""
+    return f"Sunny in {city}"
+
+
+@tool(requires_approval=True)
+def save_note(text: str) -> str:
+    """Save a note for the user (needs approval)."""
+    NOTES.append(text)
+    return f"saved: {text}"
+
+
+def factory(llm: LlmClient, hooks: AgentHooks | None = None) -> Any:
+    """An agent factory for WebApp: the demo tools, on the request's session."""
+
+    def build(session: Session) -> Agent:
+        return Agent(llm, "You help.", [get_weather, save_note], session=session, hooks=hooks)
+
+    return build
+
+
+def chat_body(conversation: str, text: str) -> dict[str, Any]:
+    """What useChat posts for a new user message."""
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": conversation, "messages": [message], "trigger": "submit-message"}
+
+
+def decision_body(conversation: str, call_id: str, approved: bool) -> dict[str, Any]:
+    """What useChat posts after addToolApprovalResponse."""
+    part = {
+        "type": "dynamic-tool",
+        "toolName": "save_note",
+        "toolCallId": call_id,
+        "state": "approval-responded",
+        "input": {},
+        "approval": {"id": call_id, "approved": approved},
+    }
+    return {"id": conversation, "messages": [{"id": "a1", "role": "assistant", "parts": [part]}]}
+
+
+def sse_data(response: requests.Response) -> list[Any]:
+    """Every ``data:`` payload of an SSE response, JSON-decoded (``[DONE]`` kept as a string)."""
+    out: list[Any] = []
+    for line in response.iter_lines():
+        if line.startswith(b"data: "):
+            data = line[6:].decode()
+            out.append(data if data == "[DONE]" else json.loads(data))
+    return out
+
+
+def _worker(llm_url: str, db: str) -> None:
+    from agent_smith.web.serve import WebServer
+
+    llm = LlmClient(llm_url, "test")
+    with WebServer(WebApp(factory(llm), sessions=db)).start() as server:
+        print(f"URL {server.url}", flush=True)
+        sys.stdin.read()  # until the parent closes our stdin
+
+
+if __name__ == "__main__":
+    _worker(sys.argv[1], sys.argv[2])

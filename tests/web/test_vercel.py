@@ -1,0 +1,241 @@
+"""The Vercel AI SDK UI message stream: agent events -> chunks, request bodies, stored history."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent_smith import ParseError
+from agent_smith.agent.approvals import ApprovalRequest, ApprovalRequested, Decision
+from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from agent_smith.agent.paused import PausedTurn
+from agent_smith.llm.events import ReasoningDelta, TokenDelta, ToolCallStarted
+from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, ToolMessage, UserMessage
+from agent_smith.tools.dispatch import error_content
+from agent_smith.web.stream import TurnFailed, TurnPaused, WebEvent
+from agent_smith.web.vercel import UiMessageStream, read_chat_request, ui_messages
+
+CALL = ToolCall("call_1", "get_weather", {"city": "Paris"})
+USAGE = TokenUsage(12, 3, 15)
+
+
+def chunks(events: list[WebEvent], *, message_id: str | None = "m1") -> list[Any]:
+    mapper = UiMessageStream(message_id=message_id)
+    frames = [*mapper.begin()]
+    for event in events:
+        frames += mapper.event(event)
+    frames += mapper.end()
+    out = []
+    for frame in frames:
+        assert frame.startswith(b"data: ") and frame.endswith(b"\n\n")
+        data = frame[6:-2].decode()
+        out.append(data if data == "[DONE]" else json.loads(data))
+    return out
+
+
+def test_a_streamed_turn_with_a_tool_call_maps_to_steps_and_parts() -> None:
+    reply = AssistantMessage("Sunny.", usage=USAGE)
+    got = chunks(
+        [
+            ToolCallStarted("call_1", "get_weather", 0),
+            AssistantTurn(AssistantMessage("", [CALL])),
+            ToolCallRequested(CALL),
+            ToolResultReady(ToolMessage("call_1", "get_weather", "Sunny in Paris")),
+            ReasoningDelta("hm"),
+            TokenDelta("Sun"),
+            TokenDelta("ny."),
+            AssistantTurn(reply),
+            FinalAnswer(reply),
+        ]
+    )
+    assert got == [
+        {"type": "start", "messageId": "m1"},
+        {"type": "start-step"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "call_1",
+            "toolName": "get_weather",
+            "dynamic": True,
+        },
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_1",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+            "dynamic": True,
+        },
+        {
+            "type": "tool-output-available",
+            "toolCallId": "call_1",
+            "output": "Sunny in Paris",
+            "dynamic": True,
+        },
+        {"type": "finish-step"},
+        {"type": "start-step"},
+        {"type": "reasoning-start", "id": "reasoning-1"},
+        {"type": "reasoning-delta", "id": "reasoning-1", "delta": "hm"},
+        {"type": "reasoning-end", "id": "reasoning-1"},
+        {"type": "text-start", "id": "text-2"},
+        {"type": "text-delta", "id": "text-2", "delta": "Sun"},
+        {"type": "text-delta", "id": "text-2", "delta": "ny."},
+        {"type": "text-end", "id": "text-2"},
+        {"type": "finish-step"},
+        {
+            "type": "finish",
+            "finishReason": "stop",
+            "messageMetadata": {"usage": {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15}},
+        },
+        "[DONE]",
+    ]
+
+
+def test_a_reply_that_was_not_streamed_is_sent_whole() -> None:
+    reply = AssistantMessage("All done.", reasoning="think")
+    got = chunks([AssistantTurn(reply), FinalAnswer(reply)])
+    kinds = [c["type"] for c in got[:-1]]
+    assert kinds[:8] == [
+        "start",
+        "start-step",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-end",
+        "text-start",
+        "text-delta",
+        "text-end",
+    ]
+    assert got[6]["delta"] == "All done."
+
+
+def test_an_approval_request_and_a_pause_end_the_message_waiting() -> None:
+    call = ToolCall("call_2", "save_note", {"text": "x"})
+    request = ApprovalRequest(call)
+    got = chunks(
+        [
+            AssistantTurn(AssistantMessage("", [call])),
+            ToolCallRequested(call),
+            ApprovalRequested(request),
+            TurnPaused((request,), USAGE),
+        ]
+    )
+    assert {"type": "tool-approval-request", "approvalId": "call_2", "toolCallId": "call_2"} in got
+    assert got[-2] == {
+        "type": "finish",
+        "finishReason": "tool-calls",
+        "messageMetadata": {
+            "usage": {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15},
+            "paused": True,
+        },
+    }
+
+
+def test_a_resumed_turn_confirms_its_decisions_then_maps_errors_and_denials() -> None:
+    failed = ToolMessage("c1", "t", error_content("boom"), is_error=True)
+    denied = ToolMessage("c2", "t", error_content("denied: no", denied=True), is_error=True)
+    mapper = UiMessageStream(
+        message_id=None, decisions={"c1": Decision.approve(), "c2": Decision.deny("no")}
+    )
+    frames = (
+        mapper.begin()
+        + mapper.event(ToolResultReady(failed))
+        + mapper.event(ToolResultReady(denied))
+    )
+    got = [json.loads(frame[6:-2]) for frame in frames]
+    assert got == [
+        {"type": "start"},  # a resumed turn continues the client's message
+        {"type": "tool-approval-response", "approvalId": "c1", "approved": True},
+        {"type": "tool-approval-response", "approvalId": "c2", "approved": False, "reason": "no"},
+        {"type": "tool-output-error", "toolCallId": "c1", "errorText": "boom"},
+        {"type": "tool-output-denied", "toolCallId": "c2"},
+    ]
+
+
+def test_an_error_closes_open_parts_then_reports() -> None:
+    got = chunks([TokenDelta("Hal"), TurnFailed("the server went away", "TransportError")])
+    assert [c["type"] for c in got[-3:-1]] == ["text-end", "error"]
+    assert got[-1] == "[DONE]"
+    assert got[-2]["errorText"] == "the server went away"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def test_reads_the_last_user_message_only() -> None:
+    ask = read_chat_request({"id": "c", "messages": [user("old"), user("new")]})
+    assert (ask.conversation, ask.text, dict(ask.decisions)) == ("c", "new", {})
+
+
+def test_reads_approval_responses_as_decisions() -> None:
+    parts = [
+        {"type": "step-start"},
+        {"type": "dynamic-tool", "toolCallId": "a", "state": "approval-responded",
+         "approval": {"id": "a", "approved": True}},
+        {"type": "tool-save", "toolCallId": "b", "state": "approval-responded",
+         "approval": {"id": "b", "approved": False, "reason": "no"}},
+        {"type": "dynamic-tool", "toolCallId": "c", "state": "output-available"},
+    ]  # fmt: skip
+    ask = read_chat_request({"id": "c", "messages": [{"role": "assistant", "parts": parts}]})
+    assert ask.text is None
+    assert dict(ask.decisions) == {"a": Decision.approve(), "b": Decision.deny("no")}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ([], "must be a JSON object"),
+        ({"messages": [user("x")]}, "'id'"),
+        ({"id": "c", "messages": "x"}, "'messages'"),
+        ({"id": "c", "messages": [{"role": "user"}]}, "'parts' list"),
+        ({"id": "c", "messages": [user("  ")]}, "no text"),
+        ({"id": "c", "messages": [{"role": "assistant", "parts": []}]}, "answers no approval"),
+        (
+            {"id": "c", "messages": [{"role": "assistant", "parts": [
+                {"type": "dynamic-tool", "toolCallId": "a", "state": "approval-responded"}]}]},
+            "approval.approved",
+        ),
+        ({"id": "c", "messages": [{"role": "system", "parts": []}]}, "not 'system'"),
+        ({"id": "c", "messages": [user("x")], "trigger": "regenerate-message"}, "regenerating"),
+    ],
+)  # fmt: skip
+def test_malformed_requests_raise_parse_error_saying_why(body: object, message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        read_chat_request(body)
+
+
+def test_a_stored_history_becomes_ui_messages() -> None:
+    save = ToolCall("call_9", "save_note", {"text": "x"})
+    history = [
+        UserMessage("Weather?"),
+        AssistantMessage("", [CALL], usage=TokenUsage(5, 1, 6)),
+        ToolMessage("call_1", "get_weather", "Sunny"),
+        AssistantMessage("Sunny.", reasoning="r", usage=TokenUsage(7, 2, 9)),
+        UserMessage("Save x"),
+        AssistantMessage("", [save]),
+    ]
+    paused = PausedTurn("agent", ("call_9",), (ApprovalRequest(save),))
+    got = ui_messages(history, paused)
+    assert [(m["id"], m["role"]) for m in got] == [
+        ("m0", "user"),
+        ("m1", "assistant"),
+        ("m4", "user"),
+        ("m5", "assistant"),
+    ]
+    assert got[1]["parts"] == [
+        {"type": "step-start"},
+        {
+            "type": "dynamic-tool",
+            "toolName": "get_weather",
+            "toolCallId": "call_1",
+            "state": "output-available",
+            "input": {"city": "Paris"},
+            "output": "Sunny",
+        },
+        {"type": "step-start"},
+        {"type": "reasoning", "text": "r", "state": "done"},
+        {"type": "text", "text": "Sunny.", "state": "done"},
+    ]
+    assert got[1]["metadata"]["usage"] == {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15}
+    waiting = got[3]["parts"][1]
+    assert (waiting["state"], waiting["approval"]) == ("approval-requested", {"id": "call_9"})
