@@ -178,3 +178,26 @@ def test_the_servers_exact_count_confirms_the_estimate_before_compacting(
     events = list(agent.stream("Next."))
     (event,) = [e for e in events if isinstance(e, ContextCompacted)]
     assert event.exact and llm_server.tokens_counted == 1
+
+
+def test_a_sub_agent_compacts_its_own_history(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    from agent_smith import SubAgentEvent, SubAgentSpec
+    from tests.support.llm_server import Calls
+
+    llm_server.script(
+        Calls(("helper", {"task": "sum up"})),
+        Text("CHILD SUMMARY"),  # the child's compaction
+        Text("child answer"),
+        Text("root answer"),
+    )
+    seen: list[object] = []
+    spec = SubAgentSpec("helper", "Helps.", memory_factory=lambda: filled(long_history()))
+    agent = Agent(llm, config=config(), hooks=AgentHooks(on_subagent_event=seen.append))
+    agent.add_subagent(spec)
+    assert agent.send("go").content == "root answer"
+    assert is_summary_request(llm_server.requests[1])
+    child = [e.event for e in seen if isinstance(e, SubAgentEvent)]
+    assert any(isinstance(e, ContextCompacted) for e in child)
+    assert not any(isinstance(m, SystemMessage) for m in agent.history)  # the root's untouched
