@@ -140,7 +140,7 @@ class TurnLoop:
                 raise self._stop_repeating(response.message)
             message = output.read(read.message)
             turn.add_reply_usage(message.usage, model, response.model)
-            blocked: Mapping[str, str] = {}
+            blocked: Mapping[str, str] | None = None
             feedback = None
             if guards is not None:
                 screened = guards.screen(message, final=output.fits())
