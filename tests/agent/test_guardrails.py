@@ -174,3 +174,19 @@ def test_a_verdict_the_stage_does_not_take_is_a_config_error(
         Agent(llm, guardrails=Guardrails(input=[wrong])).send("go")
     with pytest.raises(ConfigError):
         Guardrails(output_retries=-1)
+
+
+def test_an_output_guardrail_sees_the_typed_output(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    from tests.support.invoices import City
+
+    seen: list[object] = []
+
+    def record(answer: AssistantMessage) -> None:
+        seen.append(answer.output)
+
+    llm_server.script(Text('{"name": "Paris", "country": "France"}'))
+    agent = Agent(llm, guardrails=Guardrails(output=[record]))
+    answer = agent.send("Capital of France?", output_type=City, output_mode="native")
+    assert seen == [answer.output] and isinstance(answer.output, City)
