@@ -6,8 +6,8 @@ naming the key (``spec.config.max_iterations must be an integer``), not with
 a ``TypeError`` deep inside a comparison. :func:`from_plain` checks each value
 against the field's type hint; the dataclass's own ``__post_init__`` then
 checks the ranges. Only the hint shapes settings use are understood: ``bool``,
-``int``, ``float``, ``str``, ``Any``, ``X | None``, ``tuple[X, ...]`` and
-``dict[str, X]``.
+``int``, ``float``, ``str``, ``Any``, ``X | None``, ``tuple[X, ...]``,
+``dict[str, X]`` (or ``Mapping``) and nested settings dataclasses.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def _convert(value: object, hint: Any, where: str) -> Any:
             raise ConfigError(f"{where} must be a list, got {json_type(value)}")
         inner = get_args(hint)[0]
         return tuple(_convert(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
-    if origin is dict:
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return from_plain(hint, value, where=where)
+    if origin in (dict, Mapping):
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise ConfigError(f"{where} must be an object, got {json_type(value)}")
         inner = get_args(hint)[1]
