@@ -80,3 +80,11 @@ def test_usage_limits_and_compaction_come_from_json() -> None:
         from_plain(
             AgentConfig, {"usage_limits": {"prices": {"m": {"input": "x"}}}}, where="spec.config"
         )
+
+
+def test_a_policy_mode_comes_from_json_and_a_wrong_one_is_named() -> None:
+    from agent_smith import AgentConfig
+
+    assert from_plain(AgentConfig, {"mode": "read"}, where="c").mode == "read"
+    with pytest.raises(ConfigError, match=r"c\.mode must be one of"):
+        from_plain(AgentConfig, {"mode": "admin"}, where="c")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from ..errors import ConfigError
 from .compaction import Compaction
@@ -59,6 +60,12 @@ class AgentConfig:
     question asks it whether the task is finished, and the turn goes on if
     it says no (:mod:`agent_smith.agent.finish_check`).
 
+    Policy mode (``mode``): ``"write"`` (the default) asks for approval as
+    the tools are marked; ``"read"`` runs only tools declared read-only and
+    denies every other call in-band (the model reads why); ``"yolo"``
+    approves every call without asking
+    (:mod:`agent_smith.agent.approval_gate`).
+
     Bounds on each reply and on what is sent (see ``docs/first-run.md``):
 
     * ``max_reply_tokens`` — sent as ``max_tokens`` when neither the request
@@ -94,6 +101,7 @@ class AgentConfig:
     compaction: Compaction | None = None
     tool_result_page_chars: int | None = None
     finish_check: bool = False
+    mode: Literal["read", "write", "yolo"] = "write"
     max_reply_tokens: int | None = 1024
     repetition_guard: bool = True
     context_window: int | None = None
@@ -118,6 +126,8 @@ class AgentConfig:
         for key, value in positive.items():
             if isinstance(value, bool) or not value > 0:
                 raise ConfigError(f"AgentConfig.{key} must be positive, got {value!r}")
+        if self.mode not in ("read", "write", "yolo"):
+            raise ConfigError(f"AgentConfig.mode must be read, write or yolo, got {self.mode!r}")
         if isinstance(self.output_retries, bool) or self.output_retries < 0:
             raise ConfigError("AgentConfig.output_retries must not be negative")
         if self.max_subagent_depth < 0:

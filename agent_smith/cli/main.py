@@ -144,6 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="directory read_local_file may read below (default: the current directory)",
     )
     parser.add_argument(
+        "--mode",
+        choices=("read", "write", "yolo"),
+        default="write",
+        help="read: only tools that only read may run; write (default): ask as tools are "
+        "marked; yolo: approve every call",
+    )
+    parser.add_argument(
         "-y",
         "--yes",
         action="store_true",
@@ -338,7 +345,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             llm,
             SYSTEM_PROMPT,
             tools,
-            config=AgentConfig(stream=not args.no_stream),
+            config=AgentConfig(stream=not args.no_stream, mode=args.mode),
             runtime=runtime,
             approver=approvals,
         )

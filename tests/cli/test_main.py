@@ -187,3 +187,12 @@ def test_the_bundled_example_mcp_server_is_found_from_an_editable_install() -> N
     from agent_smith.cli.main import EXAMPLE_MCP_SERVER
 
     assert EXAMPLE_MCP_SERVER.is_file(), EXAMPLE_MCP_SERVER
+
+
+def test_mode_defaults_to_write_and_takes_read_and_yolo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args([]).mode == "write"
+    assert parse_args(["--mode", "read"]).mode == "read"
+    assert parse_args(["--mode", "yolo"]).mode == "yolo"
+    with pytest.raises(SystemExit):
+        parse_args(["--mode", "admin"])
+    assert "invalid choice" in capsys.readouterr().err
