@@ -271,3 +271,12 @@ class ResultsError(AgentSmithError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class PausedTurnMismatch(ConfigError):
+    """A resume was refused: its paused turn is not the one the agent can resume.
+
+    The state does not match the history or the pause stored with the
+    session (another round, already resumed, abandoned), or its seal does not
+    verify with the agent's ``approval_key``. Nothing was changed.
+    """

@@ -47,9 +47,11 @@ def redact(value: Any) -> Any:
     if isinstance(value, (str, bytes)):
         try:
             parsed = json.loads(value)
+            return json.dumps(_redact_json(parsed), ensure_ascii=False)
         except (ValueError, UnicodeDecodeError):
             return value
-        return json.dumps(_redact_json(parsed), ensure_ascii=False)
+        except RecursionError:  # JSON too deep to walk: it may hold a secret, so not shown
+            return f"<{len(value)} characters of JSON nested too deeply to redact>"
     return _redact_json(value)
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from dataclasses_json import DataClassJsonMixin, config
 
+from ._internal import json_input
 from .errors import ConfigError, ParseError
 
 JsonObject = dict[str, Any]
@@ -93,7 +94,7 @@ class ToolCall(DataClassJsonMixin):
         if not text:
             return cls(call_id, name, {})
         try:
-            parsed = json.loads(text)
+            parsed = json_input.loads(text)
         except json.JSONDecodeError as err:
             if lenient:
                 return cls(call_id, name, {}, arguments_text)
@@ -178,13 +179,17 @@ class AssistantMessage(DataClassJsonMixin):
         """Validate an OpenAI assistant ``message`` object from a server."""
         obj = expect_object(data, "message")
         content = obj.get("content")
+        thinking = ""
         if content is None:
             content = ""
-        if not isinstance(content, str):
-            raise ParseError(f"message.content must be a string, got {type(content).__name__}")
+        elif not isinstance(content, str):
+            content, thinking = content_from_wire(content, "message.content")
         reasoning = obj.get("reasoning_content")
+        if reasoning is None:
+            reasoning = obj.get("reasoning")
         if reasoning is not None and not isinstance(reasoning, str):
             raise ParseError("message.reasoning_content must be a string")
+        reasoning = (reasoning or "") + thinking
         raw_calls = obj.get("tool_calls")
         if raw_calls is None:
             raw_calls = []
@@ -245,7 +250,7 @@ def messages_to_json(messages: Iterable[Message]) -> str:
 def messages_from_json(text: str) -> list[Message]:
     """Load a history written by :func:`messages_to_json`."""
     try:
-        items = json.loads(text)
+        items = json_input.loads(text)
     except json.JSONDecodeError as err:
         raise ParseError(f"history is not valid JSON ({err.msg})", offset=err.pos) from err
     if not isinstance(items, list):
@@ -375,17 +380,64 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
     )
 
 
+def content_from_wire(value: object, where: str) -> tuple[str, str]:
+    """A ``content`` that is not a string, as ``(text, thinking)``.
+
+    Some servers send a list of typed parts (Mistral: ``{"type": "text",
+    "text": ...}`` and ``{"type": "thinking", "thinking": [text parts]}``);
+    some send the JSON value itself when a ``response_format`` asked for an
+    object. Parts of other types (images, audio) carry no text and are skipped.
+    ParseError naming ``where`` for anything else.
+    """
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False), ""
+    if not isinstance(value, list):
+        raise ParseError(f"{where} must be a string or a list of parts, got {type(value).__name__}")
+    text: list[str] = []
+    thinking: list[str] = []
+    for part in value:
+        if not isinstance(part, dict):
+            raise ParseError(f"{where} parts must be objects, got {type(part).__name__}")
+        kind = part.get("type")
+        if kind == "text":
+            text.append(_part_text(part.get("text"), where))
+        elif kind == "thinking":
+            inner = part.get("thinking")
+            if isinstance(inner, list):
+                thinking.append(content_from_wire(inner, where)[0])
+            else:
+                thinking.append(_part_text(inner, where))
+    return "".join(text), "".join(thinking)
+
+
+def _part_text(value: object, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ParseError(f"{where}: a part's text must be a string, got {type(value).__name__}")
+    return value
+
+
+def made_up_call_id(index: int) -> str:
+    """The id given to a tool call the server sent without one (its position in the reply)."""
+    return f"call_{index}"
+
+
 def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
     where = f"message.tool_calls[{index}]"
     obj = expect_object(data, where)
     call_id = obj.get("id")
-    if not isinstance(call_id, str) or not call_id:
+    if call_id is None or call_id == "":
+        call_id = made_up_call_id(index)
+    if not isinstance(call_id, str):
         raise ParseError(f"{where} has no string id")
     function = expect_object(obj.get("function"), f"{where}.function")
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ParseError(f"{where}.function has no string name")
-    arguments = function.get("arguments", "")
+    arguments = function.get("arguments")
+    if arguments is None:
+        arguments = ""
     if isinstance(arguments, Mapping):  # a few servers send an object, not a string
         return ToolCall(call_id, name, dict(arguments))
     if not isinstance(arguments, str):

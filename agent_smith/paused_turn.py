@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ._internal import json_input
 from .cancellation import CancellationSource, CancellationToken
 from .errors import ParseError
 from .messages import (
@@ -136,6 +137,9 @@ class PausedTurn:
     loop_repeats: int = 0
     failed_rounds: int = 0
     steered: bool = False
+    session: str = ""
+    revision: int = 0
+    seal: str = ""
 
     #: The version of the JSON form; from_json refuses others.
     VERSION: ClassVar[int] = 1
@@ -147,28 +151,38 @@ class PausedTurn:
 
     def to_json(self) -> str:
         """The state as a JSON object (stable keys, ``"version": 1``)."""
-        return json.dumps(
-            {
-                "version": self.VERSION,
-                "agent": self.agent,
-                "call_ids": list(self.call_ids),
-                "requests": [request.to_dict() for request in self.requests],
-                "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
-                "iterations": self.iterations,
-                "tree_iterations": self.tree_iterations,
-                "usage": usage_to_dict(self.usage),
-                "loop_repeats": self.loop_repeats,
-                "failed_rounds": self.failed_rounds,
-                "steered": self.steered,
-            },
-            ensure_ascii=False,
-        )
+        return json.dumps(self.wire(), ensure_ascii=False)
+
+    def canonical(self) -> bytes:
+        """The bytes a seal covers: the JSON form without the seal, keys sorted, compact."""
+        wire = {**self.wire(), "session": self.session, "revision": self.revision}
+        wire.pop("seal", None)
+        return json.dumps(wire, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object of :meth:`to_json` (a sealed state adds session, revision, seal)."""
+        wire = {
+            "version": self.VERSION,
+            "agent": self.agent,
+            "call_ids": list(self.call_ids),
+            "requests": [request.to_dict() for request in self.requests],
+            "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
+            "iterations": self.iterations,
+            "tree_iterations": self.tree_iterations,
+            "usage": usage_to_dict(self.usage),
+            "loop_repeats": self.loop_repeats,
+            "failed_rounds": self.failed_rounds,
+            "steered": self.steered,
+        }
+        if self.seal:
+            wire.update(session=self.session, revision=self.revision, seal=self.seal)
+        return wire
 
     @classmethod
     def from_json(cls, text: str | bytes) -> PausedTurn:
         """Read a state written by :meth:`to_json`; ParseError if it is not one."""
         try:
-            data = json.loads(text)
+            data = json_input.loads(text)
         except (ValueError, UnicodeDecodeError) as err:
             raise ParseError(f"paused turn is not valid JSON ({err})") from err
         where, what = "paused turn JSON", "paused turn"
@@ -204,4 +218,7 @@ class PausedTurn:
             loop_repeats=required("loop_repeats", int),
             failed_rounds=required("failed_rounds", int),
             steered=required("steered", bool),
+            session=json_field(obj, "session", str, "", where, what),
+            revision=json_field(obj, "revision", int, 0, where, what),
+            seal=json_field(obj, "seal", str, "", where, what),
         )

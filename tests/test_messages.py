@@ -44,7 +44,11 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("empty choices", {"choices": []}, "no choices"),
     ("choice not an object", {"choices": ["hi"]}, r"choices\[0\] must be a JSON object"),
     ("message missing", {"choices": [{"finish_reason": "stop"}]}, "message must be a JSON object"),
-    ("non-string content", reply({"role": "assistant", "content": 42}), "content must be a string"),
+    (
+        "non-string content",
+        reply({"role": "assistant", "content": 42}),
+        "content must be a string or a list of parts",
+    ),
     (
         "finish_reason not a string",
         {"choices": [{"message": {"content": "x"}, "finish_reason": 1}]},
@@ -52,8 +56,7 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ),
     ("tool_calls not an array", reply({"tool_calls": {"id": "c1"}}), "tool_calls must be an array"),
     ("tool call not an object", reply({"tool_calls": ["f()"]}), r"tool_calls\[0\] must be"),
-    ("tool call without id", reply({"tool_calls": [call(id=None)]}), "has no string id"),
-    ("tool call with empty id", reply({"tool_calls": [call(id="")]}), "has no string id"),
+    ("tool call with a numeric id", reply({"tool_calls": [call(id=7)]}), "has no string id"),
     (
         "tool call without name",
         reply({"tool_calls": [call(function={"arguments": "{}"})]}),

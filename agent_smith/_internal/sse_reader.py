@@ -17,7 +17,14 @@ ends (``\\r\\n``, ``\\n`` or a lone ``\\r``), is sseclient-py's own ``_read()``.
 
 Per the SSE rules an event that the body ends in the middle of (no blank line
 after it) is not dispatched; :attr:`SseReader.truncated` says whether that
-happened, so a caller that expects a clean end can tell a cut-off stream.
+happened, so a caller that expects a clean end can tell a cut-off stream, and
+:attr:`SseReader.tail` holds that last event's fields for a caller that
+accepts some events without their blank line (``data: [DONE]``).
+
+One field beyond the SSE rules: a block with no ``data`` but an ``error:``
+line (llama.cpp builds of 2025 reported a failed stream that way) is an
+``error`` event whose data is that line's value, so the failure is seen
+instead of dropped as an unknown field.
 
 :func:`read_chunks` reads a ``requests`` response's bytes as they arrive.
 """
@@ -63,6 +70,7 @@ class SseReader(SSEClient):
         self._char_enc = "utf-8"
         self._logger = log
         self.truncated = False
+        self.tail: SseEvent | None = None
 
     def all_events(self) -> Iterator[SseEvent]:
         """Every event of the body in order, data-less ones included."""
@@ -75,6 +83,8 @@ class SseReader(SSEClient):
                 self.truncated = any(
                     line and not line.startswith(b":") for line in block.splitlines()
                 )
+                if self.truncated:
+                    self.tail = _parse(block.decode("utf-8", "replace"))
                 return
             text = block.decode("utf-8", "replace")
             # The common frame is one "data: ..." line: no line loop for it.
@@ -95,6 +105,7 @@ def _parse(text: str) -> SseEvent | None:
     event = ""
     event_id: str | None = None
     retry: int | None = None
+    error: str | None = None
     fields = False
     for line in text.splitlines():
         if not line:
@@ -113,8 +124,12 @@ def _parse(text: str) -> SseEvent | None:
             event_id = value
         elif name == "retry" and value.isascii() and value.isdigit():
             retry = int(value)
+        elif name == "error":
+            error = value
     if not fields:
         return None
+    if error is not None and not data:
+        return SseEvent(error, "error", event_id, retry)
     return SseEvent("\n".join(data), event or "message", event_id, retry)
 
 

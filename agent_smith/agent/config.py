@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import ConfigError
@@ -65,6 +65,8 @@ class AgentConfig:
     denies every other call in-band (the model reads why); ``"yolo"``
     approves every call without asking
     (:mod:`agent_smith.agent.approval_gate`).
+    ``approval_key`` (bytes, kept out of ``repr``) seals every paused turn
+    with an HMAC and makes a resume verify it (:mod:`agent_smith.agent.sealing`).
 
     Bounds on each reply and on what is sent (see ``docs/first-run.md``):
 
@@ -105,6 +107,7 @@ class AgentConfig:
     max_reply_tokens: int | None = 1024
     repetition_guard: bool = True
     context_window: int | None = None
+    approval_key: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         positive = {
@@ -130,6 +133,10 @@ class AgentConfig:
             raise ConfigError(f"AgentConfig.mode must be read, write or yolo, got {self.mode!r}")
         if isinstance(self.output_retries, bool) or self.output_retries < 0:
             raise ConfigError("AgentConfig.output_retries must not be negative")
+        if self.approval_key is not None and (
+            not isinstance(self.approval_key, bytes) or len(self.approval_key) < 16
+        ):
+            raise ConfigError("AgentConfig.approval_key must be bytes, at least 16 of them")
         if self.max_subagent_depth < 0:
             raise ConfigError("AgentConfig.max_subagent_depth must not be negative")
         if self.loop_guard_repeats < 2:

@@ -8,7 +8,9 @@
 ``json_object`` replies and OpenAI's ``json_schema`` all need an object at
 the root; whether it qualifies for OpenAI's ``strict`` mode; its name and
 description. :meth:`OutputSchema.read` parses a reply, validates it with
-``jsonschema`` (the validator compiled once per type) and converts it with
+``jsonschema`` (the validator compiled once per type; a reply that does not
+fit is tried once more with the wrapper added or removed, since small models
+get it wrong both ways) and converts it with
 the type's cached converter (:mod:`agent_smith.tools.convert`); what went
 wrong comes back as an :class:`~agent_smith.errors.OutputValidationError`
 whose ``errors`` the agent loop shows the model.
@@ -24,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from .._internal import json_input
 from .._internal.text import truncate_utf8
 from ..errors import ConfigError, OutputValidationError
 from ..tools.base import JsonObject
@@ -38,6 +41,7 @@ WRAPPER_KEY = "response"
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)
 _MAX_PROBLEM = 300
+_NO_VALUE: Any = object()
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,7 +67,7 @@ class OutputSchema:
         if fenced is not None:
             body = fenced.group(1).strip()
         try:
-            value = json.loads(body)
+            value = json_input.loads(body)
         except json.JSONDecodeError as err:
             raise self.problem(text, [f"the reply is not valid JSON ({err})"]) from None
         return self.convert(value, raw=text)
@@ -73,7 +77,15 @@ class OutputSchema:
         if not validated:
             errors = validation_errors(self.schema, value)
             if errors:
-                raise self.problem(raw, errors)
+                other = self._other_form(value)
+                if other is _NO_VALUE:
+                    raise self.problem(raw, errors)
+                other_errors = validation_errors(self.schema, other)
+                if other_errors:
+                    # A bare value is judged as the value it was meant to be.
+                    bare = self.wrapped and not isinstance(value, dict)
+                    raise self.problem(raw, other_errors if bare else errors)
+                value = other
         if self.wrapped:
             value = value[WRAPPER_KEY]
         try:
@@ -81,6 +93,19 @@ class OutputSchema:
         except (TypeError, ValueError) as err:  # __post_init__ checks, pydantic validators
             detail = " ".join(str(err).split())
             raise self.problem(raw, [f"{self.name} rejected the value: {detail}"]) from err
+
+    def _other_form(self, value: Any) -> Any:
+        """``value`` wrapped or unwrapped, for a model that got the envelope wrong.
+
+        Small models answer a bare ``"sad"`` where ``{"response": "sad"}`` was
+        asked for, or wrap an object in ``{"response": ...}`` unasked.
+        ``_NO_VALUE`` when there is no other form to try.
+        """
+        if self.wrapped:
+            return {WRAPPER_KEY: value}
+        if isinstance(value, dict) and len(value) == 1 and WRAPPER_KEY in value:
+            return value[WRAPPER_KEY]
+        return _NO_VALUE
 
     def problem(self, raw: str, errors: list[str]) -> OutputValidationError:
         """The error for ``raw`` not fitting, each of ``errors`` capped at 300 bytes."""

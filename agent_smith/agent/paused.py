@@ -22,9 +22,13 @@ without its results; a pause is the one deliberate, bounded exception:
   calls stay pending — ``messages_to_json`` keeps them, ready to resume;
 * :func:`resume_round` accepts a state only when the history still ends with
   exactly that message (same agent name, same call ids, and the waiting
-  calls' names and arguments unchanged); otherwise it raises ConfigError
-  before anything is appended, so a stale or foreign state cannot corrupt
-  the history;
+  calls' names and arguments unchanged), when an agent with a session finds
+  this very state stored with it (not resumed, abandoned or paused again
+  since), and when an agent with an ``approval_key`` finds its seal valid
+  (:mod:`~agent_smith.agent.sealing`); otherwise it raises
+  :class:`~agent_smith.errors.PausedTurnMismatch` before anything is
+  appended, so a stale, replayed, forged or foreign state cannot corrupt
+  the history or run a call twice;
 * a new ``send()`` instead of a resume abandons the pause:
   :func:`~agent_smith.agent.approval_gate.settle_abandoned` gives the
   pending calls denied results first, so the history is whole again (and
@@ -39,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..errors import ApprovalRequired, ConfigError
+from ..errors import ApprovalRequired, ConfigError, PausedTurnMismatch
 from ..messages import AssistantMessage, ToolCall
 from ..paused_turn import NEVER_CANCELLED, ApprovalRequest, Decision, PausedTurn
 from .approvals import Decisions, as_decision
@@ -109,6 +113,13 @@ def pause(
         failed_rounds=turn.failures.failed_rounds if turn.failures is not None else 0,
         steered=turn.failures.steered if turn.failures is not None else False,
     )
+    key = agent.config.approval_key
+    if key is not None:
+        from .sealing import sealed  # loaded only when a key is set
+
+        binding = agent._session
+        session, revision = ("", 0) if binding is None else (binding.session_id, binding.revision)
+        state = sealed(state, key, session=session, revision=revision)
     names = ", ".join(f"{r.tool_name} ({r.call_id})" for r in waiting)
     return ApprovalRequired(
         f"agent {agent.name!r} paused: {len(waiting)} tool call(s) need approval: {names}",
@@ -124,20 +135,34 @@ def resume_round(agent: Agent, turn: Turn, resumption: Resumption) -> ResumedRou
     """
     state = resumption.state
     if state.agent != agent.name:
-        raise ConfigError(f"the paused turn belongs to agent {state.agent!r}, not {agent.name!r}")
+        raise PausedTurnMismatch(
+            f"the paused turn belongs to agent {state.agent!r}, not {agent.name!r}"
+        )
+    binding = agent._session
+    key = agent.config.approval_key
+    if key is not None:
+        from .sealing import check_seal  # loaded only when a key is set
+
+        session = "" if binding is None else binding.session_id
+        check_seal(state, key, agent=agent.name, session=session)
+    if binding is not None and binding.paused_turn() != state:
+        raise PausedTurnMismatch(
+            f"agent {agent.name!r}: the paused turn is not the one stored with session "
+            f"{binding.session_id!r} (it was resumed, abandoned or paused again since)"
+        )
     history = agent.memory.messages()
     last = history[-1] if history else None
     if not isinstance(last, AssistantMessage) or (
         tuple(call.id for call in last.tool_calls) != state.call_ids
     ):
-        raise ConfigError(
+        raise PausedTurnMismatch(
             f"agent {agent.name!r}: the history does not end with the paused turn's tool calls "
             "(restore the history saved with the state; a paused turn resumes once)"
         )
     calls = {call.id: call for call in last.tool_calls}
     for request in state.requests:
         if calls.get(request.call_id) != request.call:
-            raise ConfigError(
+            raise PausedTurnMismatch(
                 f"agent {agent.name!r}: call {request.call_id!r} in the history is not the "
                 "call that waits for approval"
             )

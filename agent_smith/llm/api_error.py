@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from .._internal import json_input
 from ..errors import ContextOverflowError, LlmApiError
 from ..logs import REDACTED, redact
 
@@ -38,7 +39,7 @@ def error_from_body(
 ) -> LlmApiError:
     """The error for an HTTP ``status`` reply whose body is ``text``."""
     try:
-        obj: Any = json.loads(text)
+        obj: Any = json_input.loads(text)
     except ValueError:
         obj = None
     if isinstance(obj, dict):

@@ -22,6 +22,8 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
+from .._internal import json_input
+from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
@@ -43,7 +45,7 @@ from .events import Finished, StreamEvent
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .server_props import KnownWindow, fetch_context_window, props_url
-from .stream_decoder import StreamDecoder
+from .stream_decoder import StreamDecoder, response_events
 from .token_count import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -123,6 +125,7 @@ class LlmClient:
             raise ValueError("request_timeout must be positive")
         self._endpoint = endpoint
         self._url = resolve_chat_url(endpoint)
+        self._poster = Poster(self._url)  # reads proxy/CA/netrc settings once, not per request
         self._shown = display_url(self._url)
         self._model = model
         self._api_key = api_key or None
@@ -177,9 +180,13 @@ class LlmClient:
                 data = self._read_body(response, call)
             finally:
                 response.close()
+        return self._whole_reply(data, response.status_code)
+
+    def _whole_reply(self, data: bytes, status: int) -> LlmResponse:
+        """A whole JSON reply body: the response, or the error it reports."""
         trace(log, "response body", data)
         try:
-            parsed = json.loads(data)
+            parsed = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"reply from {self._shown} is not valid JSON ({getattr(err, 'msg', err)})",
@@ -189,7 +196,7 @@ class LlmClient:
             raise error_from_json(
                 parsed,
                 endpoint=self._shown,
-                status=response.status_code,
+                status=status,
                 excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
@@ -207,7 +214,17 @@ class LlmClient:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._chunks(response, call)))
+                if _is_json(response):
+                    # Some proxies answer stream: true with the whole reply
+                    # (and a few label their SSE as JSON: the body tells).
+                    data = self._read_body(response, call)
+                    if data.lstrip()[:1] == b"{":
+                        events = response_events(self._whole_reply(data, 200))
+                    else:
+                        events = decoder.events([data])
+                    yield from span.watch(events)
+                else:
+                    yield from span.watch(decoder.events(self._chunks(response, call)))
                 call.check()
             finally:
                 response.close()
@@ -323,8 +340,8 @@ class LlmClient:
             retry_after: str | None = None
             try:
                 with watch_socket(call.waiting_on):
-                    response = session.post(
-                        self._url, data=data, headers=headers, stream=True, timeout=self._timeout
+                    response = self._poster.post(
+                        session, data=data, headers=headers, stream=True, timeout=self._timeout
                     )
             except requests.Timeout as err:
                 call.check()
@@ -426,6 +443,12 @@ class LlmClient:
                 endpoint_or_server=self._shown,
             ) from err
         call.check()
+
+
+def _is_json(response: requests.Response) -> bool:
+    """Whether a reply to a streamed request came as one JSON body instead of SSE."""
+    kind = response.headers.get("Content-Type", "")
+    return kind.split(";", 1)[0].strip().lower() == "application/json"
 
 
 def _cancelled() -> CancelledError:

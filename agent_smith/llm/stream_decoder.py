@@ -22,10 +22,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._internal import json_input
 from .._internal.sse_reader import SseReader
-from ..errors import ParseError, TransportError
+from ..errors import LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact
-from ..messages import AssistantMessage, TokenUsage, ToolCall
+from ..messages import (
+    AssistantMessage,
+    TokenUsage,
+    ToolCall,
+    content_from_wire,
+    made_up_call_id,
+)
 from .api_error import error_from_json
 from .events import (
     Finished,
@@ -70,6 +77,7 @@ class StreamDecoder:
         self._done = False
         self._frames = 0
         self._about: dict[str, str] = {}  # the reply's id and model, as the server names them
+        self._last_index = -1  # the tool call the latest fragment went to
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the frames arrive, then completed tool calls and Finished."""
@@ -92,16 +100,18 @@ class StreamDecoder:
             if data == _DONE:
                 self._done = True
                 continue
+            if sse.event == "error":
+                raise self._error(data)
             try:
                 # The C scanner directly: json.loads adds two regex matches and
                 # several calls per frame, a measurable share of a token's cost.
                 obj, end = scan(data, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 obj, end = self._parse(data), len(data)
             if end != len(data) or type(obj) is not dict:
                 obj = self._parse(data)
-            if "error" in obj or sse.event == "error":
-                raise error_from_json(obj, endpoint=self._endpoint, status=None, excerpt=data)
+            if "error" in obj:
+                raise self._error(data, obj)
             choices = obj.get("choices")
             if choices:
                 if type(choices) is not list or type(choices[0]) is not dict:
@@ -113,10 +123,11 @@ class StreamDecoder:
                         raise self._bad("delta must be an object")
                     content = delta.get("content")
                     if content:
-                        if type(content) is not str:
-                            raise self._bad("delta.content must be a string")
-                        text.append(content)
-                        yield TokenDelta(content)
+                        if type(content) is str:
+                            text.append(content)
+                            yield TokenDelta(content)
+                        else:
+                            yield from self._content_parts(content)
                     if len(delta) > 1 or content is None:
                         yield from self._other_deltas(delta)
                 finish = choice.get("finish_reason")
@@ -131,13 +142,41 @@ class StreamDecoder:
             if usage is not None:
                 self._usage = TokenUsage.from_openai(usage)
                 self._describe(obj)
-        if reader.truncated:
+        tail = reader.tail
+        if tail is not None and tail.event == "error":
+            raise self._error(tail.data)
+        if tail is not None and tail.data.strip() == _DONE:
+            self._done = True  # [DONE] without its blank line: the reply is whole
+        elif reader.truncated:
             raise TransportError(
                 f"stream from {self._endpoint} ended in the middle of an SSE frame",
                 operation="stream",
                 endpoint_or_server=self._endpoint,
             )
         yield from self._finish_events()
+
+    def _content_parts(self, content: object) -> Iterator[StreamEvent]:
+        """A delta's ``content`` given as typed parts or as a JSON value."""
+        try:
+            text, thinking = content_from_wire(content, "delta.content")
+        except ParseError as err:
+            raise self._bad(err.message) from err
+        if thinking:
+            self._reasoning.append(thinking)
+            yield ReasoningDelta(thinking)
+        if text:
+            self._text.append(text)
+            yield TokenDelta(text)
+
+    def _error(self, data: str, obj: dict[str, Any] | None = None) -> LlmApiError:
+        """The error a server reported inside its 200 stream, in its own words."""
+        if obj is None:
+            try:
+                parsed = json_input.loads(data)
+            except ValueError:
+                parsed = None
+            obj = parsed if isinstance(parsed, dict) else {"error": data}
+        return error_from_json(obj, endpoint=self._endpoint, status=None, excerpt=data)
 
     def _other_deltas(self, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -160,7 +199,7 @@ class StreamDecoder:
     def _parse(self, data: str) -> dict[str, Any]:
         """The slow path: leading whitespace, trailing data, or an error to explain."""
         try:
-            obj = json.loads(data)
+            obj = json_input.loads(data)
         except ValueError as err:
             raise ParseError(
                 f"stream frame {self._frames} from {self._endpoint} is not valid JSON"
@@ -177,39 +216,59 @@ class StreamDecoder:
     def _tool_fragments(self, fragments: object) -> Iterator[StreamEvent]:
         if type(fragments) is not list:
             raise self._bad("delta.tool_calls must be an array")
-        for position, fragment in enumerate(fragments):
+        for fragment in fragments:
             if type(fragment) is not dict:
                 raise self._bad("a tool call must be an object")
-            index = fragment.get("index", position)
-            if type(index) is not int:
-                raise self._bad("tool call index must be an integer")
-            call = self._calls.get(index)
-            if call is None:
-                call = self._calls[index] = _PartialCall(index)
             call_id = fragment.get("id")
-            if call_id:
-                if type(call_id) is not str:
-                    raise self._bad("tool call id must be a string")
-                if not call.id:
-                    call.id = call_id
+            if call_id and type(call_id) is not str:
+                raise self._bad("tool call id must be a string")
             function = fragment.get("function") or {}
             if type(function) is not dict:
                 raise self._bad("tool call function must be an object")
             name = function.get("name")
+            if name and type(name) is not str:
+                raise self._bad("tool call name must be a string")
+            index = fragment.get("index")
+            if index is None:
+                index = self._unindexed(call_id, name)
+            elif type(index) is not int:
+                raise self._bad("tool call index must be an integer")
+            call = self._calls.get(index)
+            if call is None:
+                call = self._calls[index] = _PartialCall(index)
+            self._last_index = index
+            if call_id and not call.id:
+                call.id = call_id
             if name:
-                if type(name) is not str:
-                    raise self._bad("tool call name must be a string")
                 call.name += name if call.name != name else ""
             arguments = function.get("arguments")
             if arguments:
-                if type(arguments) is not str:
+                if type(arguments) is dict:  # a few servers send the object itself
+                    arguments = json.dumps(arguments, ensure_ascii=False)
+                elif type(arguments) is not str:
                     raise self._bad("tool call arguments must be a string")
                 call.arguments.append(arguments)
             if call.name and not call.started:
                 call.started = True
                 if not call.id:
-                    call.id = f"call_{index}"
+                    call.id = made_up_call_id(index)
                 yield ToolCallStarted(call.id, call.name, index)
+
+    def _unindexed(self, call_id: str | None, name: str | None) -> int:
+        """The index of a fragment sent without one (Mistral, Gemini: whole calls).
+
+        A fragment continues the latest call unless it names a call that
+        cannot be that one: another id, or another name where the latest
+        call already has one. Otherwise it starts the next call.
+        """
+        latest = self._calls.get(self._last_index)
+        if latest is None:
+            return len(self._calls)
+        if call_id and latest.id and call_id != latest.id:
+            return max(self._calls) + 1
+        if name and latest.name and name != latest.name and not call_id:
+            return max(self._calls) + 1
+        return self._last_index
 
     def _finish_events(self) -> Iterator[StreamEvent]:
         if not self._done and self._finish is None:
@@ -245,3 +304,17 @@ class StreamDecoder:
         for index, call in zip(sorted(self._calls), calls, strict=True):
             yield ToolCallCompleted(index, call.arguments)
         yield Finished(finish, self._usage, response)
+
+
+def response_events(response: LlmResponse) -> Iterator[StreamEvent]:
+    """The events a stream of ``response`` would have given, for a reply that came whole."""
+    message = response.message
+    if message.reasoning:
+        yield ReasoningDelta(message.reasoning)
+    if message.content:
+        yield TokenDelta(message.content)
+    for index, call in enumerate(message.tool_calls):
+        yield ToolCallStarted(call.id, call.name, index)
+    for index, call in enumerate(message.tool_calls):
+        yield ToolCallCompleted(index, call.arguments)
+    yield Finished(response.finish_reason, message.usage, response)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-import json
 import logging
 import threading
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
+from .._internal import json_input
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
 from .handoff import Handoff
@@ -275,7 +275,7 @@ class StreamableHttpTransport(Transport):
         if ctype != "application/json":
             raise self._error("send", f"unexpected Content-Type {ctype or 'none'!r}")
         try:
-            parsed = json.loads(raw.decode("utf-8"))
+            parsed = json_input.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as err:
             raise McpProtocolError(
                 f"MCP server {self.server} sent a JSON body that does not parse", server=self.server

@@ -15,7 +15,6 @@ with ``Last-Event-ID`` (SEP-1699). :func:`event_frames` and
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from typing import Any
 import requests
 import urllib3.exceptions
 
+from .._internal import json_input
 from .._internal.sockets import shutdown_socket, socket_of
 from .._internal.sse_reader import SseReader, read_chunks
 
@@ -85,7 +85,7 @@ def pump(
 def event_frames(data: str, server: str) -> list[Any]:
     """The JSON-RPC frames in one SSE event's data (one frame or a batch); none if not JSON."""
     try:
-        parsed = json.loads(data)
+        parsed = json_input.loads(data)
     except ValueError:
         log.warning("MCP server %s sent an SSE event that is not JSON", server)
         return []

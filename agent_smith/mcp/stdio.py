@@ -12,7 +12,6 @@ grandchild holding our pipes open would keep the reader from ever ending).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -21,6 +20,7 @@ import threading
 from collections import deque
 from typing import IO
 
+from .._internal import json_input
 from ..errors import TransportError
 from ..logs import trace
 from .config import ServerConfig
@@ -156,7 +156,7 @@ class StdioTransport(Transport):
                 if not line:
                     continue
                 try:
-                    frame = json.loads(line)
+                    frame = json_input.loads(line)
                 except ValueError:
                     log.warning(
                         "MCP server %s wrote a non-JSON line to stdout; skipped: %.200r",

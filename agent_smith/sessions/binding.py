@@ -90,6 +90,16 @@ class SessionBinding:
             self._paused = state.to_json()
             self._revision = self.session.save_paused_turn(self._paused)
 
+    @property
+    def session_id(self) -> str:
+        """The id of the bound session."""
+        return self.session.session_id
+
+    @property
+    def revision(self) -> int:
+        """The session's revision as last read or written (0 when unknown)."""
+        return self._revision or 0
+
     def paused_turn(self) -> PausedTurn | None:
         """The paused turn stored with the history when it was last read or written."""
         if self._paused is None:

@@ -1,18 +1,25 @@
 """The turn lease: one turn at a time per session id, across threads and processes.
 
-A lease is a row of the ``leases`` table: the session id, the holder (host,
-process id and a random tag, so a busy error says who holds it) and when it
-expires. A turn takes it in a write transaction (``BEGIN IMMEDIATE``
-serialises the check and the take across processes), so of two turns started
-at once exactly one gets it and the other fails at once with
-:class:`AgentBusyError`. While the turn runs, a :class:`LeaseKeeper` thread
-renews it every third of its duration; the turn deletes it when it ends.
+A lease is a row of the ``leases`` table: the session id, the holder
+(``host:pid:starttime:tag``: the host, the process id, that process's start
+time, and a random tag unique to the turn) and when it expires. A turn takes
+it in a write transaction (``BEGIN IMMEDIATE`` serialises the check and the
+take across processes), so of two turns started at once exactly one gets it
+and the other fails at once with :class:`AgentBusyError`. While the turn
+runs, a :class:`LeaseKeeper` thread renews it every third of its duration;
+the turn deletes it when it ends.
 
 A holder that dies (``kill -9``, a crashed worker, a power cut) cannot
-release its lease: the row stays until it expires, and the next turn takes it
-over. The duration bounds how long a dead worker keeps a conversation locked;
-it must be longer than the worst stall of a live one (a renewal that cannot
-run), or a live turn loses its lease.
+release its lease. When the holder ran on this host, the next turn sees that
+it is gone and takes the lease over at once: no process has its pid, or the
+process that has it started at another time (the pid was reused; start times
+come from ``/proc/<pid>/stat``, so where there is no ``/proc`` only the pid
+is checked). A holder on another host (a database on a shared disk) cannot be
+checked: its lease is taken over when it expires. That duration bounds how
+long a dead remote worker keeps a conversation locked; it must be longer than
+the worst stall of a live one (a renewal that cannot run), or a live turn
+loses its lease. Containers that share a database must have distinct host
+names (they have their own pid spaces).
 
 Every write to a session checks the lease in the same transaction (a fence):
 a writer that is not the holder of a live lease is refused, and a holder whose
@@ -43,8 +50,47 @@ _keeper_ids = itertools.count()
 
 
 def new_holder() -> str:
-    """A holder id unique to one turn: ``host:pid:random``."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    """A holder id unique to one turn: ``host:pid:starttime:random``."""
+    pid = os.getpid()
+    started = (_stat(pid) or ("", ""))[1]
+    return f"{socket.gethostname()}:{pid}:{started}:{secrets.token_hex(4)}"
+
+
+def holder_is_dead(holder: str) -> bool:
+    """Whether ``holder`` is a process of this host that no longer runs.
+
+    False when that cannot be known: another host, another format, or a pid
+    that still runs with the same start time (or whose start time is unknown).
+    """
+    parts = holder.rsplit(":", 3)
+    if len(parts) != 4 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False  # another turn of this very process: alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        pass  # it exists, owned by another user
+    stat = _stat(pid)
+    if stat is None:
+        return False
+    state, started = stat
+    return state == "Z" or (bool(parts[2]) and started != parts[2])  # a zombie, or pid reused
+
+
+def _stat(pid: int) -> tuple[str, str] | None:
+    """Process ``pid``'s state letter and start time (clock ticks since boot), from ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read()
+    except OSError:
+        return None
+    # Fields 3 and 22; the command name (field 2) is in parentheses and may hold spaces.
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return (fields[0].decode(), fields[19].decode()) if len(fields) > 19 else None
 
 
 def check(conn: sqlite3.Connection, session_id: str, holder: str | None, *, now: float) -> None:
@@ -64,7 +110,7 @@ def check(conn: sqlite3.Connection, session_id: str, holder: str | None, *, now:
                 "lease duration and another turn took the session over)"
             )
         return
-    if row is not None and row[1] > now:
+    if row is not None and row[1] > now and not holder_is_dead(row[0]):
         raise AgentBusyError(
             f"session {session_id!r} is running a turn held by {row[0]} "
             f"(lease expires in {row[1] - now:.1f} s); try again when it ends"

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Literal
 
+from .._internal import json_input
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError, SessionError
 from ..messages import Message, message_from_dict, message_to_dict
 from . import lease, schema
@@ -215,9 +216,9 @@ class SqliteSession(Session):
     def _decode(self, bodies: list[tuple[str]]) -> tuple[Message, ...]:
         try:
             # One json.loads of the whole array is several times faster than one per row.
-            items = json.loads("[" + ",".join(body for (body,) in bodies) + "]")
+            items = json_input.loads("[" + ",".join(body for (body,) in bodies) + "]")
             return tuple(message_from_dict(item, f"message {i}") for i, item in enumerate(items))
-        except (json.JSONDecodeError, ParseError) as err:
+        except (json.JSONDecodeError, ParseError, TypeError) as err:  # TypeError: a BLOB row
             raise SessionError(
                 f"session {self._id!r} in {self.path} holds a damaged message: {err}",
                 store=self.path,

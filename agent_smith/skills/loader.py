@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
+from .._internal import json_input
 from ..errors import AgentSmithError, ConfigError, ParseError, SkillError
 from ..mcp.config import ServerConfig
 from ..plain_data import json_type
@@ -106,7 +107,7 @@ def _read_text(path: Path, *, skill_name: str, what: str = "") -> str:
 
 def _parse_json(text: str, *, path: Path, skill_name: str, what: str = "") -> Any:
     try:
-        return json.loads(text)
+        return json_input.loads(text)
     except json.JSONDecodeError as err:
         prefix = what or str(path)
         where = "" if not what else f" in {path}"

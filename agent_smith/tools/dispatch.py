@@ -31,6 +31,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._internal import json_input
 from .._internal.text import truncate_utf8
 from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
@@ -289,7 +290,7 @@ def error_payload(text: str) -> dict[str, object] | None:
     if not text.startswith("{"):
         return None
     try:
-        parsed = json.loads(text)
+        parsed = json_input.loads(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) and parsed.get("error") is True else None

@@ -500,3 +500,16 @@ def test_a_typed_turn_paused_for_approval_resumes_to_its_output(
         "booked Oslo",
         "Final result accepted.",
     ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_bare_enum_answer_is_accepted_where_the_wrapper_was_asked_for(
+    llm_server: ScriptedLlmServer, llm: LlmClient, stream: bool
+) -> None:
+    from tests.agent.test_output_type import Mood
+
+    llm_server.script(Text('"sad"'))
+    agent = Agent(llm, "Say how the user feels.")
+    reply = final(turn(agent, "I lost my keys.", stream=stream, output_type=Mood))
+    assert reply.output is Mood.SAD
+    assert len(llm_server.requests) == 1  # no retry was needed

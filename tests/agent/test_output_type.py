@@ -133,3 +133,26 @@ def test_a_problem_quoting_a_huge_value_is_cut_and_the_message_stays_one_line() 
     assert len(error.encode()) < 400
     assert "\n" not in str(caught.value)
     assert caught.value.raw == text  # the raw reply itself is kept whole
+
+
+@pytest.mark.parametrize(
+    ("output_type", "text", "expected"),
+    [
+        (Mood, '"sad"', Mood.SAD),  # what small models answer for an enum
+        (int, "42", 42),
+        (list[int], "[1, 2]", [1, 2]),
+        (Invoice, json.dumps({"response": INVOICE_DATA}), INVOICE),  # wrapped unasked
+    ],
+)
+def test_a_reply_with_the_wrapper_missing_or_added_is_accepted(
+    output_type: Any, text: str, expected: Any
+) -> None:
+    assert parse_output(output_type, text) == expected
+
+
+def test_a_wrong_bare_value_is_reported_as_the_value_it_meant_to_be() -> None:
+    with pytest.raises(OutputValidationError) as info:
+        parse_output(Mood, '"angry"')
+    assert "'angry' is not one of ['happy', 'sad']" in " ".join(info.value.errors)
+    with pytest.raises(OutputValidationError):
+        parse_output(Invoice, json.dumps({"response": {"number": 1}}))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agent_smith import AgentBusyError, SessionError, UserMessage
-from agent_smith.sessions.lease import LeaseKeeper
-from tests.sessions.conftest import WAIT, OpenSession, lapse_lease, lease_row, on_threads
+from agent_smith.sessions.lease import LeaseKeeper, new_holder
+from tests.sessions.conftest import WAIT, OpenSession, lapse_lease, lease_row, on_threads, sql
 
 
 def test_a_second_turn_on_the_same_id_fails_at_once(open_session: OpenSession) -> None:
@@ -186,3 +191,97 @@ def test_the_keeper_stops_when_the_lease_is_lost_and_retries_failures(
     assert answers == []
     assert "renewing the lease failed (disk full); retrying" in caplog.text
     assert "the lease was lost" in caplog.text
+
+
+# -- holders that died on this host -------------------------------------------------
+
+HOUR = 3600.0
+
+
+def hold(open_session: OpenSession, db: Path, holder: str, session_id: str = "s") -> None:
+    """Store a lease on ``session_id`` held by ``holder`` for the next hour."""
+    open_session(session_id=session_id).messages()  # the store exists
+    sql(
+        db,
+        "INSERT OR REPLACE INTO leases (session_id, holder, expires_at) VALUES (?, ?, ?)",
+        session_id,
+        holder,
+        time.time() + HOUR,
+    )
+
+
+def start_time(pid: int) -> str:
+    raw = Path(f"/proc/{pid}/stat").read_bytes()
+    return raw[raw.rfind(b")") + 2 :].split()[19].decode()
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process of this host that holds no lease of ours."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    yield proc
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(WAIT)
+
+
+def test_holder_ids_name_host_pid_start_time_and_turn() -> None:
+    host, pid, started, tag = new_holder().rsplit(":", 3)
+    assert (host, int(pid)) == (socket.gethostname(), os.getpid())
+    if Path("/proc/self/stat").exists():
+        assert started == start_time(int(pid))
+    assert len(tag) == 8 and new_holder() != new_holder()
+
+
+def test_a_lease_whose_holder_process_is_gone_is_taken_over_at_once(
+    open_session: OpenSession, db: Path
+) -> None:
+    open_session().append(UserMessage("before"))
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    pid = int(gone.stdout)
+    hold(open_session, db, f"{socket.gethostname()}:{pid}:1:dead0001")
+    successor = open_session()
+    successor.begin_turn()  # not after an hour: the holder's pid is gone
+    successor.append(UserMessage("after"))
+    successor.end_turn()
+    assert [m.content for m in successor.messages()] == ["before", "after"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="start times come from /proc")
+def test_a_pid_now_used_by_a_newer_process_is_a_dead_holder(
+    open_session: OpenSession, db: Path, sleeper: subprocess.Popen[bytes]
+) -> None:
+    host = socket.gethostname()
+    hold(open_session, db, f"{host}:{sleeper.pid}:{start_time(sleeper.pid)}:live0001")
+    with pytest.raises(AgentBusyError, match="live0001"):
+        open_session().begin_turn()  # the holder runs: it keeps its lease
+    hold(open_session, db, f"{host}:{sleeper.pid}:{int(start_time(sleeper.pid)) - 1}:dead0002")
+    successor = open_session()
+    successor.begin_turn()  # same pid, another start time: the holder died
+    successor.end_turn()
+
+
+def test_a_lease_held_on_another_host_waits_for_its_expiry(
+    open_session: OpenSession, db: Path
+) -> None:
+    hold(open_session, db, "another-host.example:1:1:far00001")
+    with pytest.raises(AgentBusyError, match=r"another-host\.example"):
+        open_session().begin_turn()
+    lapse_lease(db)
+    successor = open_session()
+    successor.begin_turn()
+    successor.end_turn()
+
+
+def test_a_lease_of_an_older_holder_format_waits_for_its_expiry(
+    open_session: OpenSession, db: Path
+) -> None:
+    hold(
+        open_session, db, f"{socket.gethostname()}:999999999:abcd1234"
+    )  # host:pid:random, no start time
+    with pytest.raises(AgentBusyError):
+        open_session().begin_turn()

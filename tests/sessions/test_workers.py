@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,7 +43,7 @@ def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_con
     children: list[Child],
 ) -> None:
     llm_server.script(Calls(("lookup", {"city": "Paris"})))
-    child = Child("turn", llm_server.url, db, "conv", 2.0, QUESTION)
+    child = Child("turn", llm_server.url, db, "conv", 3600.0, QUESTION)
     children.append(child)
     child.expect("TOOL_STARTED")
     # Between the assistant's tool-call message (stored) and its result (not yet).
@@ -57,12 +56,9 @@ def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_con
     with SqliteSession(db, "conv", lease_seconds=2.0) as session:
         agent = Agent(llm, session=session)
         assert agent.history == [UserMessage(QUESTION)]  # the call without a result is dropped
-        with pytest.raises(AgentBusyError, match="is running a turn held by"):
-            agent.send("are you there?")  # the dead worker's lease has not expired yet
-        # Its holder is dead, so it can only expire: wait for the stored expiry (≤ 2 s).
         lease = lease_row(db, "conv")
-        assert lease is not None
-        threading.Event().wait(max(0.0, lease[1] - time.time()) + 0.05)
+        assert lease is not None and lease[1] > time.time() + 3000  # an hour left on it
+        # Its holder died on this host: the lease is taken over now, not in an hour.
         llm_server.script(Text("Yes. It is sunny in Paris."))
         assert agent.send("are you there?").content == "Yes. It is sunny in Paris."
         stored = session.messages()

@@ -120,8 +120,9 @@ def echo_tools_responder(body: JsonObject) -> Reply:
 class ScriptedLlmServer:
     """Threaded chat-completions server on a free loopback port."""
 
-    def __init__(self, responder: Responder = echo_tools_responder) -> None:
+    def __init__(self, responder: Responder = echo_tools_responder, *, record: bool = True) -> None:
         self.responder = responder
+        self.record = record  # False: keep no requests (long soak runs)
         self.requests: list[JsonObject] = []
         self.headers: list[dict[str, str]] = []
         self.connections = 0
@@ -175,8 +176,9 @@ class ScriptedLlmServer:
 
     def _next_reply(self, body: JsonObject, headers: dict[str, str]) -> Reply:
         with self._lock:
-            self.requests.append(body)
-            self.headers.append(headers)
+            if self.record:
+                self.requests.append(body)
+                self.headers.append(headers)
             if self._script:
                 return self._script.popleft()
         return self.responder(body)
@@ -267,8 +269,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client cancelled
+            self.close_connection = True
 
     def _drop(self) -> None:
         self.close_connection = True

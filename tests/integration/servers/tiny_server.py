@@ -1,7 +1,7 @@
 """A hand-written stdio MCP server for the edge cases the SDK will not produce.
 
 Options:
-  --noise             write a non-JSON line to stdout before every answer
+  --noise             write non-JSON lines (text, bad UTF-8, deep nesting) before every answer
   --server-requests   after ``initialized``, send a ``ping`` with id 0 and an
                       ``elicitation/create`` with id 1; tool ``answers`` returns
                       what the client answered
@@ -46,8 +46,10 @@ def main() -> None:
     deferred: list[object] = []  # ids of ``answers`` calls waiting for both answers
 
     def write(frame: dict[str, object]) -> None:
-        if args.noise:
+        if args.noise:  # text, invalid UTF-8, and JSON nested past the parser's depth
             sys.stdout.write("this is not JSON\n")
+            sys.stdout.flush()
+            sys.stdout.buffer.write(b"\xff\xfe{\n" + b"[" * 100_000 + b"\n")
         sys.stdout.write(json.dumps(frame) + "\n")
         sys.stdout.flush()
 
