@@ -67,8 +67,8 @@ class Agent(Closeable):
     the caller closes it. ``approver`` decides on calls needing approval
     (:mod:`.approvals`). ``output_type`` and ``output_mode`` are the default
     typed output of every turn (:mod:`.output`). ``guardrails`` check each
-    turn's input, final answer and tool calls (:mod:`.guardrails`; a
-    sub-agent has its own). ``_lineage``: framework use (:meth:`spawn_child`).
+    turn's input, final answer and tool calls (:mod:`.guardrails`; not a
+    sub-agent's). ``_lineage``: framework use (:meth:`spawn_child`).
     """
 
     def __init__(
