@@ -76,7 +76,14 @@ if TYPE_CHECKING:
     )
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
+    from .llm.anthropic import AnthropicClient
+    from .llm.bedrock import BedrockClient
     from .llm.client import LlmClient
+    from .llm.embeddings import (
+        Embedder,
+        OllamaEmbedder,
+        OpenAIEmbedder,
+    )
     from .llm.events import (
         Finished,
         ReasoningDelta,
@@ -85,20 +92,33 @@ if TYPE_CHECKING:
         ToolCallCompleted,
         ToolCallStarted,
     )
+    from .llm.fallback import FallbackModel
+    from .llm.gemini import GeminiClient
     from .llm.local_server import LocalLlamaServer
+    from .llm.model import (
+        ChatModel,
+        ModelCapabilities,
+    )
+    from .llm.ollama import OllamaClient
+    from .llm.providers import make_model
     from .llm.request import (
         LlmRequest,
         LlmResponse,
         SamplingParams,
     )
+    from .llm.responses import ResponsesClient
     from .llm.retry import RetryPolicy
+    from .llm.testing import TestModel
     from .mcp import (
+        Elicitation,
         LifecycleEvent,
         LifecycleKind,
         McpClient,
         McpEvent,
         Notification,
+        SamplingHandler,
         ServerConfig,
+        ToolInfo,
     )
     from .mcp.auth import (
         AuthorizationHandler,
@@ -121,6 +141,7 @@ if TYPE_CHECKING:
     from .messages import (
         AssistantMessage,
         Message,
+        ProviderData,
         SystemMessage,
         TokenUsage,
         ToolCall,
@@ -169,6 +190,20 @@ logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
 # Where each lazily imported public name lives.
 _LAZY: dict[str, str] = {
+    "BedrockClient": "llm.bedrock",
+    "OllamaClient": "llm.ollama",
+    "GeminiClient": "llm.gemini",
+    "Embedder": "llm.embeddings",
+    "OllamaEmbedder": "llm.embeddings",
+    "OpenAIEmbedder": "llm.embeddings",
+    "FallbackModel": "llm.fallback",
+    "ResponsesClient": "llm.responses",
+    "AnthropicClient": "llm.anthropic",
+    "ProviderData": "messages",
+    "make_model": "llm.providers",
+    "TestModel": "llm.testing",
+    "ChatModel": "llm.model",
+    "ModelCapabilities": "llm.model",
     "Agent": "agent.agent",
     "AgentRequest": "agent.request",
     "ApprovalRequest": "paused_turn",
@@ -215,6 +250,9 @@ _LAZY: dict[str, str] = {
     "SamplingParams": "llm.request",
     "RetryPolicy": "llm.retry",
     "LocalLlamaServer": "llm.local_server",
+    "Elicitation": "mcp",
+    "SamplingHandler": "mcp",
+    "ToolInfo": "mcp",
     "LifecycleEvent": "mcp",
     "LifecycleKind": "mcp",
     "McpClient": "mcp",
@@ -298,6 +336,7 @@ __all__ = [
     "AgentSpec",
     "AgentStopped",
     "AgentTimeoutError",
+    "AnthropicClient",
     "ApprovalRequest",
     "ApprovalRequested",
     "ApprovalRequired",
@@ -308,21 +347,27 @@ __all__ = [
     "BatchInput",
     "BatchResult",
     "BatchRun",
+    "BedrockClient",
     "CancellationSource",
     "CancellationToken",
     "CancelledError",
+    "ChatModel",
     "ClientInfo",
     "Compaction",
     "ConfigError",
     "ContextCompacted",
     "ContextOverflowError",
     "Decision",
+    "Elicitation",
+    "Embedder",
     "EnterpriseIdp",
+    "FallbackModel",
     "FileTokenStorage",
     "FinalAnswer",
     "Finished",
     "FullMemory",
     "FunctionTool",
+    "GeminiClient",
     "GuardrailChecked",
     "GuardrailTripped",
     "GuardrailVerdict",
@@ -344,21 +389,28 @@ __all__ = [
     "McpProtocolError",
     "Memory",
     "Message",
+    "ModelCapabilities",
     "ModelPrice",
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
+    "OllamaClient",
+    "OllamaEmbedder",
+    "OpenAIEmbedder",
     "OutputMode",
     "OutputRetry",
     "OutputValidationError",
     "ParseError",
     "PausedTurn",
     "PausedTurnMismatch",
+    "ProviderData",
     "ReasoningDelta",
+    "ResponsesClient",
     "ResultsError",
     "RetryPolicy",
     "RollingWindowMemory",
     "Runtime",
+    "SamplingHandler",
     "SamplingParams",
     "ServerConfig",
     "Session",
@@ -373,6 +425,7 @@ __all__ = [
     "SubAgentTool",
     "SummaryMemory",
     "SystemMessage",
+    "TestModel",
     "TokenDelta",
     "TokenStorage",
     "TokenUsage",
@@ -383,6 +436,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolContext",
     "ToolError",
+    "ToolInfo",
     "ToolMessage",
     "ToolOptions",
     "ToolRegistry",
@@ -401,6 +455,7 @@ __all__ = [
     "default_runtime",
     "ensure_default_model",
     "load_skill",
+    "make_model",
     "make_tool",
     "message_from_openai",
     "messages_from_json",

@@ -18,7 +18,17 @@ TRACE = 5
 logging.addLevelName(TRACE, "TRACE")
 
 REDACTED = "<redacted>"
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie", "set-cookie"})
+_SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "x-amz-security-token",
+        "cookie",
+        "set-cookie",
+    }
+)
 _SECRET_KEY = re.compile(
     r"api[-_]?key|access[-_]?token|bearer|password"
     # OAuth's credentials (token responses, registrations, token requests).

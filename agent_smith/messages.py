@@ -30,6 +30,9 @@ _NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: Non
 class TokenUsage(DataClassJsonMixin):
     """Token counts reported by the server for one or more completions.
 
+    ``prompt`` counts every input token, cached or not; ``cache_read`` and
+    ``cache_write`` say how many of them were read from or written to the
+    provider's prompt cache (when it reports them).
     ``cost`` is what they cost, in the currency of the price table an agent's
     :class:`~agent_smith.UsageLimits` gives (None when no price applies); a
     sum is None only when every part is.
@@ -38,6 +41,8 @@ class TokenUsage(DataClassJsonMixin):
     prompt: int = 0
     completion: int = 0
     total: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
     cost: float | None = None
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
@@ -48,6 +53,8 @@ class TokenUsage(DataClassJsonMixin):
             self.prompt + other.prompt,
             self.completion + other.completion,
             self.total + other.total,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
             cost,
         )
 
@@ -146,6 +153,21 @@ class UserMessage(DataClassJsonMixin):
 
 
 @dataclass(frozen=True)
+class ProviderData(DataClassJsonMixin):
+    """What one provider needs sent back verbatim with a model turn; opaque to the rest.
+
+    Anthropic's signed thinking blocks, Gemini's thought signatures and the
+    Responses API's reasoning items must be replayed to the provider that
+    made them (in a tool loop) and mean nothing to any other. ``provider``
+    names the client that wrote ``data`` (a JSON value); another provider
+    drops it, so a history can move between providers.
+    """
+
+    provider: str
+    data: Any
+
+
+@dataclass(frozen=True)
 class AssistantMessage(DataClassJsonMixin):
     """A model turn: text, tool calls, or both.
 
@@ -155,13 +177,15 @@ class AssistantMessage(DataClassJsonMixin):
     final answer, whose raw JSON stays in ``content``. It is derived data:
     never on the wire, left out of ``messages_to_json`` (a loaded history has
     ``output=None``; ``parse_output(T, message.content)`` rebuilds it) and
-    not compared by ``==``.
+    not compared by ``==``. ``provider_data`` is what the provider that
+    wrote this turn needs replayed (see :class:`ProviderData`).
     """
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: TokenUsage | None = None
     reasoning: str | None = None
+    provider_data: ProviderData | None = None
     output: Any = field(default=None, compare=False, metadata=_NOT_SERIALISED)
     role: ClassVar[str] = "assistant"
 
@@ -171,6 +195,11 @@ class AssistantMessage(DataClassJsonMixin):
             wire["content"] = self.content or None
             wire["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         return wire
+
+    def replay_for(self, provider: str) -> Any:
+        """This turn's provider data if ``provider`` wrote it, else None (dropped)."""
+        data = self.provider_data
+        return data.data if data is not None and data.provider == provider else None
 
     @classmethod
     def from_openai(
@@ -184,9 +213,9 @@ class AssistantMessage(DataClassJsonMixin):
             content = ""
         elif not isinstance(content, str):
             content, thinking = content_from_wire(content, "message.content")
-        reasoning = obj.get("reasoning_content")
-        if reasoning is None:
-            reasoning = obj.get("reasoning")
+        reasoning = obj.get("reasoning_content") or obj.get("reasoning")
+        if reasoning is None and obj.get("reasoning_details"):
+            reasoning = details_text(obj["reasoning_details"])
         if reasoning is not None and not isinstance(reasoning, str):
             raise ParseError("message.reasoning_content must be a string")
         reasoning = (reasoning or "") + thinking
@@ -267,12 +296,16 @@ def message_to_dict(message: Message) -> JsonObject:
     """
     if isinstance(message, AssistantMessage):
         usage = message.usage
+        replay = message.provider_data
         return {
             "role": message.role,
             "content": message.content,
             "tool_calls": [tool_call_to_dict(call) for call in message.tool_calls],
             "usage": None if usage is None else usage_to_dict(usage),
             "reasoning": message.reasoning,
+            "provider_data": None
+            if replay is None
+            else {"provider": replay.provider, "data": replay.data},
         }
     if isinstance(message, ToolMessage):
         return {
@@ -297,11 +330,13 @@ def message_from_dict(data: object, where: str = "message") -> Message:
     if role == "assistant":
         calls = json_field(obj, "tool_calls", list, [], where, what)
         usage = json_field(obj, "usage", dict, None, where, what)
+        replay = json_field(obj, "provider_data", dict, None, where, what)
         return AssistantMessage(
             json_field(obj, "content", str, "", where, what),
             tuple(tool_call_from_dict(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
             None if usage is None else usage_from_dict(usage, f"{where}.usage"),
             json_field(obj, "reasoning", str, None, where, what),
+            None if replay is None else _provider_data_from_dict(replay, f"{where}.provider_data"),
         )
     if role == "tool":
         return ToolMessage(
@@ -366,6 +401,8 @@ def usage_to_dict(usage: TokenUsage) -> JsonObject:
         "prompt": usage.prompt,
         "completion": usage.completion,
         "total": usage.total,
+        "cache_read": usage.cache_read,
+        "cache_write": usage.cache_write,
         "cost": usage.cost,
     }
 
@@ -376,7 +413,15 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
         json_field(data, "prompt", int, 0, where, "usage"),
         json_field(data, "completion", int, 0, where, "usage"),
         json_field(data, "total", int, 0, where, "usage"),
+        json_field(data, "cache_read", int, 0, where, "usage"),
+        json_field(data, "cache_write", int, 0, where, "usage"),
         json_field(data, "cost", float, None, where, "usage"),
+    )
+
+
+def _provider_data_from_dict(data: JsonObject, where: str) -> ProviderData:
+    return ProviderData(
+        json_field(data, "provider", str, REQUIRED, where, "provider data"), data.get("data")
     )
 
 
@@ -443,6 +488,19 @@ def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
     if not isinstance(arguments, str):
         raise ParseError(f"{where}.function.arguments must be a string")
     return ToolCall.from_wire(call_id, name, arguments, lenient=lenient)
+
+
+def details_text(details: object) -> str | None:
+    """The text of OpenRouter-style ``reasoning_details`` (``reasoning.text`` and
+    ``reasoning.summary`` entries; encrypted ones have none); ParseError if not a list."""
+    if not isinstance(details, list):
+        raise ParseError("reasoning_details must be an array")
+    parts: list[str] = []
+    for detail in details:
+        text = (detail.get("text") or detail.get("summary")) if isinstance(detail, dict) else None
+        if isinstance(text, str):
+            parts.append(text)
+    return "".join(parts) or None
 
 
 def expect_object(data: object, where: str) -> JsonObject:

@@ -24,7 +24,17 @@ def test_trace_is_below_debug_and_named() -> None:
 
 
 @pytest.mark.parametrize(
-    "header", ["Authorization", "authorization", "X-Api-Key", "Api-Key", "Cookie", "Set-Cookie"]
+    "header",
+    [
+        "Authorization",
+        "authorization",
+        "X-Api-Key",
+        "Api-Key",
+        "x-goog-api-key",
+        "X-Amz-Security-Token",
+        "Cookie",
+        "Set-Cookie",
+    ],
 )
 def test_secret_headers_are_redacted(header: str) -> None:
     shown = redact_headers({header: "Bearer sk-1", "Content-Type": "application/json"})

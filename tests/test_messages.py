@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
-from agent_smith.messages import message_from_dict, message_to_dict
+from agent_smith.messages import ProviderData, message_from_dict, message_to_dict
 
 
 def reply(message: Any, **extra: Any) -> dict[str, Any]:
@@ -246,3 +247,20 @@ def test_wire_form_round_trips_and_keeps_internal_fields_off_the_wire() -> None:
 def test_corrupt_history_raises_parse_error(text: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
         messages_from_json(text)
+
+
+def test_provider_data_round_trips_and_is_replayed_only_to_its_provider() -> None:
+    signed = {"blocks": [{"type": "thinking", "thinking": "hmm", "signature": "c2ln"}]}
+    turn = AssistantMessage(
+        "", (ToolCall("c1", "add", {"a": 1}),), provider_data=ProviderData("anthropic", signed)
+    )
+    loaded = messages_from_json(messages_to_json([UserMessage("hi"), turn]))
+    assert loaded[1] == turn
+    assert turn.replay_for("anthropic") == signed
+    assert turn.replay_for("gemini") is None
+    assert "provider_data" not in json.dumps(turn.to_openai())  # never on another dialect's wire
+
+
+def test_bad_provider_data_in_a_stored_history_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match=r"history\[0\]\.provider_data.*'provider'"):
+        messages_from_json('[{"role": "assistant", "provider_data": {"data": 1}}]')

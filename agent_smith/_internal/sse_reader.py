@@ -13,7 +13,8 @@ Both SSE users read through here: the LLM stream decoder
   single ``data:`` line (the LLM path runs once per token).
 
 The framing, stitching chunks into events whatever the chunking and line
-ends (``\\r\\n``, ``\\n`` or a lone ``\\r``), is sseclient-py's own ``_read()``.
+ends (``\\r\\n``, ``\\n`` or a lone ``\\r``), is sseclient-py's own ``_read()``,
+after a fast path for the usual chunk that is exactly one event.
 
 Per the SSE rules an event that the body ends in the middle of (no blank line
 after it) is not dispatched; :attr:`SseReader.truncated` says whether that
@@ -31,6 +32,7 @@ instead of dropped as an unknown field.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 
 _READ1_SIZE = 65536
 _EVENT_ENDS = (b"\r\r", b"\n\n", b"\r\n\r\n")  # the blank line that ends an event
+_new = tuple.__new__  # SseEvent(...) would add a Python-level call per event
 
 
 class SseEvent(NamedTuple):
@@ -73,7 +76,23 @@ class SseReader(SSEClient):
         self.tail: SseEvent | None = None
 
     def all_events(self) -> Iterator[SseEvent]:
-        """Every event of the body in order, data-less ones included."""
+        """Every event of the body in order, data-less ones included.
+
+        Servers flush one event per HTTP chunk: while each chunk is exactly one
+        event of the usual shape it is read here directly (:func:`_whole_event`);
+        from the first chunk that is anything else on, the rest of the body goes
+        through sseclient-py's framing.
+        """
+        source = iter(self._event_source)
+        for chunk in source:
+            event = _whole_event(chunk)
+            if event is None:
+                self._event_source = itertools.chain((chunk,), source)
+                yield from self._framed_events()
+                return
+            yield event
+
+    def _framed_events(self) -> Iterator[SseEvent]:
         new = tuple.__new__  # SseEvent(...) would add a Python-level call per event
         # sseclient-py's _read() does the framing: it stitches chunks into
         # events, each ending in its blank line, and yields a trailing
@@ -90,10 +109,35 @@ class SseReader(SSEClient):
             # The common frame is one "data: ..." line: no line loop for it.
             if text.startswith("data: ") and text.endswith("\n\n") and text.count("\n") == 2:
                 yield new(SseEvent, (text[6:-2], "message", None, None))
-            else:
-                event = _parse(text)
-                if event is not None:
-                    yield event
+                continue
+            event = _parse(text)
+            if event is not None:
+                yield event
+
+
+def _whole_event(chunk: bytes) -> SseEvent | None:
+    """``chunk`` as an event if it is exactly one of the usual shape, else None.
+
+    The shapes: one ``data:`` line ended by a blank line (LF, or CRLF as Gemini
+    sends it), or an ``event:`` line then one ``data:`` line (Anthropic, the
+    Responses API). An event ends at a blank line and a whole event holds whole
+    UTF-8 characters, so such a chunk decodes on its own.
+    """
+    lines = chunk.count(b"\n")
+    if chunk.startswith(b"data: "):
+        if lines == 2 and chunk.endswith(b"\n\n") and b"\r" not in chunk:
+            data = chunk[6:-2]
+        elif lines == 2 and chunk.endswith(b"\r\n\r\n") and chunk.count(b"\r") == 2:
+            data = chunk[6:-4]
+        else:
+            return None
+        return _new(SseEvent, (data.decode("utf-8", "replace"), "message", None, None))
+    if lines == 3 and chunk.startswith(b"event: ") and chunk.endswith(b"\n\n"):
+        cut = chunk.find(b"\n") + 1
+        if chunk.startswith(b"data: ", cut) and b"\r" not in chunk:
+            data, name = chunk[cut + 6 : -2], chunk[7 : cut - 1]
+            return _new(SseEvent, (data.decode("utf-8", "replace"), name.decode(), None, None))
+    return None
 
 
 def _parse(text: str) -> SseEvent | None:

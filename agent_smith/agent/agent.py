@@ -41,9 +41,10 @@ from .toolset import ToolSet
 from .turn import Turn
 
 if TYPE_CHECKING:
-    from ..llm.client import LlmClient
+    from ..llm.model import ChatModel
     from ..mcp.client import McpClient
     from ..mcp.config import ServerConfig
+    from ..mcp.jsonrpc import RequestHandler
     from ..sessions.binding import SessionBinding
     from ..sessions.session import Session
     from ..skills import Skill
@@ -59,6 +60,9 @@ _NO_USAGE = TokenUsage()
 class Agent(Closeable):
     """An LLM agent: ``send()`` a message, get the final answer (see the module doc).
 
+    ``llm`` is any :class:`~agent_smith.llm.model.ChatModel`: an
+    :class:`~agent_smith.LlmClient`, a native provider client, a
+    ``FallbackModel`` or a ``TestModel``.
     ``tools`` may be :class:`Tool` objects or plain functions (wrapped with
     ``make_tool``). ``memory`` defaults to a fresh ``FullMemory``; ``runtime``
     to the client's runtime, else the process default. ``session`` (see
@@ -73,7 +77,7 @@ class Agent(Closeable):
 
     def __init__(
         self,
-        llm: LlmClient,
+        llm: ChatModel,
         system_prompt: str = "",
         tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
@@ -131,6 +135,11 @@ class Agent(Closeable):
         return self._hooks
 
     @property
+    def model(self) -> ChatModel:
+        """The chat model this agent talks to."""
+        return self._llm
+
+    @property
     def runtime(self) -> Runtime:
         return self._runtime
 
@@ -180,7 +189,7 @@ class Agent(Closeable):
         return made
 
     def add_subagent(
-        self, spec: SubAgentSpec, *, llm: LlmClient | None = None, timeout: float | None = None
+        self, spec: SubAgentSpec, *, llm: ChatModel | None = None, timeout: float | None = None
     ) -> Tool:
         """Give the model a sub-agent built from ``spec`` as a tool (see :mod:`.subagents`)."""
         from .subagents import SubAgentTool
@@ -200,13 +209,32 @@ class Agent(Closeable):
         """
         self._tools.add_client(client)
 
-    def connect_mcp(self, config: ServerConfig) -> McpClient:
-        """Connect to an MCP server and expose its tools; the agent closes it in close()."""
+    def connect_mcp(
+        self,
+        config: ServerConfig,
+        *,
+        elicitation_handler: RequestHandler | None = None,
+        sampling_handler: RequestHandler | None = None,
+        roots_handler: RequestHandler | None = None,
+    ) -> McpClient:
+        """Connect to an MCP server and expose its tools; the agent closes it in close().
+
+        The handlers answer what the server asks of the client, as in
+        :meth:`McpClient.connect` (``SamplingHandler(llm)`` lets the server
+        use the agent's model).
+        """
         from ..mcp.client import McpClient
 
         # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
         hook = self._tools.new_hook()
-        client = McpClient.connect(config, hook=hook, runtime=self._runtime)
+        client = McpClient.connect(
+            config,
+            hook=hook,
+            runtime=self._runtime,
+            elicitation_handler=elicitation_handler,
+            sampling_handler=sampling_handler,
+            roots_handler=roots_handler,
+        )
         hook.client = client
         self._owned.append(client)
         self.add_mcp_client(client)
@@ -301,7 +329,7 @@ class Agent(Closeable):
         memory: Memory | None = None,
         config: AgentConfig | None = None,
         hooks: AgentHooks | None = None,
-        llm: LlmClient | None = None,
+        llm: ChatModel | None = None,
         cancel: CancellationToken | None = None,
     ) -> Agent:
         """For framework use (sub-agent tools): a child one level deeper in this tree.

@@ -67,6 +67,13 @@ _MARGIN = 0.8
 WindowSource = Callable[..., int | None]
 
 
+def _fixed(size: int) -> WindowSource:
+    def window(*, ask: bool) -> int:
+        return size
+
+    return window
+
+
 class ContextFit:
     """One turn's fitting of results and requests into the window (see the module doc)."""
 
@@ -75,6 +82,10 @@ class ContextFit:
     def __init__(self, configured: int | None, llm: object) -> None:
         self._configured = configured
         self._ask: WindowSource | None = getattr(llm, "context_window", None)
+        if self._ask is None:  # a chat model that knows its window says so in its capabilities
+            size = getattr(getattr(llm, "capabilities", None), "context_size", None)
+            if isinstance(size, int):
+                self._ask = _fixed(size)
 
     def window(self, *, ask: bool) -> int | None:
         """The window in tokens: the configured one or the client's, the smaller if both.

@@ -20,7 +20,8 @@ the loop asks it to shape each request and to read each reply. The modes
   JSON mode but no schemas.
 * ``"auto"`` (default) — native when the agent offers no tools, tool mode
   when it does: with ``response_format`` set, llama-server's grammar forces
-  schema-shaped content, so the model could no longer call a tool.
+  schema-shaped content, so the model could no longer call a tool. A model
+  whose capabilities say it has no native structured output gets tool mode.
 * ``"text"`` — no typed output for this turn (overrides an agent default).
 
 A reply that does not fit (not JSON, a schema violation found by
@@ -143,7 +144,8 @@ def turn_output(agent: Agent, request: AgentRequest) -> TurnOutput:
         return PLAIN_TEXT
     tools = agent.tools
     if mode == "auto":
-        mode = "tool" if tools else "native"
+        native = not tools and agent.model.capabilities.native_output
+        mode = "native" if native else "tool"
     if mode == "tool" and FINAL_RESULT in tools:
         raise _name_taken(agent.name)
     return TypedOutput(

@@ -81,7 +81,7 @@ from .config import AgentConfig
 from .output import OutputMode, check_output_options
 
 if TYPE_CHECKING:
-    from ..llm.client import LlmClient
+    from ..llm.model import ChatModel
     from ..mcp.client import McpClient
 
 log = logging.getLogger("agent_smith.agent")
@@ -146,7 +146,7 @@ class SubAgentTool(Tool):
     def __init__(
         self,
         spec: SubAgentSpec,
-        llm: LlmClient | None = None,
+        llm: ChatModel | None = None,
         *,
         timeout: float | None = None,
     ) -> None:

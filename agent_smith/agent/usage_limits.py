@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError, UsageLimitExceeded
 from ..messages import TokenUsage
@@ -53,8 +53,11 @@ class ModelPrice:
                 raise ConfigError(f"ModelPrice.{name} must not be negative, got {value!r}")
 
     def cost(self, usage: TokenUsage) -> float:
-        """What ``usage`` costs at these prices."""
-        return (usage.prompt * self.input + usage.completion * self.output) / _MILLION
+        """What ``usage`` costs at these prices (its ``cache_read`` tokens at ``cached_input``)."""
+        cached = self.input if self.cached_input is None else self.cached_input
+        fresh = max(usage.prompt - usage.cache_read, 0)
+        spent = fresh * self.input + usage.cache_read * cached + usage.completion * self.output
+        return spent / _MILLION
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ class UsageMeter:
             return None
         price = self.limits.price_of(*models)
         if price is not None:
-            usage = TokenUsage(usage.prompt, usage.completion, usage.total, price.cost(usage))
+            usage = replace(usage, cost=price.cost(usage))
         elif self.limits.max_cost is not None:
             raise ConfigError(
                 f"UsageLimits.max_cost needs a price for model {models[0] if models else ''!r}"

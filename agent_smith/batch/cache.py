@@ -46,7 +46,7 @@ from ..runtime import Runtime
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
-    from ..llm.client import LlmClient
+    from ..llm.model import ChatModel
     from ..mcp.client import McpClient
     from .spec import AgentSpec
 
@@ -155,7 +155,7 @@ class _SpecAgents:
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()  # held while connecting: slow, and done once
         self._runtime: Runtime | None = None
-        self._llm: LlmClient | None = None
+        self._llm: ChatModel | None = None
         self._mcp: list[McpClient] = []
         self._idle: list[_Slot] = []
         self._lent: list[_Slot] = []

@@ -2,7 +2,8 @@
 
 A batch runs the same agent in many worker processes, possibly on other
 machines, so what travels is a recipe of names and settings, never live
-objects: the LLM's base URL and model, the *name* of the environment variable
+objects: the LLM's provider (``"openai"``, the default, ``"anthropic"``, ...;
+see :mod:`agent_smith.llm.providers`), base URL and model, the *name* of the environment variable
 that holds the API key (each worker reads it; the key never enters the spec,
 a pickle or a log), the system prompt, tools and the output type as
 importable ``"module:attribute"`` names, MCP :class:`ServerConfig` values, an
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent.config import AgentConfig
 from ..errors import ConfigError
 from ..llm.endpoint import resolve_chat_url
+from ..llm.providers import check_provider, make_model
 from ..llm.request import SamplingParams
 from ..mcp.config import ServerConfig
 from ..plain_data import from_plain
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent
     from ..agent.approvals import Approver
     from ..agent.events import AgentHooks
-    from ..llm.client import LlmClient
+    from ..llm.model import ChatModel
     from ..mcp.client import McpClient
     from ..runtime import Runtime
 
@@ -60,6 +62,7 @@ _SCALARS = {
     "output_type": str,
     "approver": str,
     "request_timeout": float,
+    "provider": str,
 }
 
 
@@ -87,6 +90,7 @@ class AgentSpec:
     request_timeout: float = 60.0
     output_type: str | None = None
     approver: str | None = None
+    provider: str = "openai"
 
     def __post_init__(self) -> None:
         for name in ("tools", "mcp_servers"):
@@ -94,7 +98,8 @@ class AgentSpec:
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         if not isinstance(self.base_url, str):
             raise ConfigError("AgentSpec.base_url must be a string")
-        resolve_chat_url(self.base_url)
+        resolve_chat_url(self.base_url)  # any provider's base: an http(s) URL
+        check_provider(self.provider)
         if self.api_key_env is not None and not _ENV_NAME.match(self.api_key_env):
             raise ConfigError(
                 "AgentSpec.api_key_env must name an environment variable (like LLAMA_API_KEY), "
@@ -227,11 +232,10 @@ class AgentSpec:
             )
         return key
 
-    def make_llm(self, *, runtime: Runtime | None = None) -> LlmClient:
-        """The LLM client of this spec (its API key read from the environment here)."""
-        from ..llm.client import LlmClient
-
-        return LlmClient(
+    def make_llm(self, *, runtime: Runtime | None = None) -> ChatModel:
+        """The chat model of this spec (its API key read from the environment here)."""
+        return make_model(
+            self.provider,
             self.base_url,
             self.model,
             api_key=self.api_key(),
@@ -244,7 +248,7 @@ class AgentSpec:
         self,
         *,
         runtime: Runtime | None = None,
-        llm: LlmClient | None = None,
+        llm: ChatModel | None = None,
         mcp_clients: Sequence[McpClient] | None = None,
         hooks: AgentHooks | None = None,
     ) -> Agent:

@@ -164,7 +164,7 @@ def _result(row: tuple[Any, ...]) -> BatchResult:
         input=text,
         content=content,
         output=None if output is None else json.loads(output),
-        usage=TokenUsage(prompt, completion, total, cost),
+        usage=TokenUsage(prompt, completion, total, cost=cost),
         error=None if ok else ItemError(error_type or "", error_message or ""),
         attempts=attempts,
         seconds=seconds,

@@ -24,7 +24,6 @@ import contextlib
 import importlib.util
 import io
 import logging
-import os
 import re
 import shlex
 import sys
@@ -42,8 +41,8 @@ from ..errors import (
     SkillError,
     TransportError,
 )
-from ..llm.client import LlmClient
 from ..llm.local_server import INSTALL_HINT, LocalLlamaServer, xllamacpp_available
+from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..logs import TRACE
 from ..mcp.config import ServerConfig
@@ -54,6 +53,7 @@ from .demo_tools import ReadLocalFileTool, demo_tools
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
 from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
+from .providers import PROVIDER_ENV, provider_api_key, provider_endpoint
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
@@ -88,11 +88,23 @@ def build_parser() -> argparse.ArgumentParser:
             "over a file of inputs; 'agent-smith web -h': the agent in a browser."
         ),
     )
+    parser.add_argument(
+        "--provider",
+        choices=list(PROVIDER_ENV),
+        default="openai",
+        help=(
+            "the API to speak (default: openai, the OpenAI-compatible chat completions); "
+            "keys from the usual variables: ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENAI_API_KEY"
+        ),
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "-e",
         "--endpoint",
-        help=f"server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT})",
+        help=(
+            f"server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT}; "
+            "other providers: their usual variable, else their public API)"
+        ),
     )
     where.add_argument(
         "--serve-model",
@@ -176,10 +188,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line and fill the environment defaults."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.provider != "openai" and (args.serve_model or args.local):
+        parser.error("--serve-model and --local serve the openai provider only")
     if not (args.serve_model or args.local):
-        args.endpoint = args.endpoint or os.environ.get("LLAMA_SERVER_URL") or DEFAULT_ENDPOINT
+        args.endpoint = args.endpoint or provider_endpoint(args.provider)
     if args.api_key is None:
-        args.api_key = os.environ.get("LLAMA_API_KEY") or None
+        args.api_key = provider_api_key(args.provider)
     commands = []
     for line in args.mcp:
         try:
@@ -326,7 +340,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         tools = demo_tools(args.sandbox)
         (reader,) = [tool for tool in tools if isinstance(tool, ReadLocalFileTool)]
         runtime = stack.enter_context(Runtime())
-        llm = LlmClient(
+        llm = make_model(
+            args.provider,
             endpoint,
             args.model,
             api_key=args.api_key,
@@ -352,7 +367,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     )
     aliases = _connect_mcp(agent, args)
     _activate_skills(agent, skills)
-    if args.endpoint:  # after the local checks; a local server was just seen healthy
+    if args.endpoint and args.provider == "openai":  # a local server was just seen healthy
         check_endpoint(runtime.session, endpoint, api_key=args.api_key)
     if interactive:
         with contextlib.suppress(ImportError):

@@ -32,22 +32,46 @@ _OVERFLOW_TEXT = re.compile(
     r"maximum context length is (\d+)|exceeds the available context size|context length exceeded",
     re.IGNORECASE,
 )
+# Anthropic's documented error types, for an error event inside a 200 stream.
+_STATUS_OF_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
 
 
 def error_from_body(
-    status: int, text: str, *, endpoint: str, secret: str | None = None
+    status: int,
+    text: str,
+    *,
+    endpoint: str,
+    secret: str | None = None,
+    who: str = "LLM server",
+    kind: str = "",
 ) -> LlmApiError:
-    """The error for an HTTP ``status`` reply whose body is ``text``."""
+    """The error for an HTTP ``status`` reply whose body is ``text``.
+
+    ``who`` names the provider (``"LLM server"``, ``"Anthropic API"``), ``endpoint`` its URL;
+    ``kind`` is an error type the headers gave (AWS's ``x-amzn-ErrorType``).
+    """
     try:
         obj: Any = json_input.loads(text)
     except ValueError:
         obj = None
     if isinstance(obj, dict):
-        return error_from_json(obj, endpoint=endpoint, status=status, excerpt=text, secret=secret)
+        return error_from_json(
+            obj, endpoint=endpoint, status=status, excerpt=text, secret=secret, who=who, kind=kind
+        )
     detail = _one_line(text, secret)
     suffix = f": {detail}" if detail else ""
+    named = f" ({_one_line(kind, secret)})" if kind else ""
     return LlmApiError(
-        f"LLM server {endpoint} answered HTTP {status}{suffix}",
+        f"{who} {endpoint} answered HTTP {status}{named}{suffix}",
         http_status=status,
         body_excerpt=excerpt_of(text, secret),
     )
@@ -60,28 +84,39 @@ def error_from_json(
     status: int | None,
     excerpt: str,
     secret: str | None = None,
+    who: str = "LLM server",
+    kind: str = "",
 ) -> LlmApiError:
-    """The error for a JSON error object (``status`` None: it came in a stream frame)."""
+    """The error for a JSON error object (``status`` None: it came in a stream frame).
+
+    Anthropic's ``overloaded_error`` in a stream counts as HTTP 529, its other
+    error types by their documented statuses; Google's ``status`` names the
+    error's kind and its ``details`` are summed up.
+    """
     error = obj.get("error", obj)
-    kind = ""
     code: object = None
     details = ""
     prompt: object = None
     context: object = None
     if isinstance(error, dict):
         message = error.get("message") or error.get("detail") or ""
-        kind = error.get("type") or ""
+        kind = error.get("type") or error.get("status") or kind  # Google names it status
         code = error.get("code")
         prompt, context = error.get("n_prompt_tokens"), error.get("n_ctx")
         if isinstance(prompt, int) and isinstance(context, int):
             details = f" (prompt: {prompt} tokens, context: {context} tokens)"
+        elif isinstance(error.get("details"), list):
+            details = _google_details(error["details"])
     else:
         message = error
     if status is None:
-        status = code if isinstance(code, int) and 400 <= code <= 599 else 200
-        where = f"LLM server {endpoint} sent an error in its stream"
+        if isinstance(code, int) and 400 <= code <= 599:
+            status = code
+        else:
+            status = _STATUS_OF_TYPE.get(kind, 200) if isinstance(kind, str) else 200
+        where = f"{who} {endpoint} sent an error in its stream"
     else:
-        where = f"LLM server {endpoint} answered HTTP {status}"
+        where = f"{who} {endpoint} answered HTTP {status}"
     if isinstance(kind, str) and kind:
         where += f" ({_one_line(kind, secret)})"
     text = _one_line(message if isinstance(message, str) else json.dumps(message), secret)
@@ -98,6 +133,17 @@ def error_from_json(
             context_window=context if isinstance(context, int) else None,
         )
     return LlmApiError(summary, http_status=status, body_excerpt=excerpt_of(excerpt, secret))
+
+
+def _google_details(details: list[Any]) -> str:
+    """Google's error ``details``: each entry's ``reason``, else its type's last name."""
+    named = []
+    for entry in details:
+        if isinstance(entry, dict):
+            name = entry.get("reason") or str(entry.get("@type", "")).rsplit(".", 1)[-1]
+            if isinstance(name, str) and name:
+                named.append(name)
+    return f" (details: {', '.join(named)})" if named else ""
 
 
 def excerpt_of(text: str, secret: str | None = None) -> str:

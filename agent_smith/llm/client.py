@@ -1,102 +1,37 @@
 """The synchronous chat-completions client: ``complete``, ``stream``, ``cancel``.
 
-One HTTP path: the runtime's ``requests.Session``, always with
-``stream=True`` so a live request has a socket that :meth:`LlmClient.cancel`
-can shut down from another thread (``response.close()`` from another thread
-can block inside ``http.client``; ``socket.shutdown`` wakes the reader at
-once). Failed requests are retried per :class:`RetryPolicy` until a byte of
-a streamed body has been delivered.
+The OpenAI-compatible :class:`~agent_smith.llm.model.ChatModel`. Bytes move
+through the :class:`~agent_smith.llm.transport.HttpTransport` every provider
+shares (one ``requests`` path, retries, cancellation from any thread); this
+module builds the chat-completions body and reads its replies.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import socket
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import requests
-from urllib3.exceptions import HTTPError as _Urllib3Error
-from urllib3.exceptions import ReadTimeoutError
 
-from .._internal import json_input
-from .._internal.posting import Poster
-from .._internal.request_errors import request_error_cause
-from .._internal.sockets import shutdown, shutdown_socket, watch_socket
-from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
-from ..errors import (
-    AgentTimeoutError,
-    CancelledError,
-    ContextOverflowError,
-    ParseError,
-    TransportError,
-)
-from ..logs import TRACE, redact_headers, trace
+from ..errors import ContextOverflowError, TransportError
 from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
-from .api_error import error_from_body, error_from_json
+from .api_error import error_from_json
 from .body import build_body
 from .endpoint import display_url, resolve_chat_url
 from .events import Finished, StreamEvent
+from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .server_props import KnownWindow, fetch_context_window, props_url
 from .stream_decoder import StreamDecoder, response_events
+from .think_tags import split_events, split_response
 from .token_count import TokenCounter
+from .transport import HttpTransport, LiveCall
 
 log = logging.getLogger(__name__)
-
-_OPERATION = "LLM request"
-_ERROR_BODY_LIMIT = 64 * 1024
-
-
-class _LiveCall:
-    """One request in flight: its socket or response, and its abort switch."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._response: requests.Response | None = None
-        self._waiting_on: socket.socket | None = None  # before the headers arrived
-        self.cancelled = threading.Event()
-        self.aborted = False  # mirrors `cancelled`; a plain read in the per-chunk loop
-
-    def waiting_on(self, sock: socket.socket) -> None:
-        """The request was sent on ``sock`` and now waits for response headers."""
-        with self._lock:
-            self._waiting_on = sock
-        if self.cancelled.is_set():
-            shutdown(sock)
-
-    def attach(self, response: requests.Response) -> None:
-        with self._lock:
-            self._response = response
-            self._waiting_on = None
-        if self.cancelled.is_set():
-            response.close()
-            raise _cancelled()
-
-    def detach(self) -> None:
-        with self._lock:
-            self._response = None
-
-    def abort(self) -> None:
-        """Mark cancelled and wake a reader blocked on the socket (any thread)."""
-        self.aborted = True
-        self.cancelled.set()
-        with self._lock:
-            response, sock = self._response, self._waiting_on
-        if response is not None:
-            shutdown_socket(response)
-        elif sock is not None:
-            shutdown(sock)
-
-    def check(self) -> None:
-        if self.cancelled.is_set():
-            raise _cancelled()
 
 
 class LlmClient:
@@ -105,8 +40,10 @@ class LlmClient:
     ``endpoint`` is a base URL (``http://127.0.0.1:8080`` or
     ``https://api.openai.com/v1``); ``model`` is sent when non-empty.
     ``request_timeout`` bounds connecting and each wait for data (seconds).
-    ``retry_policy`` overrides ``max_retries``. Thread-safe: many threads may
-    call one client at once.
+    ``retry_policy`` overrides ``max_retries``. ``think_tags``: reasoning the
+    server writes inline as ``<think>…</think>`` in the content is split out
+    into reasoning (:mod:`.think_tags`). Thread-safe: many threads may call
+    one client at once.
     """
 
     def __init__(
@@ -120,23 +57,28 @@ class LlmClient:
         default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
         runtime: Runtime | None = None,
         retry_policy: RetryPolicy | None = None,
+        think_tags: bool = False,
     ) -> None:
-        if request_timeout <= 0:
-            raise ValueError("request_timeout must be positive")
         self._endpoint = endpoint
+        self._think_tags = think_tags
         self._url = resolve_chat_url(endpoint)
-        self._poster = Poster(self._url)  # reads proxy/CA/netrc settings once, not per request
         self._shown = display_url(self._url)
         self._model = model
         self._api_key = api_key or None
-        self._timeout = request_timeout
         self._defaults = default_sampling
         self._runtime = runtime
-        self._policy = retry_policy or RetryPolicy(max_retries=max_retries)
-        self._lock = threading.Lock()
-        self._live: set[_LiveCall] = set()
+        self._timeout = request_timeout
         self._window = KnownWindow()
         self._counter = TokenCounter(self._url)
+        self._http = HttpTransport(
+            who="LLM server",
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=self._api_key,
+        )
+        self._capabilities = ModelCapabilities(provider="openai", model=model, server_url=self._url)
         log.info("LLM client for %s (model %r)", self._shown, model)
 
     @property
@@ -159,6 +101,11 @@ class LlmClient:
         return self._defaults
 
     @property
+    def capabilities(self) -> ModelCapabilities:
+        """An OpenAI-compatible model: native JSON-schema output, context size unknown."""
+        return self._capabilities
+
+    @property
     def runtime(self) -> Runtime | None:
         """The runtime given at construction (``None``: the process default is used)."""
         return self._runtime
@@ -174,24 +121,16 @@ class LlmClient:
     def _complete(
         self, body: dict[str, Any], cancel: CancellationToken | None, span: ChatObservation
     ) -> LlmResponse:
-        with self._live_call(cancel) as call:
+        with self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
             try:
-                data = self._read_body(response, call)
+                parsed, data = self._http.read_json(response, call)
             finally:
                 response.close()
-        return self._whole_reply(data, response.status_code)
+        return self._whole_reply(parsed, data, response.status_code)
 
-    def _whole_reply(self, data: bytes, status: int) -> LlmResponse:
-        """A whole JSON reply body: the response, or the error it reports."""
-        trace(log, "response body", data)
-        try:
-            parsed = json_input.loads(data)
-        except ValueError as err:
-            raise ParseError(
-                f"reply from {self._shown} is not valid JSON ({getattr(err, 'msg', err)})",
-                offset=getattr(err, "pos", 0),
-            ) from err
+    def _whole_reply(self, parsed: Any, data: bytes, status: int) -> LlmResponse:
+        """A whole JSON reply: the response, or the error it reports."""
         if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
             raise error_from_json(
                 parsed,
@@ -200,7 +139,8 @@ class LlmClient:
                 excerpt=data.decode("utf-8", "replace"),
                 secret=self._api_key,
             )
-        return LlmResponse.from_openai(parsed, lenient_arguments=True)
+        reply = LlmResponse.from_openai(parsed, lenient_arguments=True)
+        return split_response(reply) if self._think_tags else reply
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -210,21 +150,24 @@ class LlmClient:
         Closing the generator early closes the HTTP response.
         """
         body = build_body(request, model=self._model, defaults=self._defaults, stream=True)
-        with self._chat_span(request, body) as span, self._live_call(cancel) as call:
+        with self._chat_span(request, body) as span, self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
             try:
                 decoder = StreamDecoder(endpoint=self._shown)
                 if _is_json(response):
                     # Some proxies answer stream: true with the whole reply
                     # (and a few label their SSE as JSON: the body tells).
-                    data = self._read_body(response, call)
+                    data = self._http.read_body(response, call)
                     if data.lstrip()[:1] == b"{":
-                        events = response_events(self._whole_reply(data, 200))
+                        parsed, _ = self._http.read_json_bytes(data)
+                        events = response_events(self._whole_reply(parsed, data, 200))
                     else:
                         events = decoder.events([data])
-                    yield from span.watch(events)
                 else:
-                    yield from span.watch(decoder.events(self._chunks(response, call)))
+                    events = decoder.events(self._http.chunks(response, call))
+                if self._think_tags:
+                    events = split_events(events)
+                yield from span.watch(events)
                 call.check()
             finally:
                 response.close()
@@ -283,30 +226,31 @@ class LlmClient:
 
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""
-        with self._lock:
-            calls = list(self._live)
-        for call in calls:
-            call.abort()
+        self._http.cancel()
 
     # -- internals ---------------------------------------------------------
 
     def _chat_span(self, request: LlmRequest, body: dict[str, Any]) -> ChatObservation:
         return get_observer().on_chat_start(self, request, body)
 
-    @contextmanager
-    def _live_call(self, cancel: CancellationToken | None) -> Iterator[_LiveCall]:
-        call = _LiveCall()
-        with self._lock:
-            self._live.add(call)
-        unlink = cancel.on_cancel(call.abort) if cancel is not None else None
+    def _send(
+        self, body: dict[str, Any], call: LiveCall, span: ChatObservation
+    ) -> requests.Response:
+        """POST ``body`` with retries; return a response with a 2xx status, body unread."""
+        headers = self._headers()
+        if body.get("stream"):
+            headers["Accept"] = "text/event-stream"
+        log.debug(
+            "chat completion to %s: %d messages, %d tools",
+            self._shown,
+            len(body["messages"]),
+            len(body.get("tools", ())),
+        )
         try:
-            yield call
-        finally:
-            if unlink is not None:
-                unlink()
-            call.detach()
-            with self._lock:
-                self._live.discard(call)
+            return self._http.post(self._url, body, headers, call, span)
+        except ContextOverflowError as failure:
+            self._window.learn(failure.context_window)  # the server said how big it is
+            raise
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -314,142 +258,8 @@ class LlmClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _send(
-        self, body: dict[str, Any], call: _LiveCall, span: ChatObservation
-    ) -> requests.Response:
-        """POST ``body`` with retries; return a response with a 2xx status, body unread."""
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = self._headers()
-        span.inject(headers)
-        if body.get("stream"):
-            headers["Accept"] = "text/event-stream"
-        if log.isEnabledFor(TRACE):
-            log.log(TRACE, "POST %s headers: %s", self._shown, redact_headers(headers))
-            trace(log, "request body", body)
-        log.debug(
-            "POST %s (stream=%s, %d messages, %d tools)",
-            self._shown,
-            body.get("stream"),
-            len(body["messages"]),
-            len(body.get("tools", ())),
-        )
-        session = (self._runtime or default_runtime()).session
-        attempt = 0
-        while True:
-            call.check()
-            retry_after: str | None = None
-            try:
-                with watch_socket(call.waiting_on):
-                    response = self._poster.post(
-                        session, data=data, headers=headers, stream=True, timeout=self._timeout
-                    )
-            except requests.Timeout as err:
-                call.check()
-                failure: Exception = AgentTimeoutError(
-                    f"{_OPERATION} to {self._shown} timed out after {self._timeout:g} s",
-                    operation=_OPERATION,
-                    budget=self._timeout,
-                )
-                cause: BaseException = err
-            except requests.ConnectionError as err:
-                call.check()
-                failure = TransportError(
-                    f"cannot reach LLM server {self._shown}: {request_error_cause(err)}",
-                    operation=_OPERATION,
-                    endpoint_or_server=self._shown,
-                )
-                cause = err
-            except requests.RequestException as err:
-                raise TransportError(
-                    f"{_OPERATION} to {self._shown} failed: {request_error_cause(err)}",
-                    operation=_OPERATION,
-                    endpoint_or_server=self._shown,
-                ) from err
-            else:
-                call.attach(response)
-                status = response.status_code
-                if status < 400:
-                    return response
-                try:
-                    text = self._read_body(response, call, limit=_ERROR_BODY_LIMIT)
-                finally:
-                    response.close()
-                    call.detach()
-                failure = error_from_body(
-                    status,
-                    text.decode("utf-8", "replace"),
-                    endpoint=self._shown,
-                    secret=self._api_key,
-                )
-                cause = failure
-                if status != 429 and status < 500:
-                    if isinstance(failure, ContextOverflowError):
-                        self._window.learn(failure.context_window)
-                    raise failure
-                retry_after = response.headers.get("Retry-After")
-            if attempt >= self._policy.max_retries:
-                if cause is failure:
-                    raise failure
-                raise failure from cause
-            attempt += 1
-            delay = self._policy.delay(attempt, retry_after)
-            log.warning(
-                "%s; retry %d/%d in %.2f s", failure, attempt, self._policy.max_retries, delay
-            )
-            span.retry(attempt, delay, failure)
-            self._pause(delay, call)
-
-    def _pause(self, delay: float, call: _LiveCall) -> None:
-        if self._policy.sleep is not None:
-            self._policy.sleep(delay)
-        elif call.cancelled.wait(delay):
-            raise _cancelled()
-        call.check()
-
-    def _read_body(
-        self, response: requests.Response, call: _LiveCall, *, limit: int | None = None
-    ) -> bytes:
-        parts: list[bytes] = []
-        size = 0
-        for chunk in self._chunks(response, call):
-            parts.append(chunk)
-            size += len(chunk)
-            if limit is not None and size >= limit:
-                break
-        call.check()
-        return b"".join(parts)
-
-    def _chunks(self, response: requests.Response, call: _LiveCall) -> Iterator[bytes]:
-        """The body's bytes as the server flushes them; errors mapped to ours."""
-        try:
-            for chunk in read_chunks(response):
-                if call.aborted:
-                    raise _cancelled()
-                yield chunk
-        except (requests.RequestException, _Urllib3Error, OSError) as err:
-            call.check()
-            inner = err.args[0] if err.args else None
-            if isinstance(err, (requests.Timeout, ReadTimeoutError)) or isinstance(
-                inner, ReadTimeoutError
-            ):
-                raise AgentTimeoutError(
-                    f"LLM server {self._shown} sent nothing for {self._timeout:g} s",
-                    operation="stream",
-                    budget=self._timeout,
-                ) from err
-            raise TransportError(
-                f"reply from {self._shown} broke off: {request_error_cause(err)}",
-                operation="stream",
-                endpoint_or_server=self._shown,
-            ) from err
-        call.check()
-
 
 def _is_json(response: requests.Response) -> bool:
     """Whether a reply to a streamed request came as one JSON body instead of SSE."""
     kind = response.headers.get("Content-Type", "")
     return kind.split(";", 1)[0].strip().lower() == "application/json"
-
-
-def _cancelled() -> CancelledError:
-    return CancelledError(f"{_OPERATION} was cancelled", operation=_OPERATION)

@@ -1,10 +1,12 @@
-"""Where a chat-completions request goes: resolving the configured endpoint.
+"""Where a request goes: resolving the configured endpoint of any provider.
 
 The endpoint is a base URL. A bare host (``http://127.0.0.1:8080``) posts to
 ``/v1/chat/completions``; a base that already ends in a path
 (``https://api.openai.com/v1``, ``http://proxy/llm/openai``) posts to
 ``<base>/chat/completions``; a URL that already names ``.../chat/completions``
 is used as it is. Trailing slashes do not matter; a query string is kept.
+Other providers' paths (``/messages``, ``/responses``, ``/embeddings``)
+resolve the same way through :func:`resolve_url`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ _SUFFIX = "/chat/completions"
 
 def resolve_chat_url(endpoint: str) -> str:
     """The chat-completions URL for ``endpoint``; ConfigError if it is not an HTTP URL."""
+    return resolve_url(endpoint, _SUFFIX)
+
+
+def resolve_url(endpoint: str, suffix: str, *, prefix: str = "/v1") -> str:
+    """``endpoint`` + ``suffix`` (a bare host: ``prefix`` + ``suffix``); ConfigError if not HTTP."""
     text = endpoint.strip()
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -26,9 +33,9 @@ def resolve_chat_url(endpoint: str) -> str:
         )
     path = parts.path.rstrip("/")
     if not path:
-        path = "/v1" + _SUFFIX
-    elif not path.endswith(_SUFFIX):
-        path += _SUFFIX
+        path = prefix + suffix
+    elif not path.endswith(suffix):
+        path += suffix
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 

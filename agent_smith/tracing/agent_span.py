@@ -55,7 +55,7 @@ from .names import (
     USAGE_OUTPUT_TOKENS,
 )
 from .otel import add_event, api, tracer
-from .span import Attributes, LiveSpan, provider
+from .span import Attributes, LiveSpan, model_provider
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -71,17 +71,23 @@ class AgentIdentity:
     """What names an agent on its spans, fixed when the agent is built.
 
     ``url`` and ``model`` are its LLM client's, ``invocation`` a sub-agent's
-    id for the one tool call that runs it, ``conversation`` its session's id.
+    id for the one tool call that runs it, ``conversation`` its session's id,
+    ``provider`` the model's own provider name (``""``: told by the URL).
     """
 
     url: str = ""
     model: str = ""
     invocation: str | None = None
     conversation: str | None = None
+    provider: str = ""
 
     @classmethod
     def of(cls, llm: object, invocation: str | None, conversation: str | None) -> AgentIdentity:
-        """The identity of an agent on ``llm`` (any client: its ``url`` and ``model`` if it has)."""
+        """The identity of an agent on ``llm``: a chat model's capabilities, else its
+        ``url`` and ``model`` if it has them."""
+        known = getattr(llm, "capabilities", None)
+        if known is not None:
+            return cls(known.server_url, known.model, invocation, conversation, known.provider)
         return cls(getattr(llm, "url", ""), getattr(llm, "model", ""), invocation, conversation)
 
 
@@ -230,7 +236,7 @@ def _started(
     """The span's attributes at its start: the agent's, and whether the turn resumes one."""
     attributes: Attributes = {
         OPERATION_NAME: INVOKE_AGENT,
-        PROVIDER_NAME: provider(identity.url),
+        PROVIDER_NAME: model_provider(identity.provider, identity.url),
         AGENT_NAME: agent.name,
         AGENT_DEPTH: agent.depth,
     }

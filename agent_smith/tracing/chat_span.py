@@ -38,7 +38,15 @@ from .names import (
     USAGE_OUTPUT_TOKENS,
 )
 from .otel import api
-from .span import Attributes, LiveHandle, LiveSpan, error_type, provider, server_attributes
+from .span import (
+    Attributes,
+    LiveHandle,
+    LiveSpan,
+    error_type,
+    model_provider,
+    provider,
+    server_attributes,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -57,7 +65,9 @@ class ChatSpan(LiveHandle, ChatObservation):
         self, t: Tracer, client: ChatClientFacts, request: ChatRequestFacts, body: Mapping[str, Any]
     ) -> None:
         model, url = client.model, client.url
-        attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: provider(url)}
+        known = getattr(client, "capabilities", None)  # a chat model names its provider
+        named = model_provider(known.provider, url) if known is not None else provider(url)
+        attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: named}
         if model:
             attributes[REQUEST_MODEL] = model
         attributes.update(server_attributes(url))

@@ -173,6 +173,15 @@ def provider(url: str) -> str:
     return _PROVIDERS.get(host, "openai")
 
 
+def model_provider(name: str, url: str) -> str:
+    """``gen_ai.provider.name`` of a model: its own name, or the URL's for OpenAI-compatible ones.
+
+    An OpenAI-compatible client reaches many providers (Groq, Azure, ...)
+    that only its URL tells apart.
+    """
+    return provider(url) if name in ("", "openai") else name
+
+
 def server_attributes(url: str) -> Attributes:
     """``server.address`` and ``server.port`` of a URL (none for a URL without a host)."""
     host, port = _server(url)

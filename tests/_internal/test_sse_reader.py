@@ -177,3 +177,26 @@ def test_read_chunks_gives_a_close_delimited_body_as_it_arrives() -> None:
     response.raw = raw
     assert list(read_chunks(response)) == [b"data: a\n", b"\ndata: b\n\n"]
     assert raw.decode_flags and all(raw.decode_flags)  # gzip bodies come out decoded
+
+
+WHOLE_EVENTS = [
+    b'data: {"a": 1}\n\n',
+    'data: {"x": "é🌍"}\r\n\r\n'.encode(),
+    b'event: content_block_delta\ndata: {"b": 2}\n\n',
+    b"data: one\n\ndata: two\n\n",  # two events in one chunk
+    b'event: e\r\ndata: {"c": 3}\r\n\r\n',
+    b": keep-alive\n\n",
+    b"data: last\n\n",
+]
+
+
+@pytest.mark.parametrize("start", range(len(WHOLE_EVENTS)))
+def test_chunks_that_are_one_event_each_read_as_the_rules_say(start: int) -> None:
+    # From any chunk on, the fast path for whole-event chunks hands over to the framing.
+    chunks = WHOLE_EVENTS[start:] + WHOLE_EVENTS[:start]
+    assert read(chunks) == (reference(b"".join(chunks)), False)
+
+
+@given(st.lists(st.sampled_from(WHOLE_EVENTS), max_size=12))
+def test_any_sequence_of_whole_event_chunks_reads_as_the_rules_say(chunks: list[bytes]) -> None:
+    assert read(chunks) == (reference(b"".join(chunks)), False)

@@ -135,7 +135,7 @@ def test_the_child_usage_is_priced_and_counted_once(
     agent = Agent(llm, config=limited())
     agent.add_subagent(SubAgentSpec("helper", "Helps."))
     answer = agent.send("go")
-    assert answer.usage == TokenUsage(30, 15, 45, pytest.approx(3 * 70e-6))
+    assert answer.usage == TokenUsage(30, 15, 45, cost=pytest.approx(3 * 70e-6))
 
 
 def test_max_cost_needs_a_price_for_the_model(
@@ -163,3 +163,10 @@ def test_the_meter_prices_by_the_first_name_the_table_knows() -> None:
     priced = meter.spend(TokenUsage(1_000_000, 0, 1_000_000), "asked-name", "served-name")
     assert priced is not None and priced.cost == 1.0
     assert meter.spent.usage.cost == 1.0
+
+
+def test_cached_input_tokens_are_priced_at_the_cached_price() -> None:
+    price = ModelPrice(input=2.0, output=10.0, cached_input=0.5)
+    usage = TokenUsage(1_000_000, 100_000, 1_100_000, cache_read=400_000)
+    assert price.cost(usage) == pytest.approx(0.6 * 2.0 + 0.4 * 0.5 + 0.1 * 10.0)
+    assert ModelPrice(input=2.0, output=0.0).cost(usage) == pytest.approx(2.0)

@@ -132,7 +132,7 @@ def test_a_path_that_cannot_be_opened_is_a_results_error(tmp_path: Path) -> None
 @pytest.mark.parametrize("suffix", [".jsonl", ".db"])
 def test_cost_is_kept_by_both_sinks(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"results{suffix}"
-    result = BatchResult("a", "in", "out", usage=TokenUsage(10, 5, 15, 0.25))
+    result = BatchResult("a", "in", "out", usage=TokenUsage(10, 5, 15, cost=0.25))
     with open_sink(path) as sink:
         sink.write(result)
     assert read_results(path) == [result]
@@ -147,5 +147,5 @@ def test_a_results_database_written_before_cost_gains_the_column(tmp_path: Path)
     db.commit()
     db.close()
     with open_sink(path) as sink:
-        sink.write(BatchResult("b", "in", "out", usage=TokenUsage(1, 1, 2, 0.5)))
+        sink.write(BatchResult("b", "in", "out", usage=TokenUsage(1, 1, 2, cost=0.5)))
     assert [r.usage.cost for r in read_results(path)] == [None, 0.5]

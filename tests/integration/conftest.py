@@ -100,3 +100,35 @@ def llama_endpoint(request: pytest.FixtureRequest) -> LlamaEndpoint:
         return LlamaEndpoint(url, os.environ.get("LLAMA_API_KEY") or None, local=False)
     server: LocalLlamaServer = request.getfixturevalue("local_llama")
     return LlamaEndpoint(server.endpoint, None, local=True)
+
+
+def scripted_model_path() -> Path:
+    """``shared/models/tiny-scripted.gguf`` beside the repository (or beside a parent of it)."""
+    for parent in REPO.parents:
+        candidate = parent / "shared" / "models" / "tiny-scripted.gguf"
+        if candidate.is_file():
+            return candidate
+    _missing("the scripted test model shared/models/tiny-scripted.gguf is not beside the repo")
+    raise AssertionError("unreachable")  # skip and fail raise
+
+
+@pytest.fixture(scope="session")
+def scripted_llama() -> Iterator[LocalLlamaServer]:
+    """llama.cpp serving ``tiny-scripted.gguf``: native tool_use blocks on /v1/messages and
+    function_call items on /v1/responses (see shared/models/README.md)."""
+    if not xllamacpp_available():
+        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    with LocalLlamaServer(scripted_model_path(), ctx_size=4096, threads=2) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def embedding_llama() -> Iterator[LocalLlamaServer]:
+    """llama.cpp serving the scripted model with embeddings on (mean pooling): /v1/embeddings."""
+    if not xllamacpp_available():
+        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    options = {"embedding": True, "pooling_type": 1}  # 1: LLAMA_POOLING_TYPE_MEAN
+    with LocalLlamaServer(
+        scripted_model_path(), ctx_size=2048, threads=2, options=options
+    ) as server:
+        yield server

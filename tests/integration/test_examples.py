@@ -396,3 +396,20 @@ def test_batch_command_runs_the_example_spec_and_inputs(tmp_path: Path) -> None:
         "q5": "10",
         "q6": "9801",
     }
+
+
+# --- testing/: an application's own tests on the TestModel --------------------
+
+
+def test_the_test_model_example_tests_pass_under_pytest() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLES / "testing")],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        cwd=EXAMPLES / "testing",
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout

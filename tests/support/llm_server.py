@@ -125,6 +125,7 @@ class ScriptedLlmServer:
         self.record = record  # False: keep no requests (long soak runs)
         self.requests: list[JsonObject] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each request's path and query, in order
         self.connections = 0
         #: What ``GET /props`` answers (llama-server's server properties); None: 404.
         self.props: JsonObject | None = None
@@ -240,6 +241,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, b'{"error": {"message": "invalid JSON"}}')
             return
         owner = self.server.owner
+        with owner._lock:
+            owner.paths.append(self.path)
         if self.path in ("/apply-template", "/tokenize"):
             self._count_tokens(owner, body)
             return

@@ -1,0 +1,303 @@
+"""The Anthropic Messages API client (``POST /v1/messages``), native.
+
+:class:`AnthropicClient` is a :class:`~agent_smith.llm.model.ChatModel`
+speaking the Messages API directly (``x-api-key``, ``anthropic-version``),
+so extended thinking, prompt caching, structured outputs and exact token
+counts are not lost in an OpenAI-compatible layer. llama.cpp's server speaks
+the same API at ``/v1/messages``.
+
+Conversion at this edge: system messages become ``system``; a user message,
+and the tool results that answer a tool-use turn, become ``user`` content
+blocks (``tool_result`` per call); an assistant turn becomes its replayed
+blocks (signed ``thinking``, ``redacted_thinking``, server-tool blocks,
+from its provider data when Anthropic wrote it), a ``text`` block and one
+``tool_use`` block per call. Reasoning text of other providers is dropped.
+Replies are read in :mod:`.anthropic_reply`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..cancellation import CancellationToken
+from ..errors import ConfigError, ParseError
+from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import NO_CHAT, ChatObservation, get_observer
+from ..runtime import Runtime
+from .anthropic_reply import PROVIDER, WHO, AnthropicStreamDecoder, parse_message
+from .api_error import error_from_json
+from .convert import forced_tool, output_schema, sampling_of, system_text
+from .endpoint import display_url, resolve_url
+from .events import StreamEvent
+from .model import ModelCapabilities
+from .request import LlmRequest, LlmResponse, SamplingParams
+from .retry import RetryPolicy
+from .transport import HttpTransport
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+_RESERVED = ("model", "messages", "system", "tools", "tool_choice", "stream")
+_EPHEMERAL = {"type": "ephemeral"}
+_CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+
+JsonObject = dict[str, Any]
+
+
+class AnthropicClient:
+    """A client for Anthropic's Messages API (see the module doc).
+
+    ``endpoint`` is a base URL (``https://api.anthropic.com``, or a
+    llama.cpp server's ``http://127.0.0.1:8080``). ``max_tokens`` is sent when
+    the sampling sets none (the API requires it). ``cache`` puts
+    ``cache_control`` breakpoints on the system prompt, the last tool and
+    the latest turn. ``thinking_budget`` turns extended thinking on with that
+    many tokens. ``betas`` go in ``anthropic-beta``. ``native_output``: a
+    ``json_schema`` response format is sent as ``output_config.format``
+    (otherwise typed output uses a tool). Thread-safe.
+    """
+
+    def __init__(
+        self,
+        endpoint: str = DEFAULT_ENDPOINT,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
+        max_tokens: int = 4096,
+        cache: bool = False,
+        thinking_budget: int | None = None,
+        betas: Sequence[str] = (),
+        version: str = API_VERSION,
+        native_output: bool = True,
+        context_size: int | None = None,
+    ) -> None:
+        self._url = resolve_url(endpoint, "/messages")
+        self._count_url = resolve_url(endpoint, "/messages/count_tokens")
+        self._shown = display_url(self._url)
+        self._model = model
+        self._api_key = api_key or None
+        self._defaults = default_sampling
+        self._runtime = runtime
+        self._max_tokens = max_tokens
+        self._cache = cache
+        self._thinking = thinking_budget
+        self._headers = {"Content-Type": "application/json", "anthropic-version": version}
+        if betas:
+            self._headers["anthropic-beta"] = ",".join(betas)
+        if self._api_key:
+            self._headers["x-api-key"] = self._api_key
+        self._http = HttpTransport(
+            who=WHO,
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=self._api_key,
+        )
+        self._capabilities = ModelCapabilities(
+            provider=PROVIDER,
+            model=model,
+            server_url=self._url,
+            native_output=native_output,
+            context_size=context_size,
+            token_counting=True,
+        )
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The runtime given at construction (``None``: the process default is used)."""
+        return self._runtime
+
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` and return the whole reply."""
+        body = self.body(request, stream=False)
+        with get_observer().on_chat_start(self, request, body) as span:
+            return span.finish(parse_message(self._post_json(self._url, body, cancel, span)))
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
+        body = self.body(request, stream=True)
+        headers = {**self._headers, "Accept": "text/event-stream"}
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._url, body, headers, call, span)
+            try:
+                decoder = AnthropicStreamDecoder(endpoint=self._shown)
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
+                call.check()
+            finally:
+                response.close()
+
+    def count_tokens(self, request: LlmRequest, *, cancel: CancellationToken | None = None) -> int:
+        """The exact number of input tokens ``request`` costs (``/v1/messages/count_tokens``)."""
+        body = self.body(request, stream=False)
+        for key in ("max_tokens", "stream", "temperature", "top_p", "stop_sequences"):
+            body.pop(key, None)
+        reply = self._post_json(self._count_url, body, cancel)
+        count = reply.get("input_tokens") if isinstance(reply, dict) else None
+        if not isinstance(count, int):
+            raise ParseError(f"{WHO} {self._shown} count_tokens reply has no input_tokens")
+        return count
+
+    def cancel(self) -> None:
+        """Abort every request of this client in flight, from any thread."""
+        self._http.cancel()
+
+    def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        """The Messages request body for ``request`` (see the module doc)."""
+        sampling = sampling_of(request, self._defaults, reserved=_RESERVED)
+        body: JsonObject = {"model": self._model}
+        system = system_text(request.messages)
+        if system:
+            body["system"] = (
+                [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+                if self._cache
+                else system
+            )
+        body["messages"] = _turns(request.messages, cache=self._cache)
+        body["max_tokens"] = sampling.max_tokens or self._max_tokens
+        if request.tools:
+            tools = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+            if self._cache:
+                tools[-1]["cache_control"] = _EPHEMERAL
+            body["tools"] = tools
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+        body["stream"] = stream
+        if sampling.temperature is not None:
+            body["temperature"] = sampling.temperature
+        if sampling.top_p is not None:
+            body["top_p"] = sampling.top_p
+        if sampling.stop:
+            body["stop_sequences"] = list(sampling.stop)
+        if self._thinking:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self._thinking}
+        schema = output_schema(sampling.response_format)
+        if schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema.schema}}
+        body.update(sampling.extra)
+        return body
+
+    def _post_json(
+        self,
+        url: str,
+        body: JsonObject,
+        cancel: CancellationToken | None,
+        span: ChatObservation = NO_CHAT,
+    ) -> Any:
+        headers = {**self._headers, "Accept": "application/json"}
+        with self._http.live_call(cancel) as call:
+            response = self._http.post(url, body, headers, call, span)
+            try:
+                parsed, data = self._http.read_json(response, call)
+            finally:
+                response.close()
+        if isinstance(parsed, dict) and parsed.get("type") == "error":
+            raise error_from_json(
+                parsed,
+                endpoint=self._shown,
+                status=response.status_code,
+                excerpt=data.decode("utf-8", "replace"),
+                secret=self._api_key,
+                who=WHO,
+            )
+        return parsed
+
+
+def _tool_choice(choice: str | JsonObject | None) -> JsonObject:
+    name = forced_tool(choice)
+    if name is not None:
+        return {"type": "tool", "name": name}
+    mapped = _CHOICES.get(choice if isinstance(choice, str) else "auto")
+    if mapped is None:
+        raise ConfigError(f"{WHO} has no tool_choice {choice!r}")
+    return dict(mapped)
+
+
+def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
+    """The ``messages`` array: user blocks (with tool results) and assistant blocks, merged."""
+    turns: list[JsonObject] = []
+
+    def add(role: str, blocks: list[JsonObject]) -> None:
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for message in messages:
+        if isinstance(message, UserMessage):
+            add("user", [{"type": "text", "text": message.content}])
+        elif isinstance(message, ToolMessage):
+            add(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": message.tool_call_id,
+                        "content": message.content,
+                    }
+                ],
+            )
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if blocks:
+                add("assistant", blocks)
+        elif not isinstance(message, SystemMessage):
+            raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
+    if cache and turns:
+        last = turns[-1]["content"][-1]
+        last["cache_control"] = _EPHEMERAL
+    for turn in turns:  # a lone text block goes as a plain string, as most examples send it
+        content = turn["content"]
+        if len(content) == 1 and content[0]["type"] == "text" and len(content[0]) == 2:
+            turn["content"] = content[0]["text"]
+    return turns
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
+    replay = message.replay_for(PROVIDER)
+    blocks: list[JsonObject] = []
+    if isinstance(replay, dict) and isinstance(replay.get("blocks"), list):
+        blocks.extend(dict(b) for b in replay["blocks"] if isinstance(b, dict))
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        )
+    return blocks

@@ -1,0 +1,289 @@
+"""Amazon Bedrock's Converse API (``Converse``, ``ConverseStream``), the ``[bedrock]`` extra.
+
+:class:`BedrockClient` is a :class:`~agent_smith.llm.model.ChatModel` that
+posts JSON over the shared HTTP path and signs each attempt with botocore's
+SigV4 (credentials from the standard AWS chain: environment, profile, SSO,
+instance role; resolved once, at construction). botocore is imported only
+here: ``pip install 'agent-smith[bedrock]'``; no AWS SDK client is used.
+
+Conversion at this edge: system messages become ``system`` blocks; user
+messages and tool results (``toolResult`` blocks) ``user`` turns; an
+assistant turn its replayed reasoning blocks (when Bedrock wrote it), a
+``text`` block and ``toolUse`` blocks. ``cache=True`` adds ``cachePoint``
+blocks after the system prompt, the tools and the latest turn. The Converse
+API has no native structured output: typed output uses a tool, and a
+``json_schema`` response format is refused. HTTP errors are named by their
+``x-amzn-ErrorType``. Replies are read in :mod:`.bedrock_reply`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from ..cancellation import CancellationToken
+from ..errors import ConfigError
+from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import get_observer
+from ..runtime import Runtime
+from .bedrock_reply import PROVIDER, WHO, BedrockStreamDecoder, parse_converse
+from .convert import forced_tool, output_schema, sampling_of, system_text
+from .endpoint import display_url
+from .events import StreamEvent
+from .model import ModelCapabilities
+from .request import LlmRequest, LlmResponse, SamplingParams
+from .retry import RetryPolicy
+from .transport import HttpTransport
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'agent-smith[bedrock]'"
+_RESERVED = ("messages", "system", "toolConfig", "inferenceConfig")
+_CACHE_POINT = {"cachePoint": {"type": "default"}}
+
+JsonObject = dict[str, Any]
+
+
+class BedrockClient:
+    """A client for Bedrock's Converse API (see the module doc).
+
+    ``endpoint`` None: ``https://bedrock-runtime.<region>.amazonaws.com``;
+    ``region`` None: ``$AWS_REGION``, else the AWS chain's (``AWS_DEFAULT_REGION``,
+    the profile), else ``us-east-1``. ``model``
+    is the model or inference-profile id. ``additional_fields`` go in
+    ``additionalModelRequestFields`` (e.g. Claude's thinking budget).
+    ``api_key`` is a Bedrock API key (bearer) used instead of SigV4.
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
+        region: str | None = None,
+        profile: str | None = None,
+        cache: bool = False,
+        additional_fields: JsonObject | None = None,
+        context_size: int | None = None,
+    ) -> None:
+        try:
+            import botocore.session
+        except ImportError as err:
+            raise ConfigError(f"BedrockClient needs botocore: {INSTALL_HINT}") from err
+        if not model:
+            raise ConfigError("BedrockClient needs a model id (it is part of the URL)")
+        session = botocore.session.Session(profile=profile)
+        self._region = (
+            region
+            or os.environ.get("AWS_REGION")
+            or session.get_config_variable("region")
+            or "us-east-1"
+        )
+        base = (endpoint or f"https://bedrock-runtime.{self._region}.amazonaws.com").rstrip("/")
+        path = f"/model/{quote(model, safe='')}"
+        self._url = f"{base}{path}/converse"
+        self._stream_url = f"{base}{path}/converse-stream"
+        self._shown = display_url(self._url)
+        self._model = model
+        self._defaults = default_sampling
+        self._runtime = runtime
+        self._cache = cache
+        self._extra_fields = dict(additional_fields or {})
+        self._api_key = api_key or None
+        self._credentials = None if self._api_key else session.get_credentials()
+        if self._credentials is None and not self._api_key:
+            raise ConfigError(f"{WHO}: no AWS credentials found in the standard chain")
+        self._http = HttpTransport(
+            who=WHO,
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=self._api_key,
+        )
+        self._capabilities = ModelCapabilities(
+            provider=PROVIDER,
+            model=model,
+            server_url=self._url,
+            native_output=False,
+            context_size=context_size,
+        )
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def model(self) -> str:
+        """The model id."""
+        return self._model
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
+    def url(self) -> str:
+        """Where ``Converse`` requests go."""
+        return self._url
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The runtime given at construction (``None``: the process default is used)."""
+        return self._runtime
+
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` (``Converse``) and return the whole reply."""
+        body = self.body(request)
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        with get_observer().on_chat_start(self, request, body) as span:
+            with self._http.live_call(cancel) as call:
+                response = self._http.post(self._url, body, headers, call, span, sign=self._sign)
+                try:
+                    parsed, _ = self._http.read_json(response, call)
+                finally:
+                    response.close()
+            return span.finish(parse_converse(parsed))
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """Send ``request`` (``ConverseStream``); yield events as frames arrive, Finished last."""
+        body = self.body(request)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/vnd.amazon.eventstream",
+        }
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._stream_url, body, headers, call, span, sign=self._sign)
+            try:
+                decoder = BedrockStreamDecoder(endpoint=self._shown)
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
+                call.check()
+            finally:
+                response.close()
+
+    def cancel(self) -> None:
+        """Abort every request of this client in flight, from any thread."""
+        self._http.cancel()
+
+    def body(self, request: LlmRequest) -> JsonObject:
+        """The Converse request body for ``request`` (see the module doc)."""
+        sampling = sampling_of(request, self._defaults, reserved=_RESERVED)
+        if output_schema(sampling.response_format) is not None:
+            raise ConfigError(
+                f"{WHO} has no native structured output; use output_mode='tool' (the default"
+                " when the model says so)"
+            )
+        body: JsonObject = {"messages": _turns(request.messages, cache=self._cache)}
+        system = system_text(request.messages)
+        if system:
+            body["system"] = [{"text": system}] + ([_CACHE_POINT] if self._cache else [])
+        if request.tools:
+            tools: list[JsonObject] = [
+                {
+                    "toolSpec": {
+                        "name": t.name,
+                        "description": t.description or t.name,
+                        "inputSchema": {"json": t.parameters},
+                    }
+                }
+                for t in request.tools
+            ]
+            if self._cache:
+                tools.append(_CACHE_POINT)
+            body["toolConfig"] = {"tools": tools, "toolChoice": _tool_choice(request.tool_choice)}
+        config: JsonObject = {}
+        for key, value in (
+            ("temperature", sampling.temperature),
+            ("topP", sampling.top_p),
+            ("maxTokens", sampling.max_tokens),
+        ):
+            if value is not None:
+                config[key] = value
+        if sampling.stop:
+            config["stopSequences"] = list(sampling.stop)
+        if config:
+            body["inferenceConfig"] = config
+        if self._extra_fields:
+            body["additionalModelRequestFields"] = dict(self._extra_fields)
+        body.update(sampling.extra)
+        return body
+
+    def _sign(self, url: str, data: bytes, headers: dict[str, str]) -> None:
+        """SigV4 headers for this attempt (or the API key as a bearer token)."""
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+            return
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        for stale in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token"):
+            headers.pop(stale, None)
+        signed = AWSRequest(method="POST", url=url, data=data, headers=dict(headers))
+        frozen = self._credentials.get_frozen_credentials()  # type: ignore[union-attr]
+        SigV4Auth(frozen, "bedrock", self._region).add_auth(signed)
+        headers.update({k: str(v) for k, v in signed.headers.items()})
+
+
+def _tool_choice(choice: str | JsonObject | None) -> JsonObject:
+    name = forced_tool(choice)
+    if name is not None:
+        return {"tool": {"name": name}}
+    if choice in (None, "auto", "none"):  # Converse has no "none": offering tools is the choice
+        return {"auto": {}}
+    if choice == "required":
+        return {"any": {}}
+    raise ConfigError(f"{WHO} has no tool_choice {choice!r}")
+
+
+def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
+    turns: list[JsonObject] = []
+
+    def add(role: str, blocks: list[JsonObject]) -> None:
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for message in messages:
+        if isinstance(message, UserMessage):
+            add("user", [{"text": message.content}])
+        elif isinstance(message, ToolMessage):
+            result: JsonObject = {
+                "toolUseId": message.tool_call_id,
+                "content": [{"text": message.content}],
+            }
+            add("user", [{"toolResult": result}])
+        elif isinstance(message, AssistantMessage):
+            blocks: list[JsonObject] = []
+            replay = message.replay_for(PROVIDER)
+            if isinstance(replay, dict) and isinstance(replay.get("content"), list):
+                blocks.extend(dict(b) for b in replay["content"] if isinstance(b, dict))
+            if message.content:
+                blocks.append({"text": message.content})
+            for call in message.tool_calls:
+                use = {"toolUseId": call.id, "name": call.name, "input": call.arguments}
+                blocks.append({"toolUse": use})
+            if blocks:
+                add("assistant", blocks)
+        elif not isinstance(message, SystemMessage):
+            raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
+    if cache and turns:
+        turns[-1]["content"].append(dict(_CACHE_POINT))
+    return turns

@@ -1,0 +1,312 @@
+"""Google's Gemini API (``generateContent``, ``streamGenerateContent?alt=sse``), native.
+
+:class:`GeminiClient` is a :class:`~agent_smith.llm.model.ChatModel`
+authenticated with ``x-goog-api-key``. Conversion at this edge: system
+messages become ``systemInstruction``; user messages ``user`` contents; an
+assistant turn its replayed parts (with their thought signatures, when
+Gemini wrote it) or else text and ``functionCall`` parts; tool results
+``functionResponse`` parts (with the call's ``id`` when the model gave one).
+A ``json_schema`` response format becomes ``responseMimeType:
+application/json`` with a ``responseSchema`` reduced to what the API
+accepts (``$ref`` inlined, nullable types, no ``additionalProperties``).
+Replies are read in :mod:`.gemini_reply`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..cancellation import CancellationToken
+from ..errors import ConfigError
+from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import get_observer
+from ..runtime import Runtime
+from .convert import forced_tool, output_schema, sampling_of, system_text
+from .endpoint import display_url, resolve_url
+from .events import StreamEvent
+from .gemini_reply import MADE_UP_ID, PROVIDER, WHO, GeminiStreamDecoder, parse_response
+from .model import ModelCapabilities
+from .request import LlmRequest, LlmResponse, SamplingParams
+from .retry import RetryPolicy
+from .transport import HttpTransport
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://generativelanguage.googleapis.com"
+_RESERVED = ("contents", "systemInstruction", "tools", "toolConfig")
+_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
+# What responseSchema (an OpenAPI 3.0 subset) accepts.
+_SCHEMA_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "properties",
+        "required",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "propertyOrdering",
+        "title",
+    }
+)
+
+JsonObject = dict[str, Any]
+
+
+class GeminiClient:
+    """A client for the Gemini API (see the module doc).
+
+    ``endpoint`` is the API's base URL (``/v1beta`` is added to a bare host).
+    ``thinking_budget`` (tokens; ``-1`` dynamic, ``0`` off) or
+    ``thinking_level`` (``"low"``, ``"high"``) configure thinking;
+    ``include_thoughts`` asks for thought summaries (reasoning events).
+    Thread-safe.
+    """
+
+    def __init__(
+        self,
+        endpoint: str = DEFAULT_ENDPOINT,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
+        thinking_budget: int | None = None,
+        thinking_level: str | None = None,
+        include_thoughts: bool = False,
+        context_size: int | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("GeminiClient needs a model name (it is part of the URL)")
+        base = resolve_url(endpoint, "", prefix="/v1beta")
+        self._url = f"{base}/models/{model}:generateContent"
+        self._stream_url = f"{base}/models/{model}:streamGenerateContent?alt=sse"
+        self._shown = display_url(self._url)
+        self._model = model
+        self._api_key = api_key or None
+        self._defaults = default_sampling
+        self._runtime = runtime
+        thinking: JsonObject = {}
+        if thinking_budget is not None:
+            thinking["thinkingBudget"] = thinking_budget
+        if thinking_level is not None:
+            thinking["thinkingLevel"] = thinking_level
+        if include_thoughts:
+            thinking["includeThoughts"] = True
+        self._thinking = thinking
+        self._headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            self._headers["x-goog-api-key"] = self._api_key
+        self._http = HttpTransport(
+            who=WHO,
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=self._api_key,
+        )
+        self._capabilities = ModelCapabilities(
+            provider=PROVIDER, model=model, server_url=self._url, context_size=context_size
+        )
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The runtime given at construction (``None``: the process default is used)."""
+        return self._runtime
+
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` and return the whole reply."""
+        body = self.body(request)
+        headers = {**self._headers, "Accept": "application/json"}
+        with get_observer().on_chat_start(self, request, body) as span:
+            with self._http.live_call(cancel) as call:
+                response = self._http.post(self._url, body, headers, call, span)
+                try:
+                    parsed, _ = self._http.read_json(response, call)
+                finally:
+                    response.close()
+            return span.finish(parse_response(parsed, endpoint=self._shown))
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
+        body = self.body(request)
+        headers = {**self._headers, "Accept": "text/event-stream"}
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._stream_url, body, headers, call, span)
+            try:
+                decoder = GeminiStreamDecoder(endpoint=self._shown)
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
+                call.check()
+            finally:
+                response.close()
+
+    def cancel(self) -> None:
+        """Abort every request of this client in flight, from any thread."""
+        self._http.cancel()
+
+    def body(self, request: LlmRequest) -> JsonObject:
+        """The ``generateContent`` body for ``request`` (see the module doc)."""
+        sampling = sampling_of(request, self._defaults, reserved=_RESERVED)
+        body: JsonObject = {"contents": _contents(request.messages)}
+        system = system_text(request.messages)
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": system}]}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "functionDeclarations": [
+                        _declaration(t.name, t.description, t.parameters) for t in request.tools
+                    ]
+                }
+            ]
+            body["toolConfig"] = {"functionCallingConfig": _calling(request.tool_choice)}
+        config: JsonObject = {}
+        for key, value in (
+            ("temperature", sampling.temperature),
+            ("topP", sampling.top_p),
+            ("maxOutputTokens", sampling.max_tokens),
+        ):
+            if value is not None:
+                config[key] = value
+        if sampling.stop:
+            config["stopSequences"] = list(sampling.stop)
+        schema = output_schema(sampling.response_format)
+        if schema is not None:
+            config["responseMimeType"] = "application/json"
+            config["responseSchema"] = gemini_schema(schema.schema)
+        elif sampling.response_format and sampling.response_format.get("type") == "json_object":
+            config["responseMimeType"] = "application/json"
+        if self._thinking:
+            config["thinkingConfig"] = dict(self._thinking)
+        if config:
+            body["generationConfig"] = config
+        body.update(sampling.extra)
+        return body
+
+
+def _declaration(name: str, description: str, parameters: JsonObject) -> JsonObject:
+    declaration: JsonObject = {"name": name, "description": description}
+    if parameters.get("properties"):  # a parameterless function declares none
+        declaration["parameters"] = gemini_schema(parameters)
+    return declaration
+
+
+def _calling(choice: str | JsonObject | None) -> JsonObject:
+    name = forced_tool(choice)
+    if name is not None:
+        return {"mode": "ANY", "allowedFunctionNames": [name]}
+    mode = _MODES.get(choice if isinstance(choice, str) else "auto")
+    if mode is None:
+        raise ConfigError(f"{WHO} has no tool_choice {choice!r}")
+    return {"mode": mode}
+
+
+def _contents(messages: Sequence[Message]) -> list[JsonObject]:
+    contents: list[JsonObject] = []
+
+    def add(role: str, parts: list[JsonObject]) -> None:
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+
+    for message in messages:
+        if isinstance(message, UserMessage):
+            add("user", [{"text": message.content}])
+        elif isinstance(message, ToolMessage):
+            response: JsonObject = {"name": message.name, "response": {"result": message.content}}
+            if not message.tool_call_id.startswith(MADE_UP_ID):
+                response["id"] = message.tool_call_id
+            add("user", [{"functionResponse": response}])
+        elif isinstance(message, AssistantMessage):
+            add("model", _model_parts(message))
+        elif not isinstance(message, SystemMessage):
+            raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
+    return contents
+
+
+def _model_parts(message: AssistantMessage) -> list[JsonObject]:
+    replay = message.replay_for(PROVIDER)
+    if isinstance(replay, dict) and isinstance(replay.get("parts"), list):
+        return [dict(p) for p in replay["parts"] if isinstance(p, dict)]
+    parts: list[JsonObject] = []
+    if message.content:
+        parts.append({"text": message.content})
+    for call in message.tool_calls:
+        function: JsonObject = {"name": call.name, "args": call.arguments}
+        if not call.id.startswith(MADE_UP_ID):
+            function["id"] = call.id
+        parts.append({"functionCall": function})
+    return parts or [{"text": ""}]
+
+
+def gemini_schema(schema: JsonObject, defs: JsonObject | None = None) -> JsonObject:
+    """``schema`` as ``responseSchema`` takes it: refs inlined, ``["x", "null"]`` as nullable."""
+    defs = {**(defs or {}), **schema.get("$defs", {}), **schema.get("definitions", {})}
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        if not isinstance(target, dict):
+            raise ConfigError(f"{WHO}: schema reference {ref!r} has no definition")
+        return gemini_schema({**target, **{k: v for k, v in schema.items() if k != "$ref"}}, defs)
+    out: JsonObject = {}
+    for key, value in schema.items():
+        if key not in _SCHEMA_KEYS:
+            continue
+        if key == "type" and isinstance(value, list):
+            kinds = [k for k in value if k != "null"]
+            out["type"] = kinds[0] if kinds else "string"
+            if "null" in value:
+                out["nullable"] = True
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {k: gemini_schema(v, defs) for k, v in value.items()}
+        elif key == "items" and isinstance(value, dict):
+            out[key] = gemini_schema(value, defs)
+        elif key == "anyOf" and isinstance(value, list):
+            kinds = [v for v in value if v != {"type": "null"}]
+            if len(kinds) < len(value):
+                out["nullable"] = True
+            if len(kinds) == 1:
+                out.update(gemini_schema(kinds[0], defs))
+            else:
+                out[key] = [gemini_schema(v, defs) for v in kinds]
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,345 @@
+"""Ollama's own chat API (``POST /api/chat``, NDJSON streaming), native.
+
+:class:`OllamaClient` is a :class:`~agent_smith.llm.model.ChatModel` for
+what Ollama's OpenAI layer lacks: ``think`` (with the reply's ``thinking``
+field), ``keep_alive``, ``options`` (``num_ctx``, ...), and ``format`` as a
+JSON schema for typed output. The server is ``$OLLAMA_HOST`` unless given.
+
+Wire facts: the stream is newline-delimited JSON, one object a line; tool
+calls arrive whole on one line, their ``arguments`` an object; the last
+line has ``done: true``, ``done_reason`` (``"stop"`` even after tool
+calls) and the token counts; errors are ``{"error": "..."}``, as the body
+of an error status or as a line of a stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from .._internal import json_input
+from ..cancellation import CancellationToken
+from ..errors import ParseError, TransportError
+from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
+from ..observer import ChatObservation, get_observer
+from ..runtime import Runtime
+from .api_error import error_from_json
+from .convert import output_schema, sampling_of
+from .endpoint import display_url, resolve_url
+from .events import (
+    Finished,
+    ReasoningDelta,
+    StreamEvent,
+    TokenDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .model import ModelCapabilities
+from .request import LlmRequest, LlmResponse, SamplingParams, string_field
+from .retry import RetryPolicy
+from .stream_decoder import scan_json
+from .transport import HttpTransport
+
+log = logging.getLogger(__name__)
+
+WHO = "Ollama"
+DEFAULT_HOST = "http://127.0.0.1:11434"
+_RESERVED = ("model", "messages", "tools", "stream")
+_FINISH = {"stop": "stop", "length": "length"}
+
+JsonObject = dict[str, Any]
+
+
+def ollama_host() -> str:
+    """Ollama's base URL: ``$OLLAMA_HOST`` (a URL, or ``host[:port]``), else the default."""
+    host = os.environ.get("OLLAMA_HOST", "").strip()
+    if not host:
+        return DEFAULT_HOST
+    if "://" not in host:
+        host = f"http://{host}"
+    if host.count(":") == 1:  # no port given
+        host += ":11434"
+    return host
+
+
+class OllamaClient:
+    """A client for Ollama's ``/api/chat`` (see the module doc).
+
+    ``endpoint`` None: ``$OLLAMA_HOST``. ``think`` is sent when set (``True``
+    or ``"low"``/``"medium"``/``"high"``); ``keep_alive`` (``"5m"``, seconds)
+    likewise; ``options`` are Ollama's model options, under the request's
+    sampling (``temperature``, ``top_p``, ``num_predict``, ``stop``).
+    Thread-safe.
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
+        think: bool | str | None = None,
+        keep_alive: str | float | None = None,
+        options: dict[str, Any] | None = None,
+        context_size: int | None = None,
+    ) -> None:
+        self._url = resolve_url(endpoint or ollama_host(), "/chat", prefix="/api")
+        self._shown = display_url(self._url)
+        self._model = model
+        self._defaults = default_sampling
+        self._runtime = runtime
+        self._think = think
+        self._keep_alive = keep_alive
+        self._options = dict(options or {})
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:  # Ollama behind an authenticating proxy, or ollama.com
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._http = HttpTransport(
+            who=WHO,
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=api_key or None,
+        )
+        size = context_size or self._options.get("num_ctx")
+        self._capabilities = ModelCapabilities(
+            provider="ollama",
+            model=model,
+            server_url=self._url,
+            context_size=size if isinstance(size, int) else None,
+        )
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The runtime given at construction (``None``: the process default is used)."""
+        return self._runtime
+
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` and return the whole reply."""
+        body = self.body(request, stream=False)
+        with get_observer().on_chat_start(self, request, body) as span:
+            *_, last = self._events(body, cancel, span)
+            assert isinstance(last, Finished)  # _events always ends with Finished or raises
+            return span.finish(last.response)
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """Send ``request`` streaming; yield events as the lines arrive, ``Finished`` last."""
+        body = self.body(request, stream=True)
+        with get_observer().on_chat_start(self, request, body) as span:
+            yield from span.watch(self._events(body, cancel, span))
+
+    def cancel(self) -> None:
+        """Abort every request of this client in flight, from any thread."""
+        self._http.cancel()
+
+    def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        """The ``/api/chat`` body for ``request`` (see the module doc)."""
+        sampling = sampling_of(request, self._defaults, reserved=_RESERVED)
+        body: JsonObject = {"model": self._model, "messages": _messages(request.messages)}
+        if request.tools:
+            body["tools"] = [schema.to_openai() for schema in request.tools]
+        body["stream"] = stream
+        options = dict(self._options)
+        for key, value in (
+            ("temperature", sampling.temperature),
+            ("top_p", sampling.top_p),
+            ("num_predict", sampling.max_tokens),
+        ):
+            if value is not None:
+                options[key] = value
+        if sampling.stop:
+            options["stop"] = list(sampling.stop)
+        if options:
+            body["options"] = options
+        schema = output_schema(sampling.response_format)
+        if schema is not None:
+            body["format"] = schema.schema
+        elif sampling.response_format and sampling.response_format.get("type") == "json_object":
+            body["format"] = "json"
+        if self._think is not None:
+            body["think"] = self._think
+        if self._keep_alive is not None:
+            body["keep_alive"] = self._keep_alive
+        body.update(sampling.extra)
+        return body
+
+    def _events(
+        self, body: JsonObject, cancel: CancellationToken | None, span: ChatObservation
+    ) -> Iterator[StreamEvent]:
+        headers = {**self._headers, "Accept": "application/x-ndjson"}
+        with self._http.live_call(cancel) as call:
+            response = self._http.post(self._url, body, headers, call, span)
+            try:
+                decoder = OllamaDecoder(endpoint=self._shown)
+                yield from decoder.events(self._http.chunks(response, call))
+                call.check()
+            finally:
+                response.close()
+
+
+def _messages(messages: Sequence[Message]) -> list[JsonObject]:
+    wire: list[JsonObject] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            turn: JsonObject = {"role": "assistant", "content": message.content}
+            if message.tool_calls:
+                turn["tool_calls"] = [
+                    {"function": {"name": c.name, "arguments": c.arguments}}
+                    for c in message.tool_calls
+                ]
+            wire.append(turn)
+        elif isinstance(message, ToolMessage):
+            wire.append({"role": "tool", "content": message.content, "tool_name": message.name})
+        else:
+            wire.append(message.to_openai())
+    return wire
+
+
+class OllamaDecoder:
+    """Decodes an ``/api/chat`` body (NDJSON, or one object) into stream events."""
+
+    def __init__(self, *, endpoint: str) -> None:
+        self._endpoint = endpoint
+        self._lines = 0
+
+    def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        """Events as lines arrive, then the completed tool calls and Finished."""
+        text: list[str] = []
+        thinking: list[str] = []
+        calls: list[ToolCall] = []
+        last: JsonObject | None = None
+        scan = scan_json
+        for line in _lines(chunks):
+            self._lines += 1
+            try:
+                obj, end = scan(line, 0)
+            except (StopIteration, ValueError, RecursionError):
+                obj, end = None, 0
+            if end != len(line) or type(obj) is not dict:
+                obj = self._parse(line)
+            message = obj.get("message")
+            # The hot path, once per token: a line with only a piece of the answer.
+            if obj.get("done") is False and type(message) is dict and len(message) == 2:
+                content = message.get("content")
+                if type(content) is str and message.get("role") == "assistant":
+                    if content:
+                        text.append(content)
+                        yield TokenDelta(content)
+                    continue
+            if "error" in obj:
+                raise error_from_json(
+                    obj, endpoint=self._endpoint, status=None, excerpt=line, who=WHO
+                )
+            if isinstance(message, dict):
+                thought = message.get("thinking")
+                if isinstance(thought, str) and thought:
+                    thinking.append(thought)
+                    yield ReasoningDelta(thought)
+                content = message.get("content")
+                if isinstance(content, str) and content:
+                    text.append(content)
+                    yield TokenDelta(content)
+                for raw in message.get("tool_calls") or ():
+                    call = self._call(raw, len(calls))
+                    calls.append(call)
+                    yield ToolCallStarted(call.id, call.name, len(calls) - 1)
+            if obj.get("done") is True:
+                last = obj
+        if last is None:
+            raise TransportError(
+                f"stream from {WHO} {self._endpoint} ended before its done line",
+                operation="stream",
+                endpoint_or_server=self._endpoint,
+            )
+        prompt, completion = last.get("prompt_eval_count"), last.get("eval_count")
+        usage = None
+        if isinstance(prompt, int) or isinstance(completion, int):
+            p, c = (
+                prompt if isinstance(prompt, int) else 0,
+                completion if isinstance(completion, int) else 0,
+            )
+            usage = TokenUsage(p, c, p + c)
+        reason = string_field(last.get("done_reason")) or "stop"
+        finish = "tool_calls" if calls and reason == "stop" else _FINISH.get(reason, reason)
+        message = AssistantMessage("".join(text), tuple(calls), usage, "".join(thinking) or None)
+        response = LlmResponse.checked(message, finish, model=string_field(last.get("model")))
+        for index, call in enumerate(calls):
+            yield ToolCallCompleted(index, call.arguments)
+        yield Finished(finish, usage, response)
+
+    def _call(self, raw: object, index: int) -> ToolCall:
+        function = raw.get("function") if isinstance(raw, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ParseError(f"{WHO} {self._endpoint}: a tool call needs a function with a name")
+        arguments = function.get("arguments", {})
+        call_id = raw.get("id") if isinstance(raw, dict) else None
+        call_id = call_id if isinstance(call_id, str) and call_id else f"call_{index}"
+        if isinstance(arguments, str):  # a few builds send the JSON text
+            return ToolCall.from_wire(call_id, function["name"], arguments, lenient=True)
+        if not isinstance(arguments, dict):
+            raise ParseError(f"{WHO} {self._endpoint}: tool call arguments must be an object")
+        return ToolCall(call_id, function["name"], arguments)
+
+    def _parse(self, line: str) -> JsonObject:
+        try:
+            obj = json_input.loads(line)
+        except ValueError as err:
+            raise ParseError(
+                f"line {self._lines} from {WHO} {self._endpoint} is not valid JSON"
+                f" ({getattr(err, 'msg', err)}): {line[:80]!r}",
+                offset=getattr(err, "pos", 0),
+            ) from err
+        if not isinstance(obj, dict):
+            raise ParseError(f"line {self._lines} from {WHO} {self._endpoint}: not a JSON object")
+        return obj
+
+
+def _count(obj: JsonObject, key: str) -> int:
+    value = obj.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The non-blank lines of a body, whatever its chunking (the last may lack its newline)."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            if line.strip():
+                yield line.decode("utf-8", "replace")
+    if pending.strip():
+        yield pending.decode("utf-8", "replace")

@@ -1,0 +1,264 @@
+"""The OpenAI Responses API client (``POST /v1/responses``), native.
+
+:class:`ResponsesClient` is a :class:`~agent_smith.llm.model.ChatModel` for
+OpenAI's newer API (llama.cpp's server speaks it too), where reasoning
+models keep their reasoning between tool calls: the reasoning items of a
+turn are sent back with the function calls that follow them — with
+``store=False`` as ``encrypted_content``, which this client then asks for.
+
+Conversion at this edge: system messages become ``instructions``; user
+messages ``{"role": "user"}`` input items; an assistant turn its replayed
+items (reasoning, server-side tool items, from its provider data when this
+client wrote it), an assistant message and one ``function_call`` item per
+call; a tool result a ``function_call_output`` item. A ``json_schema``
+response format becomes ``text.format``. Replies are read in
+:mod:`.responses_reply`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..cancellation import CancellationToken
+from ..errors import ConfigError
+from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from ..observer import get_observer
+from ..runtime import Runtime
+from .api_error import error_from_json
+from .convert import forced_tool, output_schema, sampling_of, system_text
+from .endpoint import display_url, resolve_url
+from .events import StreamEvent
+from .model import ModelCapabilities
+from .request import LlmRequest, LlmResponse, SamplingParams
+from .responses_reply import PROVIDER, WHO, ResponsesStreamDecoder, parse_response
+from .retry import RetryPolicy
+from .transport import HttpTransport
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+_RESERVED = ("model", "input", "instructions", "tools", "tool_choice", "stream")
+
+JsonObject = dict[str, Any]
+
+
+class ResponsesClient:
+    """A client for the OpenAI Responses API (see the module doc).
+
+    ``endpoint`` is a base URL (``https://api.openai.com/v1``, or a llama.cpp
+    server's ``http://127.0.0.1:8080``). ``store`` is sent when set;
+    ``store=False`` also asks for ``reasoning.encrypted_content``.
+    ``reasoning_effort`` (``"low"``..``"high"``) asks for reasoning with an
+    automatic summary. Sampling ``stop`` has no Responses equivalent and is
+    not sent. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        endpoint: str = DEFAULT_ENDPOINT,
+        model: str = "",
+        *,
+        api_key: str | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        default_sampling: SamplingParams = SamplingParams(),  # noqa: B008 (frozen value)
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
+        store: bool | None = None,
+        reasoning_effort: str | None = None,
+        context_size: int | None = None,
+    ) -> None:
+        self._url = resolve_url(endpoint, "/responses")
+        self._shown = display_url(self._url)
+        self._model = model
+        self._api_key = api_key or None
+        self._defaults = default_sampling
+        self._runtime = runtime
+        self._store = store
+        self._effort = reasoning_effort
+        self._headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
+        self._http = HttpTransport(
+            who=WHO,
+            shown=self._shown,
+            timeout=request_timeout,
+            policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            runtime=runtime,
+            secret=self._api_key,
+        )
+        self._capabilities = ModelCapabilities(
+            provider="openai", model=model, server_url=self._url, context_size=context_size
+        )
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def default_sampling(self) -> SamplingParams:
+        """The sampling every request starts from (its own fields override these)."""
+        return self._defaults
+
+    @property
+    def url(self) -> str:
+        """Where chat requests go."""
+        return self._url
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The runtime given at construction (``None``: the process default is used)."""
+        return self._runtime
+
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` and return the whole reply."""
+        body = self.body(request, stream=False)
+        headers = {**self._headers, "Accept": "application/json"}
+        with get_observer().on_chat_start(self, request, body) as span:
+            with self._http.live_call(cancel) as call:
+                response = self._http.post(self._url, body, headers, call, span)
+                try:
+                    parsed, data = self._http.read_json(response, call)
+                finally:
+                    response.close()
+            if isinstance(parsed, dict) and "error" in parsed and "output" not in parsed:
+                raise error_from_json(
+                    parsed,
+                    endpoint=self._shown,
+                    status=response.status_code,
+                    excerpt=data.decode("utf-8", "replace"),
+                    secret=self._api_key,
+                    who=WHO,
+                )
+            return span.finish(parse_response(parsed, endpoint=self._shown))
+
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> Iterator[StreamEvent]:
+        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
+        body = self.body(request, stream=True)
+        headers = {**self._headers, "Accept": "text/event-stream"}
+        with (
+            get_observer().on_chat_start(self, request, body) as span,
+            self._http.live_call(cancel) as call,
+        ):
+            response = self._http.post(self._url, body, headers, call, span)
+            try:
+                decoder = ResponsesStreamDecoder(endpoint=self._shown)
+                yield from span.watch(decoder.events(self._http.chunks(response, call)))
+                call.check()
+            finally:
+                response.close()
+
+    def cancel(self) -> None:
+        """Abort every request of this client in flight, from any thread."""
+        self._http.cancel()
+
+    def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        """The Responses request body for ``request`` (see the module doc)."""
+        sampling = sampling_of(request, self._defaults, reserved=_RESERVED)
+        body: JsonObject = {}
+        if self._model:
+            body["model"] = self._model
+        instructions = system_text(request.messages)
+        if instructions:
+            body["instructions"] = instructions
+        body["input"] = _items(request.messages)
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }
+                for t in request.tools
+            ]
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+        body["stream"] = stream
+        if sampling.temperature is not None:
+            body["temperature"] = sampling.temperature
+        if sampling.top_p is not None:
+            body["top_p"] = sampling.top_p
+        if sampling.max_tokens is not None:
+            body["max_output_tokens"] = sampling.max_tokens
+        if sampling.stop:
+            log.debug("%s has no stop sequences; not sent", WHO)
+        fmt = sampling.response_format
+        schema = output_schema(fmt)
+        if schema is not None:
+            body["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": schema.name,
+                    "schema": schema.schema,
+                    "strict": schema.strict,
+                }
+            }
+        elif fmt is not None and fmt.get("type") == "json_object":
+            body["text"] = {"format": {"type": "json_object"}}
+        if self._store is not None:
+            body["store"] = self._store
+            if not self._store:
+                body["include"] = ["reasoning.encrypted_content"]
+        if self._effort:
+            body["reasoning"] = {"effort": self._effort, "summary": "auto"}
+        body.update(sampling.extra)
+        return body
+
+
+def _tool_choice(choice: str | JsonObject | None) -> str | JsonObject:
+    name = forced_tool(choice)
+    if name is not None:
+        return {"type": "function", "name": name}
+    if choice in (None, "auto", "required", "none"):
+        return choice or "auto"
+    raise ConfigError(f"{WHO} has no tool_choice {choice!r}")
+
+
+def _items(messages: Sequence[Message]) -> list[JsonObject]:
+    items: list[JsonObject] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            items.append({"type": "message", "role": "user", "content": message.content})
+        elif isinstance(message, ToolMessage):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id,
+                    "output": message.content,
+                }
+            )
+        elif isinstance(message, AssistantMessage):
+            replay = message.replay_for(PROVIDER)
+            if isinstance(replay, dict) and isinstance(replay.get("items"), list):
+                items.extend(dict(i) for i in replay["items"] if isinstance(i, dict))
+            if message.content:
+                items.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": message.content}],
+                    }
+                )
+            for call in message.tool_calls:
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "arguments": call.arguments_text(),
+                    }
+                )
+        elif not isinstance(message, SystemMessage):
+            raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
+    return items

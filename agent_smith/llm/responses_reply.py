@@ -1,0 +1,225 @@
+"""OpenAI Responses API replies: output items in, a neutral :class:`LlmResponse` out.
+
+A response's ``output`` is a list of items: ``message`` items (their
+``output_text`` parts make the content), ``function_call`` items (the tool
+calls, by ``call_id``), ``reasoning`` items (their summary and reasoning
+text make the reasoning). Reasoning items — and server-side tool items such
+as ``web_search_call`` — are kept verbatim as the turn's
+:class:`~agent_smith.messages.ProviderData`: with ``store=false`` a
+reasoning item carries the ``encrypted_content`` the model needs back with
+the function calls that follow it.
+
+``status: "incomplete"`` raises :class:`~agent_smith.errors.TruncatedReplyError`
+(``max_output_tokens``) or :class:`~agent_smith.errors.LlmApiError`
+(``content_filter`` and others); ``failed`` and ``error`` events raise
+``LlmApiError``. :class:`ResponsesStreamDecoder` yields text, reasoning and
+tool-call events as they arrive and takes the final ``response.completed``
+object as the reply; a stream without it is a
+:class:`~agent_smith.errors.TransportError`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .._internal import json_input
+from .._internal.sse_reader import SseReader
+from ..errors import LlmApiError, ParseError, TransportError, TruncatedReplyError
+from ..logs import TRACE, redact
+from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
+from .api_error import error_from_json, excerpt_of
+from .events import (
+    Finished,
+    ReasoningDelta,
+    StreamEvent,
+    TokenDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .request import LlmResponse, string_field
+from .stream_decoder import scan_json
+
+log = logging.getLogger(__name__)
+
+#: The tag of provider data written by the Responses client.
+PROVIDER = "openai.responses"
+WHO = "OpenAI Responses API"
+
+_REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+
+
+def usage_of(raw: object) -> TokenUsage | None:
+    """Responses usage: input, output and total tokens, cached input tokens."""
+    if not isinstance(raw, dict):
+        return None
+    details = raw.get("input_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+    counts = [raw.get("input_tokens"), raw.get("output_tokens"), raw.get("total_tokens"), cached]
+    for value in counts:
+        if value is not None and (not isinstance(value, int) or value < 0):
+            raise ParseError(f"{WHO} usage counts must be non-negative integers, got {raw!r}")
+    prompt, completion, total, read = (v or 0 for v in counts)
+    return TokenUsage(prompt, completion, total or prompt + completion, read)
+
+
+def parse_response(body: object, *, endpoint: str) -> LlmResponse:
+    """A whole response object (non-streamed, or the one ``response.completed`` carries)."""
+    if not isinstance(body, dict) or not isinstance(body.get("output"), list):
+        raise ParseError(f"{WHO} {endpoint} reply has no output array")
+    status = body.get("status")
+    if status == "failed":
+        raise error_from_json(
+            {"error": body.get("error") or {"message": "the response failed"}},
+            endpoint=endpoint,
+            status=None,
+            excerpt=json.dumps(body),
+            who=WHO,
+        )
+    if status == "incomplete":
+        details = body.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        if reason == "max_output_tokens":
+            raise TruncatedReplyError(
+                f"{WHO} {endpoint}: the reply was cut off by max_output_tokens (raise max_tokens)"
+            )
+        raise LlmApiError(
+            f"{WHO} {endpoint}: the reply is incomplete ({reason or 'no reason given'})",
+            http_status=200,
+            body_excerpt=excerpt_of(json.dumps(body)),
+        )
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    kept: list[dict[str, Any]] = []
+    refused = False
+    for item in body["output"]:
+        if not isinstance(item, dict):
+            raise ParseError(f"{WHO} {endpoint}: output items must be objects")
+        kind = item.get("type")
+        if kind == "message":
+            for part in _parts(item.get("content")):
+                if part.get("type") == "output_text":
+                    text.append(_string(part, "text"))
+                elif part.get("type") == "refusal":
+                    text.append(_string(part, "refusal"))
+                    refused = True
+        elif kind == "function_call":
+            calls.append(_call(item))
+        else:
+            if kind == "reasoning":
+                for part in _parts(item.get("summary")) + _parts(item.get("content")):
+                    reasoning.append(_string(part, "text"))
+            kept.append(item)
+    message = AssistantMessage(
+        "".join(text),
+        tuple(calls),
+        usage_of(body.get("usage")),
+        "\n\n".join(r for r in reasoning if r) or None,
+        ProviderData(PROVIDER, {"items": kept}) if kept else None,
+    )
+    finish = "content_filter" if refused else "tool_calls" if calls else "stop"
+    return LlmResponse.checked(
+        message,
+        finish,
+        response_id=string_field(body.get("id")),
+        model=string_field(body.get("model")),
+    )
+
+
+def _parts(value: object) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(p, dict) for p in value):
+        raise ParseError(f"{WHO}: content and summary must be arrays of objects")
+    return value
+
+
+def _string(part: dict[str, Any], key: str) -> str:
+    value = part.get(key, "")
+    if not isinstance(value, str):
+        raise ParseError(f"{WHO}: {part.get('type')} {key!r} must be a string")
+    return value
+
+
+def _call(item: dict[str, Any]) -> ToolCall:
+    call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments", "")
+    if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+        raise ParseError(f"{WHO}: a function_call item needs a string call_id and name")
+    if not isinstance(arguments, str):
+        raise ParseError(f"{WHO}: function_call {name!r} arguments must be a string")
+    return ToolCall.from_wire(call_id, name, arguments, lenient=True)
+
+
+class ResponsesStreamDecoder:
+    """Decodes one streamed Responses reply into stream events (see the module doc)."""
+
+    def __init__(self, *, endpoint: str) -> None:
+        self._endpoint = endpoint
+        self._calls = 0
+        self._frames = 0
+
+    def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        """Events as the SSE events arrive, then completed tool calls and Finished."""
+        tracing = log.isEnabledFor(TRACE)
+        scan = scan_json
+        reader = SseReader(chunks)
+        final: LlmResponse | None = None
+        for sse in reader.all_events():
+            data = sse.data
+            if not data or data == "[DONE]":
+                continue
+            if tracing:
+                log.log(TRACE, "sse event %d: %s", self._frames, redact(data))
+            self._frames += 1
+            try:
+                frame, end = scan(data, 0)
+            except (StopIteration, ValueError, RecursionError):
+                frame, end = None, 0
+            if end != len(data) or type(frame) is not dict:
+                frame = self._parse(data)
+            kind = frame.get("type") or sse.event
+            if kind == "response.output_text.delta":  # the hot path, once per token
+                piece = frame.get("delta")
+                if type(piece) is not str:
+                    raise ParseError(f"{WHO} {self._endpoint}: a text delta must be a string")
+                yield TokenDelta(piece)
+            elif kind in _REASONING_DELTAS:
+                yield ReasoningDelta(_string(frame, "delta"))
+            elif kind == "response.output_item.added":
+                item = frame.get("item")
+                if isinstance(item, dict) and item.get("type") == "function_call":
+                    call = _call({**item, "arguments": ""})
+                    yield ToolCallStarted(call.id, call.name, self._calls)
+                    self._calls += 1
+            elif kind in ("response.completed", "response.incomplete", "response.failed"):
+                final = parse_response(frame.get("response"), endpoint=self._endpoint)
+            elif kind == "error":
+                raise error_from_json(
+                    frame, endpoint=self._endpoint, status=None, excerpt=data, who=WHO
+                )
+        if final is None:
+            where = "an SSE event" if reader.truncated else "its reply (no response.completed)"
+            raise TransportError(
+                f"stream from {WHO} {self._endpoint} ended in the middle of {where}",
+                operation="stream",
+                endpoint_or_server=self._endpoint,
+            )
+        for index, call in enumerate(final.message.tool_calls):
+            yield ToolCallCompleted(index, call.arguments)
+        yield Finished(final.finish_reason, final.usage, final)
+
+    def _parse(self, data: str) -> dict[str, Any]:
+        try:
+            frame = json_input.loads(data)
+        except ValueError as err:
+            raise ParseError(
+                f"stream event {self._frames} from {WHO} {self._endpoint} is not valid JSON"
+                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
+                offset=getattr(err, "pos", 0),
+            ) from err
+        if not isinstance(frame, dict):
+            raise ParseError(f"stream event {self._frames} from {WHO}: must be a JSON object")
+        return frame
