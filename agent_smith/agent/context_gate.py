@@ -116,7 +116,12 @@ class ContextGate:
         (for the exact count and the size check), ``prompt`` its system prompt;
         ``room`` what of ``window`` it may take.
         """
-        exact = count(request) if count is not None else None
+        exact = None
+        if count is not None:
+            try:
+                exact = count(request)
+            except AgentSmithError as err:  # counting is a refinement: estimate instead
+                log.debug("counting the request's tokens failed (%s): estimating", err)
         if exact is not None:
             self._base, self._since, tokens = exact, 0, exact
             if not self.due(tokens, room):

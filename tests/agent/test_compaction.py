@@ -201,3 +201,21 @@ def test_a_sub_agent_compacts_its_own_history(
     child = [e.event for e in seen if isinstance(e, SubAgentEvent)]
     assert any(isinstance(e, ContextCompacted) for e in child)
     assert not any(isinstance(m, SystemMessage) for m in agent.history)  # the root's untouched
+
+
+def test_a_count_that_fails_falls_back_to_the_estimate() -> None:
+    from agent_smith.errors import LlmApiError
+    from agent_smith.llm.request import LlmRequest, LlmResponse
+
+    def count(request: LlmRequest) -> int:
+        raise LlmApiError("count_tokens is down", http_status=503)
+
+    def summarise(request: LlmRequest) -> LlmResponse:
+        return LlmResponse(AssistantMessage("S"), "stop")
+
+    gate = ContextGate(Compaction())
+    memory = filled(long_history())
+    request = LlmRequest(tuple(memory.messages()))
+    tokens = gate.tokens(memory, "", ())
+    event = gate.compact(summarise, count, memory, request, "", tokens, WINDOW, WINDOW)
+    assert event is not None and not event.exact
