@@ -203,7 +203,7 @@ def drain(events: Iterator[AgentEvent]) -> AssistantMessage:
 
 def _writes(call: ToolCall, registry: ToolRegistry) -> bool:
     """Whether ``call`` is to a known tool that is not declared read-only."""
-    return call.name in registry and not getattr(registry.options(call.name), "read_only", False)
+    return call.name in registry and not registry.options(call.name).read_only
 
 
 def _marked(call: ToolCall, registry: ToolRegistry) -> Tool | None:

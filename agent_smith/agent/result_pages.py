@@ -105,7 +105,7 @@ class ResultPages:
             """
             return self.read(handle, offset, length)
 
-        return make_tool(read_tool_result)
+        return make_tool(read_tool_result, read_only=True)
 
     def _keep(self, full: str) -> str:
         with self._lock:

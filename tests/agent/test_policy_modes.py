@@ -44,3 +44,20 @@ def test_write_mode_asks_as_before(
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ConfigError, match="mode"):
         AgentConfig(mode="admin")  # type: ignore[arg-type]
+
+
+def test_read_mode_runs_a_tool_declared_read_only(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    from agent_smith import tool
+
+    @tool(read_only=True)
+    def peek(path: str) -> str:
+        """Read a file."""
+        return f"content of {path}"
+
+    llm_server.script(Calls(("peek", {"path": "a"})), Text("ok"))
+    agent = Agent(llm, tools=[peek], config=AgentConfig(mode="read"))
+    agent.send("go")
+    (result,) = [m for m in agent.history if isinstance(m, ToolMessage)]
+    assert result.content == "content of a"
