@@ -19,6 +19,7 @@ from .errors import (
     CancelledError,
     ConfigError,
     ContextOverflowError,
+    GuardrailTripped,
     LlmApiError,
     McpAuthError,
     McpError,
@@ -32,6 +33,7 @@ from .errors import (
     ToolError,
     TransportError,
     TruncatedReplyError,
+    UsageLimitExceeded,
 )
 from .logs import (
     TRACE,
@@ -42,21 +44,26 @@ from .logs import (
 if TYPE_CHECKING:
     from .agent.agent import Agent
     from .agent.approvals import ApprovalRequested, Approver
+    from .agent.compaction import Compaction
     from .agent.config import AgentConfig
     from .agent.events import (
         AgentEvent,
         AgentHooks,
         AssistantTurn,
+        ContextCompacted,
         FinalAnswer,
+        GuardrailChecked,
         OutputRetry,
         SubAgentEvent,
         ToolCallRequested,
         ToolResultReady,
     )
+    from .agent.guardrails import Guardrails, GuardrailVerdict
     from .agent.output import OutputMode
     from .agent.output_type import parse_output
     from .agent.request import AgentRequest
     from .agent.subagents import SubAgentSpec, SubAgentTool
+    from .agent.usage_limits import ModelPrice, UsageLimits
     from .batch import (
         AgentSpec,
         BatchInput,
@@ -230,6 +237,13 @@ _LAZY: dict[str, str] = {
     "AgentHooks": "agent.events",
     "AssistantTurn": "agent.events",
     "FinalAnswer": "agent.events",
+    "ContextCompacted": "agent.events",
+    "Compaction": "agent.compaction",
+    "GuardrailChecked": "agent.events",
+    "Guardrails": "agent.guardrails",
+    "GuardrailVerdict": "agent.guardrails",
+    "ModelPrice": "agent.usage_limits",
+    "UsageLimits": "agent.usage_limits",
     "OutputRetry": "agent.events",
     "SubAgentEvent": "agent.events",
     "ToolCallRequested": "agent.events",
@@ -361,7 +375,9 @@ __all__ = [
     "CancelledError",
     "ChatModel",
     "ClientInfo",
+    "Compaction",
     "ConfigError",
+    "ContextCompacted",
     "ContextOverflowError",
     "Decision",
     "Elicitation",
@@ -376,6 +392,10 @@ __all__ = [
     "FullMemory",
     "FunctionTool",
     "GeminiClient",
+    "GuardrailChecked",
+    "GuardrailTripped",
+    "GuardrailVerdict",
+    "Guardrails",
     "InMemoryTokenStorage",
     "ItemError",
     "LifecycleEvent",
@@ -394,6 +414,7 @@ __all__ = [
     "Memory",
     "Message",
     "ModelCapabilities",
+    "ModelPrice",
     "Notification",
     "OAuthConfig",
     "OAuthTokens",
@@ -454,6 +475,8 @@ __all__ = [
     "ToolSchema",
     "TransportError",
     "TruncatedReplyError",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "UserMessage",
     "WebApp",
     "WebPolicy",

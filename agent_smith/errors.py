@@ -206,6 +206,37 @@ class AgentStopped(AgentSmithError):
         self.condition = condition
 
 
+class UsageLimitExceeded(AgentStopped):
+    """A run (its sub-agents included) reached one of its :class:`~agent_smith.UsageLimits`.
+
+    ``limit`` names the cap (``max_requests``, ``max_tool_calls``,
+    ``max_input_tokens``, ``max_output_tokens``, ``max_total_tokens``,
+    ``max_cost``), ``allowed`` its value and ``spent`` what the run had spent
+    of that quantity when the next request or tool call was refused; the
+    message says the rest. ``condition`` is ``usage_limit``.
+    """
+
+    def __init__(self, message: str, *, limit: str, allowed: float, spent: float) -> None:
+        super().__init__(message, condition="usage_limit")
+        self.limit = limit
+        self.allowed = allowed
+        self.spent = spent
+
+
+class GuardrailTripped(AgentSmithError):
+    """A guardrail refused a turn's input or final output (``guardrail`` names it).
+
+    ``stage`` is ``input`` or ``output``; ``reason`` what the guardrail said.
+    The history keeps the user's message; a tripped output is not recorded.
+    """
+
+    def __init__(self, message: str, *, guardrail: str, stage: str, reason: str) -> None:
+        super().__init__(message)
+        self.guardrail = guardrail
+        self.stage = stage
+        self.reason = reason
+
+
 class AgentBusyError(AgentSmithError):
     """A second turn was started on an agent that is already running one."""
 

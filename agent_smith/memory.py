@@ -36,6 +36,8 @@ SUMMARY_PROMPT = (
     "needed and any unfinished task. Be brief. Reply with the summary only."
 )
 SUMMARY_HEADER = "Summary of the earlier conversation:\n"
+#: Starts a session's record of a compaction (:func:`compaction_record`).
+COMPACTION_MARK = "[context compacted; messages kept: "
 
 
 class Memory(ABC):
@@ -66,7 +68,13 @@ class Memory(ABC):
 
 
 class FullMemory(Memory):
-    """Keeps every message; the snapshot is the whole history."""
+    """Keeps every message; the snapshot is the whole history.
+
+    A system message at the head of the history (a summary written by
+    compaction or :class:`SummaryMemory`) is folded into the base system
+    message in the snapshot, because many chat templates accept only one
+    system message, first.
+    """
 
     def __init__(self) -> None:
         self._history: list[Message] = []
@@ -134,8 +142,8 @@ class SummaryMemory(FullMemory):
     newest ``keep_recent`` (default: half the threshold) becomes one
     ``SystemMessage`` summary. If the summary call fails the older part is
     simply dropped (a rolling window), so memory never stalls or raises.
-    In the snapshot the summary is folded into the base system message,
-    because many chat templates accept only one system message, first.
+    In the snapshot the summary is folded into the base system message
+    (as every memory does with a leading system message, see :meth:`FullMemory.snapshot`).
     """
 
     def __init__(
@@ -156,14 +164,6 @@ class SummaryMemory(FullMemory):
         self.threshold = threshold
         self.keep_recent = recent
         self.prompt = prompt
-
-    def snapshot(self, base_system: SystemMessage | None = None) -> list[Message]:
-        self._truncate(base_system)
-        history = strip_orphans(self._history)
-        base = base_system.content if base_system is not None else ""
-        if base and history and isinstance(history[0], SystemMessage):
-            return [SystemMessage(f"{base}\n\n{history[0].content}"), *history[1:]]
-        return _with_system(base_system, history)
 
     def _truncate(self, base_system: SystemMessage | None) -> None:
         if len(self._history) <= self.threshold:
@@ -293,6 +293,35 @@ def _group_start(messages: Sequence[Message], index: int) -> int:
 
 
 def _with_system(base_system: SystemMessage | None, history: list[Message]) -> list[Message]:
-    if base_system is not None and base_system.content:
-        return [base_system, *history]
-    return history
+    base = base_system.content if base_system is not None else ""
+    if not base:
+        return history
+    if history and isinstance(history[0], SystemMessage):
+        return [SystemMessage(f"{base}\n\n{history[0].content}"), *history[1:]]
+    return [base_system, *history] if base_system is not None else history
+
+
+def compaction_record(summary: str, kept: int) -> SystemMessage:
+    """What a session stores when a history is compacted: the summary, and how much stayed.
+
+    ``kept``: the newest messages before this record that stay verbatim after
+    the summary (:func:`compacted_view` rebuilds the compacted history).
+    """
+    return SystemMessage(f"{COMPACTION_MARK}{kept}]\n{SUMMARY_HEADER}{summary}")
+
+
+def compacted_view(messages: Sequence[Message]) -> list[Message]:
+    """A stored conversation as its last compaction left it (everything if never compacted).
+
+    The last :func:`compaction_record` becomes the summary at the head, followed by
+    the messages it kept and everything said after it.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, SystemMessage) and message.content.startswith(COMPACTION_MARK):
+            head, _, summary = message.content.partition("\n")
+            count = head.removeprefix(COMPACTION_MARK).rstrip("]")
+            kept = int(count) if count.isdigit() else 0
+            start = max(index - kept, 0)
+            return [SystemMessage(summary), *messages[start:index], *messages[index + 1 :]]
+    return list(messages)

@@ -33,6 +33,9 @@ class TokenUsage(DataClassJsonMixin):
     ``prompt`` counts every input token, cached or not; ``cache_read`` and
     ``cache_write`` say how many of them were read from or written to the
     provider's prompt cache (when it reports them).
+    ``cost`` is what they cost, in the currency of the price table an agent's
+    :class:`~agent_smith.UsageLimits` gives (None when no price applies); a
+    sum is None only when every part is.
     """
 
     prompt: int = 0
@@ -40,14 +43,19 @@ class TokenUsage(DataClassJsonMixin):
     total: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cost: float | None = None
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
+        cost = self.cost
+        if other.cost is not None:
+            cost = other.cost if cost is None else cost + other.cost
         return TokenUsage(
             self.prompt + other.prompt,
             self.completion + other.completion,
             self.total + other.total,
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
+            cost,
         )
 
     @classmethod
@@ -395,6 +403,7 @@ def usage_to_dict(usage: TokenUsage) -> JsonObject:
         "total": usage.total,
         "cache_read": usage.cache_read,
         "cache_write": usage.cache_write,
+        "cost": usage.cost,
     }
 
 
@@ -406,6 +415,7 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
         json_field(data, "total", int, 0, where, "usage"),
         json_field(data, "cache_read", int, 0, where, "usage"),
         json_field(data, "cache_write", int, 0, where, "usage"),
+        json_field(data, "cost", float, None, where, "usage"),
     )
 
 

@@ -6,8 +6,9 @@ naming the key (``spec.config.max_iterations must be an integer``), not with
 a ``TypeError`` deep inside a comparison. :func:`from_plain` checks each value
 against the field's type hint; the dataclass's own ``__post_init__`` then
 checks the ranges. Only the hint shapes settings use are understood: ``bool``,
-``int``, ``float``, ``str``, ``Any``, ``X | None``, ``tuple[X, ...]`` and
-``dict[str, X]``.
+``int``, ``float``, ``str``, ``Any``, ``X | None``, ``tuple[X, ...]``,
+``dict[str, X]`` (or ``Mapping``), ``Literal[...]`` and nested settings
+dataclasses.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Mapping
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .errors import ConfigError
 
@@ -55,7 +56,14 @@ def _convert(value: object, hint: Any, where: str) -> Any:
             raise ConfigError(f"{where} must be a list, got {json_type(value)}")
         inner = get_args(hint)[0]
         return tuple(_convert(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
-    if origin is dict:
+    if origin is Literal:
+        if value not in get_args(hint):
+            choices = ", ".join(repr(a) for a in get_args(hint))
+            raise ConfigError(f"{where} must be one of {choices}, got {value!r}")
+        return value
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return from_plain(hint, value, where=where)
+    if origin in (dict, Mapping):
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise ConfigError(f"{where} must be an object, got {json_type(value)}")
         inner = get_args(hint)[1]

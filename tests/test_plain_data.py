@@ -59,3 +59,32 @@ def test_a_bad_value_names_its_key(data: dict[str, object], message: str) -> Non
 def test_a_non_object_is_refused() -> None:
     with pytest.raises(ConfigError, match="s must be an object, got a list"):
         from_plain(Settings, [1], where="s")
+
+
+def test_usage_limits_and_compaction_come_from_json() -> None:
+    from agent_smith import AgentConfig, Compaction, ModelPrice, UsageLimits
+
+    config = from_plain(
+        AgentConfig,
+        {
+            "usage_limits": {"max_cost": 2, "prices": {"m": {"input": 1, "output": 2}}},
+            "compaction": {"threshold": 0.7},
+        },
+        where="spec.config",
+    )
+    assert config.usage_limits == UsageLimits(
+        max_cost=2.0, prices={"m": ModelPrice(input=1.0, output=2.0)}
+    )
+    assert config.compaction == Compaction(threshold=0.7)
+    with pytest.raises(ConfigError, match=r"spec\.config\.usage_limits\.prices\.m\.input"):
+        from_plain(
+            AgentConfig, {"usage_limits": {"prices": {"m": {"input": "x"}}}}, where="spec.config"
+        )
+
+
+def test_a_policy_mode_comes_from_json_and_a_wrong_one_is_named() -> None:
+    from agent_smith import AgentConfig
+
+    assert from_plain(AgentConfig, {"mode": "read"}, where="c").mode == "read"
+    with pytest.raises(ConfigError, match=r"c\.mode must be one of"):
+        from_plain(AgentConfig, {"mode": "admin"}, where="c")

@@ -30,11 +30,13 @@ from ..tracing.agent_span import AgentIdentity, invoke_agent
 from .approval_gate import drain, resumption
 from .approvals import Approver, Decisions
 from .config import AgentConfig
+from .context_gate import ContextGate
 from .events import NO_HOOKS, AgentEvent, AgentHooks, final_message
 from .lineage import Lineage, turn_tree
 from .loop import TurnLoop
 from .output import OutputMode, check_output_options
 from .request import AgentRequest, RequestLike, as_request
+from .result_pages import ResultPages
 from .toolset import ToolSet
 from .turn import Turn
 
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from ..sessions.binding import SessionBinding
     from ..sessions.session import Session
     from ..skills import Skill
+    from .guardrails import Guardrails
     from .paused import PausedTurn, Resumption
     from .subagents import SubAgentSpec
 
@@ -67,8 +70,9 @@ class Agent(Closeable):
     each message as it is recorded and lets one turn at a time run on it;
     the caller closes it. ``approver`` decides on calls needing approval
     (:mod:`.approvals`). ``output_type`` and ``output_mode`` are the default
-    typed output of every turn (:mod:`.output`). ``_lineage`` is for framework
-    use (see :meth:`spawn_child`).
+    typed output of every turn (:mod:`.output`). ``guardrails`` check each
+    turn's input, final answer and tool calls (:mod:`.guardrails`; not a
+    sub-agent's). ``_lineage``: framework use (:meth:`spawn_child`).
     """
 
     def __init__(
@@ -86,11 +90,14 @@ class Agent(Closeable):
         approver: Approver | None = None,
         output_type: Any = None,
         output_mode: OutputMode = "auto",
+        guardrails: Guardrails | None = None,
         _lineage: Lineage | None = None,
     ) -> None:
         check_output_options(output_type, output_mode)
         self.name = name
         self.approver = approver
+        self.guardrails = guardrails
+        self._context_gate = ContextGate.of(config)
         self.system_prompt = system_prompt
         self.output_type, self.output_mode = output_type, output_mode
         self._llm = llm
@@ -107,6 +114,7 @@ class Agent(Closeable):
         self._tools = ToolSet(on_mcp_event=self._on_mcp_event)
         for item in tools:
             self.add_tool(item)
+        self._result_pages = ResultPages.of(config, self.add_tool)
         self._session: SessionBinding | None = None
         if session is not None:
             from ..sessions.binding import SessionBinding  # loaded only by agents with a session

@@ -62,6 +62,8 @@ log = logging.getLogger("agent_smith.agent")
 
 #: The reason the calls of a paused turn nobody resumed are denied with.
 ABANDONED = "the conversation went on without a decision"
+#: Why a call is denied in ``mode="read"``.
+READ_MODE = "the agent runs in read mode: only tools that only read may run"
 #: Why a sub-agent's marked calls are denied when there is no approver to ask.
 NO_APPROVER_BELOW_ROOT = (
     "a sub-agent cannot wait for a person; give the root agent an approver to allow this call"
@@ -96,19 +98,32 @@ def decide_round(
     calls: Sequence[ToolCall],
     registry: ToolRegistry,
     resumed: ResumedRound | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> Generator[ApprovalRequested, None, Verdict]:
     """Ask about the round's marked calls (see the module doc); the verdict, or a pause.
 
     ``resumed``: the paused round being resumed, whose decided calls are not
     asked again and whose waiting calls are asked even if no longer marked.
+    ``refused``: calls denied before anyone is asked (call id -> why; a guardrail's block).
+    The agent's policy mode (``AgentConfig.mode``) applies first: ``"read"``
+    denies every call of a tool not declared read-only, ``"yolo"`` asks about
+    nothing (each marked call runs).
     """
+    mode = agent.config.mode
     decided = resumed.decisions if resumed is not None else {}
     waiting = resumed.waiting if resumed is not None else frozenset()
     decisions: dict[int, Decision] = {}
     asking: list[tuple[int, ApprovalRequest]] = []
     token = turn.source.token
     for index, call in enumerate(calls):
-        tool = _marked(call, registry)
+        if refused and call.id in refused:
+            decisions[index] = Decision(False, refused[call.id])
+            continue
+        if mode == "read" and _writes(call, registry):
+            decisions[index] = Decision(False, READ_MODE)
+            approval(call, "denied")
+            continue
+        tool = _marked(call, registry) if mode != "yolo" else None
         if tool is None and call.id not in waiting:
             continue
         decision = decided.get(call.id)
@@ -184,6 +199,11 @@ def drain(events: Iterator[AgentEvent]) -> AssistantMessage:
             event.defer()
     assert final is not None  # the loop only returns after a FinalAnswer
     return final
+
+
+def _writes(call: ToolCall, registry: ToolRegistry) -> bool:
+    """Whether ``call`` is to a known tool that is not declared read-only."""
+    return call.name in registry and not registry.options(call.name).read_only
 
 
 def _marked(call: ToolCall, registry: ToolRegistry) -> Tool | None:

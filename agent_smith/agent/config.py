@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..errors import ConfigError
+from .compaction import Compaction
+from .usage_limits import UsageLimits
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,25 @@ class AgentConfig:
     ``output_type`` is sent back to the model before ``OutputValidationError``.
     ``text_tool_calls`` recovers tool calls a model wrote as JSON text instead
     of making them (:mod:`agent_smith.agent.text_tool_calls`).
+    ``usage_limits`` caps requests, tool calls, tokens and cost across a
+    root agent's run and its whole sub-agent tree, and prices its usage
+    (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).
+    ``compaction`` summarises older turns before a request would fill its
+    share of the context window (:mod:`agent_smith.agent.compaction`; off
+    when ``None``).
+    ``tool_result_page_chars``: a tool result longer than this many
+    characters (or cut to fit the window) reaches the model as its head and
+    a handle for the built-in ``read_tool_result`` tool, which reads the
+    rest (:mod:`agent_smith.agent.result_pages`; off when ``None``).
+    ``finish_check``: when the model stops without tool calls, one hidden
+    question asks it whether the task is finished, and the turn goes on if
+    it says no (:mod:`agent_smith.agent.finish_check`).
+
+    Policy mode (``mode``): ``"write"`` (the default) asks for approval as
+    the tools are marked; ``"read"`` runs only tools declared read-only and
+    denies every other call in-band (the model reads why); ``"yolo"``
+    approves every call without asking
+    (:mod:`agent_smith.agent.approval_gate`).
     ``approval_key`` (bytes, kept out of ``repr``) seals every paused turn
     with an HMAC and makes a resume verify it (:mod:`agent_smith.agent.sealing`).
 
@@ -77,6 +99,11 @@ class AgentConfig:
     stop_after_failed_rounds: int = 6
     output_retries: int = 2
     text_tool_calls: bool = True
+    usage_limits: UsageLimits | None = None
+    compaction: Compaction | None = None
+    tool_result_page_chars: int | None = None
+    finish_check: bool = False
+    mode: Literal["read", "write", "yolo"] = "write"
     max_reply_tokens: int | None = 1024
     repetition_guard: bool = True
     context_window: int | None = None
@@ -95,12 +122,15 @@ class AgentConfig:
         }
         if self.deadline is not None:
             positive["deadline"] = self.deadline
-        for optional in ("max_total_tokens", "max_reply_tokens", "context_window"):
+        optionals = ("max_total_tokens", "max_reply_tokens", "context_window")
+        for optional in (*optionals, "tool_result_page_chars"):
             if getattr(self, optional) is not None:
                 positive[optional] = getattr(self, optional)
         for key, value in positive.items():
             if isinstance(value, bool) or not value > 0:
                 raise ConfigError(f"AgentConfig.{key} must be positive, got {value!r}")
+        if self.mode not in ("read", "write", "yolo"):
+            raise ConfigError(f"AgentConfig.mode must be read, write or yolo, got {self.mode!r}")
         if isinstance(self.output_retries, bool) or self.output_retries < 0:
             raise ConfigError("AgentConfig.output_retries must not be negative")
         if self.approval_key is not None and (

@@ -124,7 +124,7 @@ class ContextFit:
         seen = _estimate(sent) + estimate_tokens(AssistantMessage("", tuple(calls)))
         seen += _tools_tokens(tools)
         overhead = estimate_tokens(ToolMessage("", "", CUT_NOTE)) + 8  # note, ids, rounding
-        room = _room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
+        room = request_room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
         limits = _shares([len(r.content) for r in results], int(room) * CHARS_PER_TOKEN)
         cut = [_cut(result, limit) for result, limit in zip(results, limits, strict=True)]
         if cut != results:
@@ -140,7 +140,7 @@ class ContextFit:
         window = self.window(ask=False)
         if window is None:
             return request
-        room = _room(window, request.sampling.max_tokens) * _MARGIN
+        room = request_room(window, request.sampling.max_tokens) * _MARGIN
         target = int(room) - _tools_tokens(request.tools)
         if _estimate(request.messages) <= target:
             return request
@@ -156,7 +156,7 @@ class ContextFit:
             target = estimated // 2
         else:
             tools = _tools_tokens(request.tools)
-            room = _room(window, request.sampling.max_tokens) * _MARGIN
+            room = request_room(window, request.sampling.max_tokens) * _MARGIN
             if overflow.prompt_tokens:  # the server's count: correct the estimate by it
                 room = room * (estimated + tools) / overflow.prompt_tokens
             target = int(room) - tools
@@ -171,7 +171,7 @@ class ContextFit:
         return smaller
 
 
-def _room(window: int, reply_tokens: int | None) -> int:
+def request_room(window: int, reply_tokens: int | None) -> int:
     """The tokens a request may take in ``window``, leaving room for the reply."""
     reserve = window // _REPLY_SHARE
     if reply_tokens is not None:

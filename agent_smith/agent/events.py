@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import AgentSmithError
 from ..llm.events import StreamEvent
@@ -101,6 +101,45 @@ class SubAgentEvent:
     parent: str | None = None
 
 
+GuardrailAction = Literal["allow", "trip", "feedback", "block", "rewrite"]
+Stage = Literal["input", "output", "tool_call"]
+
+
+@dataclass(frozen=True)
+class GuardrailChecked:
+    """Stream event: a guardrail's verdict (``stage``: input, output or tool_call).
+
+    ``guardrail`` is the function's name, ``action`` its verdict, ``message``
+    what it said, ``call_id`` the tool call's id for a tool-call guardrail.
+    """
+
+    stage: Stage
+    guardrail: str
+    action: GuardrailAction
+    message: str = ""
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ContextCompacted:
+    """The history was compacted before a request that would have filled the window.
+
+    ``replaced`` older messages became one summary (``summary``, at the head
+    of the history); ``kept`` newest messages stayed verbatim. ``tokens_before``
+    and ``tokens_after`` are the request's size in tokens, before and after
+    (``exact``: counted by the server, else estimated at ~4 characters a token);
+    ``window`` the context window they are measured against.
+    """
+
+    replaced: int
+    kept: int
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    window: int
+    exact: bool = False
+
+
 AgentEvent = (
     StreamEvent
     | ToolCallRequested
@@ -109,6 +148,8 @@ AgentEvent = (
     | AssistantTurn
     | FinalAnswer
     | OutputRetry
+    | GuardrailChecked
+    | ContextCompacted
 )
 
 
@@ -123,6 +164,7 @@ class AgentHooks:
     on_mcp_event: Callable[[Any], object] | None = None
     on_error: Callable[[AgentSmithError], object] | None = None
     on_subagent_event: Callable[[SubAgentEvent], object] | None = None
+    on_context_compacted: Callable[[ContextCompacted], object] | None = None
 
 
 NO_HOOKS = AgentHooks()
@@ -162,4 +204,4 @@ def forwarding_hooks(
     def pass_up(event: SubAgentEvent) -> None:
         invoke_hook(sink, event, name="on_subagent_event")
 
-    return AgentHooks(tag, tag, tag, tag, tag, tag, pass_up)
+    return AgentHooks(tag, tag, tag, tag, tag, tag, pass_up, on_context_compacted=tag)

@@ -18,6 +18,7 @@ from ..cancellation import CancellationSource, CancellationToken
 from ..messages import TokenUsage
 from .events import AgentHooks, forwarding_hooks, new_invocation_id
 from .tree import AgentTree
+from .usage_limits import UsageMeter
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -62,6 +63,8 @@ class Lineage:
 def turn_tree(config: AgentConfig, lineage: Lineage | None) -> tuple[AgentTree, CancellationSource]:
     """The tree a new turn runs in, and its cancellation: a fresh tree for a root agent."""
     if lineage is None:
-        tree = AgentTree(config.tree_max_iterations)
+        limits = config.usage_limits
+        meter = UsageMeter(limits) if limits is not None else None
+        tree = AgentTree(config.tree_max_iterations, meter=meter)
         return tree, tree.cancel
     return lineage.tree, CancellationSource(lineage.tree.cancel.token, *lineage.cancel)

@@ -22,8 +22,9 @@ its results until it resumes (the rule is in :mod:`~agent_smith.agent.paused`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
@@ -35,8 +36,18 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolM
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
-from .context_fit import ContextFit
-from .events import AgentEvent, AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from .context_fit import ContextFit, request_room
+from .context_gate import ContextGate
+from .events import (
+    AgentEvent,
+    AssistantTurn,
+    ContextCompacted,
+    FinalAnswer,
+    ToolCallRequested,
+    ToolResultReady,
+)
+from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
+from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, RepetitionDetector, repeated_reply, reply_sampling
 from .text_tool_calls import WrittenCalls
@@ -77,6 +88,8 @@ class TurnLoop:
         sampling = reply_sampling(request.sampling, cap, defaults)
         streaming = agent.config.stream if request.stream is None else request.stream
         output = turn_output(agent, request)
+        model = agent._identity.model  # the price table's first name for each reply
+        guards = TurnGuardrails(agent.guardrails, agent.name) if agent.guardrails else None
         if resume is not None:
             from .paused import resume_round  # loaded only when a turn resumes
 
@@ -89,20 +102,28 @@ class TurnLoop:
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
             self.record(request.user_message)
+            if guards is not None:
+                yield from self._check_input(guards, request)
         written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
+        gate = agent._context_gate
+        checks = MAX_FINISH_CHECKS if agent.config.finish_check else 0
         while True:
             turn.begin_round()
-            registry = agent._tools.registry()
-            prompt = agent.effective_system_prompt()
-            llm_request = LlmRequest(
-                tuple(agent.memory.snapshot(SystemMessage(prompt) if prompt else None)),
-                registry.schemas(),
-                sampling,
-            )
-            registry, llm_request = output.prepare(registry, llm_request)
+            registry, prompt, llm_request = self._build(sampling, output)
+            if gate is not None:
+                compacted = self._compact_if_due(gate, llm_request, prompt, model)
+                if compacted is not None:
+                    yield compacted
+                    registry, prompt, llm_request = self._build(sampling, output)
             log.debug("agent %s: round %d", agent.name, turn.iterations)
+            built = llm_request
             llm_request, response = yield from self._ask(llm_request, streaming, token, written)
+            if gate is not None:  # the server's count is exact only for what was built
+                usage = response.message.usage
+                gate.observed(usage.prompt if usage is not None and llm_request is built else None)
             token.raise_if_cancelled("agent turn")
+            if guards is not None:
+                yield from guards.finish_input()  # beside the first call: its verdicts
             if response.finish_reason == "length":
                 log.warning(
                     "agent %s: the reply was cut off by its token cap (max_tokens=%s); raise "
@@ -112,13 +133,18 @@ class TurnLoop:
                 )
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
-                turn.add_usage(response.message.usage)
+                turn.add_reply_usage(response.message.usage, model, response.model)
                 self.record(written.note)
                 continue
             if read is response and response.finish_reason == REPETITION:
                 raise self._stop_repeating(response.message)
             message = output.read(read.message)
-            turn.add_usage(message.usage)
+            turn.add_reply_usage(message.usage, model, response.model)
+            blocked: Mapping[str, str] | None = None
+            feedback = None
+            if guards is not None:
+                screened = guards.screen(message, final=output.fits())
+                message, blocked, feedback = yield from screened
             calls = message.tool_calls
             guarded = output.guarded(calls)
             if guarded and turn.loops is not None:
@@ -132,16 +158,75 @@ class TurnLoop:
                     self.record(retry.feedback)
                     yield retry
                     continue
+                if feedback is not None:  # an output guardrail asks for another answer
+                    self.record(feedback)
+                    continue
+                if checks and self._unfinished(llm_request, message, model):
+                    checks -= 1
+                    self.record(CONTINUE_NOTE)
+                    continue
                 yield self._final(message)
                 return
             hooks = agent.hooks
             for call in calls:
                 invoke_hook(hooks.on_tool_call, call, name="on_tool_call")
                 yield ToolCallRequested(call)
-            answer = yield from self._act(calls, registry, output)
+            answer = yield from self._act(calls, registry, output, guards=guards, blocked=blocked)
             if answer is not None:
                 yield self._final(answer)
                 return
+
+    def _build(
+        self, sampling: SamplingParams, output: TurnOutput
+    ) -> tuple[ToolRegistry, str, LlmRequest]:
+        """This round's registry, system prompt and request, from the memory as it is now."""
+        agent = self._agent
+        registry = agent._tools.registry()
+        prompt = agent.effective_system_prompt()
+        llm_request = LlmRequest(
+            tuple(agent.memory.snapshot(SystemMessage(prompt) if prompt else None)),
+            registry.schemas(),
+            sampling,
+        )
+        registry, llm_request = output.prepare(registry, llm_request)
+        return registry, prompt, llm_request
+
+    def _compact_if_due(
+        self, gate: ContextGate, request: LlmRequest, prompt: str, model: str
+    ) -> ContextCompacted | None:
+        """Compact the history if ``request`` would pass the gate's share of the window."""
+        agent = self._agent
+        tokens = gate.tokens(agent.memory, prompt, request.tools)
+        window = self._fit.window(ask=True)
+        if window is None:
+            return None
+        room = request_room(window, request.sampling.max_tokens)
+        if not gate.due(tokens, room):
+            return None
+        ask = partial(self._turn.ask_aside, agent._llm, model=model)
+        count = getattr(agent._llm, "count_tokens", None)
+        event = gate.compact(ask, count, agent.memory, request, prompt, tokens, window, room)
+        if event is not None:
+            if agent._session is not None:
+                agent._session.record_compaction(event.summary, event.kept)
+            invoke_hook(agent.hooks.on_context_compacted, event, name="on_context_compacted")
+        return event
+
+    def _unfinished(self, request: LlmRequest, answer: AssistantMessage, model: str) -> bool:
+        """The finish check: whether the model says the task is not finished yet."""
+        ask = partial(self._turn.ask_aside, self._agent._llm, model=model)
+        return unfinished(ask, request, answer)
+
+    def _check_input(
+        self, guards: TurnGuardrails, request: AgentRequest
+    ) -> Generator[AgentEvent, None, None]:
+        """The input guardrails: now, or started beside the first model call."""
+        if not guards.beside_model:
+            yield from guards.check_input(request.user_message)
+            return
+        agent = self._agent
+        pool = agent.runtime.pool(agent.depth)
+        guards.start_input(request.user_message, pool.submit, self._turn.stop_with)
 
     def _ask(
         self, request: LlmRequest, streaming: bool, token: CancellationToken, written: WrittenCalls
@@ -177,10 +262,16 @@ class TurnLoop:
         registry: ToolRegistry,
         output: TurnOutput,
         resumed: ResumedRound | None = None,
+        *,
+        guards: TurnGuardrails | None = None,
+        blocked: Mapping[str, str] | None = None,
     ) -> Generator[AgentEvent, None, AssistantMessage | None]:
         """Approve and run a round's calls and record their results; a done answer ends the turn."""
         agent, turn, hooks = self._agent, self._turn, self._agent.hooks
-        verdict = yield from decide_round(agent, turn, calls, registry, resumed)
+        verdict = yield from decide_round(agent, turn, calls, registry, resumed, blocked)
+        meter = turn.tree.meter
+        if meter is not None and verdict.runnable:
+            meter.before_tool_calls(len(verdict.runnable))
         ran = dispatch_tool_calls(
             verdict.runnable,
             registry,
@@ -193,6 +284,12 @@ class TurnLoop:
         )
         outcomes = verdict.outcomes(calls, ran, max_result_bytes=agent.config.tool_result_max_bytes)
         results = self._fitted([outcome.message for outcome in outcomes], calls)
+        pages = agent._result_pages
+        if pages is not None:  # a cut result keeps its whole text behind a handle
+            results = [
+                r if o.result.is_error else pages.page(r, o.result.content)
+                for r, o in zip(results, outcomes, strict=True)
+            ]
         for result in results:
             self.record(result)
             invoke_hook(hooks.on_tool_result, result, name="on_tool_result")
@@ -205,7 +302,13 @@ class TurnLoop:
         done = done_message(outcomes)
         if done is not None:
             answer = output.answer(done, outcomes)
+            feedback = None
+            if guards is not None:
+                answer, _, feedback = yield from guards.screen(answer, final=True)
             self.record(answer)
+            if feedback is not None:  # an output guardrail asks for another answer
+                self.record(feedback)
+                return None
             yield AssistantTurn(answer)
             return answer
         if turn.failures is not None:
@@ -239,6 +342,9 @@ class TurnLoop:
     def record(self, message: Message) -> None:
         """Append ``message`` to the agent's memory and its session; tell ``on_message``."""
         self._agent.memory.append(message)
+        gate = self._agent._context_gate
+        if gate is not None:
+            gate.note(message)
         if self._agent._session is not None:
             self._agent._session.record(message)
         invoke_hook(self._agent.hooks.on_message, message, name="on_message")

@@ -110,6 +110,10 @@ class TurnOutput:
         """After the final reply just read was recorded: the retry, if it did not fit."""
         return None
 
+    def fits(self) -> bool:
+        """Whether the final reply just read fits the output type (before :meth:`rejection`)."""
+        return True
+
     def rejected_call(self, outcomes: Sequence[ToolOutcome]) -> OutputRetry | None:
         """After a round's results were recorded: the retry, if ``final_result`` failed."""
         return None
@@ -206,6 +210,9 @@ class TypedOutput(TurnOutput):
             self._problem = (errors, message.content)
             return message
         return replace(message, output=value)
+
+    def fits(self) -> bool:
+        return self._problem is None
 
     def rejection(self) -> OutputRetry | None:
         if self._problem is None:

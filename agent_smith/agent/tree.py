@@ -2,8 +2,9 @@
 
 A root agent creates a fresh :class:`AgentTree` for each ``send``; children
 built for that send (through :meth:`Agent.spawn_child`) receive the same
-object. It holds the tree-wide iteration budget (seed §14.2) and the tree's
-cancellation source: cancelling the root cancels the tree, and every live
+object. It holds the tree-wide iteration budget (seed §14.2), the tree's
+usage meter when the root has usage limits, and the tree's cancellation
+source: cancelling the root cancels the tree, and every live
 descendant's loop is linked to it.
 """
 
@@ -12,16 +13,24 @@ from __future__ import annotations
 import threading
 
 from ..cancellation import CancellationSource
+from .usage_limits import UsageMeter
 
 
 class AgentTree:
-    """A thread-safe iteration counter with a cap, plus the tree's cancel source."""
+    """A thread-safe iteration counter with a cap, the tree's cancel source and usage meter."""
 
-    __slots__ = ("_count", "_lock", "cancel", "max_iterations")
+    __slots__ = ("_count", "_lock", "cancel", "max_iterations", "meter")
 
-    def __init__(self, max_iterations: int, *, cancel: CancellationSource | None = None) -> None:
+    def __init__(
+        self,
+        max_iterations: int,
+        *,
+        cancel: CancellationSource | None = None,
+        meter: UsageMeter | None = None,
+    ) -> None:
         self.max_iterations = max_iterations
         self.cancel = cancel if cancel is not None else CancellationSource()
+        self.meter = meter  # None: no usage limits, nothing metered
         self._count = 0
         self._lock = threading.Lock()
 

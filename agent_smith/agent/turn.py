@@ -14,9 +14,11 @@ import time
 from collections.abc import Sequence
 
 from ..cancellation import CancellationSource
-from ..errors import AgentStopped
+from ..errors import AgentSmithError, AgentStopped
+from ..llm.request import LlmRequest, LlmResponse
 from ..messages import TokenUsage, ToolCall
 from ..tools.dispatch import ToolOutcome
+from .compaction import Completer
 from .config import AgentConfig
 from .guards import FailureGuard, LoopGuard
 from .tree import AgentTree
@@ -32,6 +34,7 @@ class Turn:
         "_deadline_at",
         "_deadline_hit",
         "_lock",
+        "_stopped",
         "_timer",
         "config",
         "failures",
@@ -65,6 +68,7 @@ class Turn:
             else None
         )
         self._deadline_hit = False
+        self._stopped: AgentSmithError | None = None
         self._deadline_at: float | None = None
         self._timer: threading.Timer | None = None
         if config.deadline is not None:
@@ -99,10 +103,40 @@ class Turn:
             )
         if self._deadline_at is not None and time.monotonic() >= self._deadline_at:
             raise self._deadline_stop()
+        meter = self.tree.meter
+        if meter is not None:
+            meter.before_request()
 
-    def explain(self) -> AgentStopped | None:
-        """The stop behind a cancellation of this turn, if the deadline caused it."""
+    def ask_aside(self, llm: Completer, request: LlmRequest, *, model: str) -> LlmResponse:
+        """One hidden request of the turn (a summary, a finish check), metered and counted.
+
+        Raises what the model's ``complete`` raises, or UsageLimitExceeded.
+        """
+        meter = self.tree.meter
+        if meter is not None:
+            meter.before_request()
+        response = llm.complete(request, cancel=self.source.token)
+        self.add_reply_usage(response.message.usage, model, response.model)
+        return response
+
+    def add_reply_usage(self, usage: TokenUsage | None, *models: str) -> None:
+        """Add one LLM reply's usage, priced and metered when the tree has usage limits.
+
+        ``models`` name the reply's model for the price table (asked for, then reported).
+        """
+        meter = self.tree.meter
+        self.add_usage(usage if meter is None else meter.spend(usage, *models))
+
+    def explain(self) -> AgentSmithError | None:
+        """The stop behind a cancellation of this turn: the deadline, or :meth:`stop_with`'s."""
+        if self._stopped is not None:
+            return self._stopped
         return self._deadline_stop() if self._deadline_hit else None
+
+    def stop_with(self, error: AgentSmithError) -> None:
+        """Cancel the turn from any thread; it then raises ``error`` (a tripped guardrail)."""
+        self._stopped = error
+        self.source.cancel()
 
     def finish(self) -> None:
         """Stop the deadline timer and cancel anything the turn left running."""

@@ -36,14 +36,15 @@ CREATE TABLE IF NOT EXISTS results (
     error_type TEXT,
     error_message TEXT,
     attempts INTEGER NOT NULL,
-    seconds REAL NOT NULL
+    seconds REAL NOT NULL,
+    cost REAL
 );
 """
 _COLUMNS = (
     "id, input, ok, content, output, prompt_tokens, completion_tokens, total_tokens, "
-    "error_type, error_message, attempts, seconds"
+    "error_type, error_message, attempts, seconds, cost"
 )
-_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 13)})"
 
 
 class SqliteSink(ResultSink):
@@ -117,6 +118,9 @@ def _connect(path: Path) -> sqlite3.Connection:
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                 (SCHEMA_VERSION,),
             )
+            columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+            if "cost" not in columns:  # written before results had a cost
+                db.execute("ALTER TABLE results ADD COLUMN cost REAL")
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version != SCHEMA_VERSION:
             raise ResultsError(
@@ -148,18 +152,19 @@ def _row(result: BatchResult) -> tuple[Any, ...]:
         None if error is None else error.message,
         result.attempts,
         result.seconds,
+        result.usage.cost,
     )
 
 
 def _result(row: tuple[Any, ...]) -> BatchResult:
     ident, text, ok, content, output, prompt, completion, total = row[:8]
-    error_type, error_message, attempts, seconds = row[8:]
+    error_type, error_message, attempts, seconds, cost = row[8:]
     return BatchResult(
         id=ident,
         input=text,
         content=content,
         output=None if output is None else json.loads(output),
-        usage=TokenUsage(prompt, completion, total),
+        usage=TokenUsage(prompt, completion, total, cost=cost),
         error=None if ok else ItemError(error_type or "", error_message or ""),
         attempts=attempts,
         seconds=seconds,

@@ -156,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="directory the file, search and shell tools work in (default: the current directory)",
     )
     parser.add_argument(
+        "--mode",
+        choices=("read", "write", "yolo"),
+        default="write",
+        help="read: only tools that only read may run; write (default): ask as tools are "
+        "marked; yolo: approve every call",
+    )
+    parser.add_argument(
         "-y",
         "--yes",
         action="store_true",
@@ -347,7 +354,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             llm,
             SYSTEM_PROMPT,
             tools,
-            config=AgentConfig(stream=not args.no_stream),
+            config=AgentConfig(stream=not args.no_stream, mode=args.mode),
             runtime=runtime,
             approver=approvals,
         )

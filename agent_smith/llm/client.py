@@ -28,6 +28,7 @@ from .retry import RetryPolicy
 from .server_props import KnownWindow, fetch_context_window, props_url
 from .stream_decoder import StreamDecoder, response_events
 from .think_tags import split_events, split_response
+from .token_count import TokenCounter
 from .transport import HttpTransport, LiveCall
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class LlmClient:
         self._runtime = runtime
         self._timeout = request_timeout
         self._window = KnownWindow()
+        self._counter = TokenCounter(self._url)
         self._http = HttpTransport(
             who="LLM server",
             shown=self._shown,
@@ -210,6 +212,17 @@ class LlmClient:
         return fetch_context_window(
             session, url, headers=self._headers(), timeout=min(self._timeout, 10.0)
         )
+
+    def count_tokens(self, request: LlmRequest) -> int | None:
+        """The exact prompt tokens of ``request`` where the server counts them, else None.
+
+        llama-server renders and tokenizes it (see :mod:`~agent_smith.llm.token_count`);
+        a server that cannot is asked once. None means: estimate (~4 characters a token).
+        """
+        body = build_body(request, model=self._model, defaults=self._defaults, stream=False)
+        session = (self._runtime or default_runtime()).session
+        timeout = min(self._timeout, 10.0)
+        return self._counter.count(session, body, headers=self._headers(), timeout=timeout)
 
     def cancel(self) -> None:
         """Abort every request of this client in flight, from any thread."""

@@ -28,7 +28,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..memory import Memory, strip_orphans
+from ..memory import Memory, compacted_view, compaction_record, strip_orphans
 from ..messages import AssistantMessage, Message
 from .session import Session, SessionState
 
@@ -79,6 +79,11 @@ class SessionBinding:
             self._revision = None
             raise
 
+    def record_compaction(self, summary: str, kept: int) -> None:
+        """Note that the memory was compacted: the session keeps every message said,
+        and this record, from which a later load rebuilds the compacted history."""
+        self.record(compaction_record(summary, kept))
+
     def pause(self, state: PausedTurn) -> None:
         """Store the paused turn with the history, for a resume in any worker."""
         if self._revision is not None:
@@ -124,7 +129,7 @@ def _consistent(state: SessionState) -> list[Message]:
     its tool-call message, whose results the resume will add: that one stays.
     Snapshots strip it before anything is sent, so a plain next turn is safe.
     """
-    messages = state.messages
+    messages = compacted_view(state.messages)
     last = messages[-1] if messages else None
     if state.paused_turn is not None and isinstance(last, AssistantMessage) and last.tool_calls:
         return [*strip_orphans(messages[:-1]), last]

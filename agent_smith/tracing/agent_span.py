@@ -28,7 +28,16 @@ from .names import (
     AGENT_NAME,
     APPROVAL_DECISION,
     APPROVAL_EVENT,
+    COMPACTION_EVENT,
+    COMPACTION_KEPT,
+    COMPACTION_REPLACED,
+    COMPACTION_TOKENS_AFTER,
+    COMPACTION_TOKENS_BEFORE,
     CONVERSATION_ID,
+    GUARDRAIL_ACTION,
+    GUARDRAIL_EVENT,
+    GUARDRAIL_NAME,
+    GUARDRAIL_STAGE,
     INPUT_MESSAGES,
     INVOKE_AGENT,
     OPERATION_NAME,
@@ -41,6 +50,7 @@ from .names import (
     SYSTEM_INSTRUCTIONS,
     TOOL_CALL_ID,
     TOOL_NAME,
+    USAGE_COST,
     USAGE_INPUT_TOKENS,
     USAGE_OUTPUT_TOKENS,
 )
@@ -132,6 +142,31 @@ def approval(call: ToolCall, decision: str) -> None:
     """
     add_event(
         APPROVAL_EVENT, {TOOL_NAME: call.name, TOOL_CALL_ID: call.id, APPROVAL_DECISION: decision}
+    )
+
+
+def guardrail_verdict(stage: str, name: str, action: str, call_id: str | None) -> None:
+    """Record a guardrail's verdict on the running turn's span (``call_id``: a tool call's)."""
+    attributes: Attributes = {
+        GUARDRAIL_STAGE: stage,
+        GUARDRAIL_NAME: name,
+        GUARDRAIL_ACTION: action,
+    }
+    if call_id is not None:
+        attributes[TOOL_CALL_ID] = call_id
+    add_event(GUARDRAIL_EVENT, attributes)
+
+
+def compaction_event(replaced: int, kept: int, tokens_before: int, tokens_after: int) -> None:
+    """Record a compaction of the history on the running turn's span."""
+    add_event(
+        COMPACTION_EVENT,
+        {
+            COMPACTION_REPLACED: replaced,
+            COMPACTION_KEPT: kept,
+            COMPACTION_TOKENS_BEFORE: tokens_before,
+            COMPACTION_TOKENS_AFTER: tokens_after,
+        },
     )
 
 
@@ -241,4 +276,10 @@ def _record_output(live: LiveSpan, final: AssistantMessage) -> None:
 
 
 def _record_usage(live: LiveSpan, usage: TokenUsage) -> None:
-    live.set({USAGE_INPUT_TOKENS: usage.prompt, USAGE_OUTPUT_TOKENS: usage.completion})
+    attributes: Attributes = {
+        USAGE_INPUT_TOKENS: usage.prompt,
+        USAGE_OUTPUT_TOKENS: usage.completion,
+    }
+    if usage.cost is not None:
+        attributes[USAGE_COST] = usage.cost
+    live.set(attributes)

@@ -127,3 +127,25 @@ def test_a_path_that_cannot_be_opened_is_a_results_error(tmp_path: Path) -> None
     with pytest.raises(ResultsError, match="no results file"):
         read_results(tmp_path / "none.jsonl")
     assert not os.path.exists(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".db"])
+def test_cost_is_kept_by_both_sinks(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"results{suffix}"
+    result = BatchResult("a", "in", "out", usage=TokenUsage(10, 5, 15, cost=0.25))
+    with open_sink(path) as sink:
+        sink.write(result)
+    assert read_results(path) == [result]
+
+
+def test_a_results_database_written_before_cost_gains_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with open_sink(path) as sink:
+        sink.write(BatchResult("a", "in", "out"))
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE results DROP COLUMN cost")  # as an older version wrote it
+    db.commit()
+    db.close()
+    with open_sink(path) as sink:
+        sink.write(BatchResult("b", "in", "out", usage=TokenUsage(1, 1, 2, cost=0.5)))
+    assert [r.usage.cost for r in read_results(path)] == [None, 0.5]

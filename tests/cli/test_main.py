@@ -217,3 +217,12 @@ def test_a_negative_max_tokens_is_a_usage_error(capsys: pytest.CaptureFixture[st
         parse_args(["--max-tokens", "-1"])
     assert exited.value.code == 2
     assert "--max-tokens must not be negative" in capsys.readouterr().err
+
+
+def test_mode_defaults_to_write_and_takes_read_and_yolo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args([]).mode == "write"
+    assert parse_args(["--mode", "read"]).mode == "read"
+    assert parse_args(["--mode", "yolo"]).mode == "yolo"
+    with pytest.raises(SystemExit):
+        parse_args(["--mode", "admin"])
+    assert "invalid choice" in capsys.readouterr().err

@@ -130,6 +130,10 @@ class ScriptedLlmServer:
         #: What ``GET /props`` answers (llama-server's server properties); None: 404.
         self.props: JsonObject | None = None
         self.props_asked = 0
+        #: Whether ``POST /apply-template`` and ``/tokenize`` answer like llama-server's
+        #: (the prompt is the messages' JSON, one token per 4 characters); else 404.
+        self.counts_tokens = False
+        self.tokens_counted = 0
         self._gates: list[threading.Event] = []  # set on stop so no handler stays blocked
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -216,6 +220,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, json.dumps(props).encode())
 
+    def _count_tokens(self, owner: ScriptedLlmServer, body: JsonObject) -> None:
+        if not owner.counts_tokens:
+            self._send(404, b'{"error": {"code": 404, "message": "File Not Found"}}')
+            return
+        if self.path == "/apply-template":
+            self._send(200, json.dumps({"prompt": json.dumps(body["messages"])}).encode())
+            return
+        with owner._lock:
+            owner.tokens_counted += 1
+        tokens = list(range(len(body["content"]) // 4))
+        self._send(200, json.dumps({"tokens": tokens}).encode())
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
@@ -227,6 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         with owner._lock:
             owner.paths.append(self.path)
+        if self.path in ("/apply-template", "/tokenize"):
+            self._count_tokens(owner, body)
+            return
         reply = owner._next_reply(body, dict(self.headers))
         if isinstance(reply, Hold):
             with owner._lock:
