@@ -20,12 +20,12 @@ from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
 from .body import build_body
 from .endpoint import resolve_chat_url
-from .events import Finished, StreamEvent
+from .events import Finished, StreamEvent, response_events
 from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .server_props import KnownWindow, fetch_context_window, props_url
-from .stream_decoder import StreamDecoder, response_events
+from .stream_decoder import StreamDecoder
 from .think_tags import split_events, split_response
 from .transport import LiveCall
 

@@ -314,17 +314,3 @@ class StreamDecoder:
         for index, call in zip(sorted(self._calls), calls, strict=True):
             yield ToolCallCompleted(index, call.arguments)
         yield Finished(finish, self._usage, response)
-
-
-def response_events(response: LlmResponse) -> Iterator[StreamEvent]:
-    """The events a stream of ``response`` would have given, for a reply that came whole."""
-    message = response.message
-    if message.reasoning:
-        yield ReasoningDelta(message.reasoning)
-    if message.content:
-        yield TokenDelta(message.content)
-    for index, call in enumerate(message.tool_calls):
-        yield ToolCallStarted(call.id, call.name, index)
-    for index, call in enumerate(message.tool_calls):
-        yield ToolCallCompleted(index, call.arguments)
-    yield Finished(response.finish_reason, message.usage, response)
