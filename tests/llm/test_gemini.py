@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
-    Finished,
     GeminiClient,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
     ParseError,
     ReasoningDelta,
     Runtime,
@@ -28,11 +25,8 @@ from agent_smith import (
 from agent_smith.llm.gemini import gemini_schema
 from agent_smith.llm.gemini_reply import GeminiStreamDecoder
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import gemini_chunks
+from tests.support.provider_wire import WEATHER, gemini_chunks, reply_of
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 # A Gemini 3 reply with signatures in each documented place: on a call, on text, on an
 # empty part; plus a thought summary part.
@@ -57,11 +51,6 @@ def chunk(parts: list[dict[str, object]], finish: str | None = None) -> dict[str
     if finish:
         candidate["finishReason"] = finish
     return {"candidates": [candidate], "modelVersion": "gemini-wire"}
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 @pytest.fixture

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
     AssistantMessage,
-    Finished,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
     OllamaClient,
     ParseError,
     ReasoningDelta,
@@ -23,27 +20,18 @@ from agent_smith import (
     ToolCallCompleted,
     ToolCallStarted,
     ToolMessage,
-    ToolSchema,
     TransportError,
     UserMessage,
 )
 from agent_smith.llm.ollama import OllamaDecoder
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import ollama_lines
+from tests.support.provider_wire import WEATHER, ollama_lines, reply_of
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((UserMessage("Weather?"),), (WEATHER,))
 
 
 def line(**fields: object) -> str:
     return json.dumps({"model": "qwen3", "created_at": "2026-01-01T00:00:00Z", **fields}) + "\n"
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 @pytest.fixture

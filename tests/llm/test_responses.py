@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
     AssistantMessage,
-    Finished,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
     ParseError,
     ProviderData,
     ReasoningDelta,
@@ -24,17 +21,13 @@ from agent_smith import (
     ToolCallCompleted,
     ToolCallStarted,
     ToolMessage,
-    ToolSchema,
     TransportError,
     TruncatedReplyError,
     UserMessage,
 )
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import responses_events, sse
+from tests.support.provider_wire import WEATHER, reply_of, responses_events, sse
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 REASONING = {
     "type": "reasoning",
@@ -64,11 +57,6 @@ def model(llm_server: ScriptedLlmServer, runtime: Runtime) -> ResponsesClient:
     return ResponsesClient(
         llm_server.url, "gpt-wire", api_key="sk-secret", store=False, runtime=runtime
     )
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 def test_a_streamed_call_with_reasoning_yields_events_and_keeps_the_reasoning_item(
