@@ -18,13 +18,12 @@ Replies are read in :mod:`.anthropic_reply`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, ParseError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
 from .anthropic_reply import PROVIDER, WHO, AnthropicStreamDecoder, parse_message
 from .convert import forced_tool, output_schema, sampling_of, system_text
@@ -103,28 +102,14 @@ class AnthropicClient(HttpChatModel):
         self._cache = cache
         self._thinking = thinking_budget
 
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)
-        with get_observer().on_chat_start(self, request, body) as span:
-            return span.finish(parse_message(self._post_json(self._url, body, cancel, span)))
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request, stream=stream)
 
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
-        decoder = AnthropicStreamDecoder(endpoint=self._shown)
-        body = self.body(request, stream=True)
-        yield from self._stream(
-            request,
-            body,
-            url=self._url,
-            accept="text/event-stream",
-            cancel=cancel,
-            decode=decoder.events,
-        )
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_message(parsed)
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return AnthropicStreamDecoder(endpoint=self._shown).events(chunks)
 
     def count_tokens(self, request: LlmRequest, *, cancel: CancellationToken | None = None) -> int:
         """The exact number of input tokens ``request`` costs (``/v1/messages/count_tokens``)."""

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
 from .bedrock_reply import PROVIDER, WHO, BedrockStreamDecoder, parse_converse
 from .convert import forced_tool, output_schema, sampling_of, system_text
@@ -113,28 +111,16 @@ class BedrockClient(HttpChatModel):
         self._credentials = credentials
         self._signer = self._sign
 
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` (``Converse``) and return the whole reply."""
-        body = self.body(request)
-        with get_observer().on_chat_start(self, request, body) as span:
-            return span.finish(parse_converse(self._post_json(self._url, body, cancel, span)))
+    _accept = "application/vnd.amazon.eventstream"
 
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` (``ConverseStream``); yield events as frames arrive, Finished last."""
-        decode = BedrockStreamDecoder(endpoint=self._shown).events
-        body = self.body(request)
-        yield from self._stream(
-            request,
-            body,
-            url=self._stream_url,
-            accept="application/vnd.amazon.eventstream",
-            cancel=cancel,
-            decode=decode,
-        )
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request)
+
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_converse(parsed)
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return BedrockStreamDecoder(endpoint=self._shown).events(chunks)
 
     def body(self, request: LlmRequest) -> JsonObject:
         """The Converse request body for ``request`` (see the module doc)."""

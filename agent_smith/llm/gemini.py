@@ -15,13 +15,11 @@ Replies are read in :mod:`.gemini_reply`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
 from .convert import forced_tool, output_schema, sampling_of, system_text
 from .endpoint import resolve_url
@@ -113,29 +111,14 @@ class GeminiClient(HttpChatModel):
             thinking["includeThoughts"] = True
         self._thinking = thinking
 
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request)
-        with get_observer().on_chat_start(self, request, body) as span:
-            parsed = self._post_json(self._url, body, cancel, span)
-            return span.finish(parse_response(parsed, endpoint=self._shown))
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request)
 
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
-        decode = GeminiStreamDecoder(endpoint=self._shown).events
-        body = self.body(request)
-        yield from self._stream(
-            request,
-            body,
-            url=self._stream_url,
-            accept="text/event-stream",
-            cancel=cancel,
-            decode=decode,
-        )
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_response(parsed, endpoint=self._shown)
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return GeminiStreamDecoder(endpoint=self._shown).events(chunks)
 
     def body(self, request: LlmRequest) -> JsonObject:
         """The ``generateContent`` body for ``request`` (see the module doc)."""

@@ -11,7 +11,7 @@ only its dialect: its URL and headers, its request body, its reply decoder.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..cancellation import CancellationToken
@@ -20,11 +20,9 @@ from ..runtime import Runtime
 from .endpoint import display_url
 from .events import StreamEvent
 from .model import ModelCapabilities
-from .request import LlmRequest, SamplingParams
+from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .transport import HttpTransport, Signer
-
-Decode = Callable[[Iterable[bytes]], Iterator[StreamEvent]]
 
 
 class HttpChatModel:
@@ -55,6 +53,7 @@ class HttpChatModel:
         token_counting: bool = False,
     ) -> None:
         self._url = url
+        self._stream_url = url  # where streamed requests go, when the dialect has another
         self._shown = display_url(url)
         self._model = model
         self._api_key = api_key or None
@@ -122,23 +121,47 @@ class HttpChatModel:
             raise self._http.json_error(parsed, data, status)
         return parsed
 
-    def _reports_error(self, parsed: Any) -> bool:
-        """Whether a 2xx JSON reply is an error report instead of a reply (the dialect's rule)."""
-        return False
+    def complete(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
+    ) -> LlmResponse:
+        """Send ``request`` and return the whole reply."""
+        body = self._request_body(request, stream=False)
+        with get_observer().on_chat_start(self, request, body) as span:
+            return span.finish(self._parse(self._post_json(self._url, body, cancel, span)))
 
-    def _stream(
-        self,
-        request: LlmRequest,
-        body: dict[str, Any],
-        *,
-        url: str,
-        accept: str,
-        cancel: CancellationToken | None,
-        decode: Decode,
+    def stream(
+        self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> Iterator[StreamEvent]:
-        """POST ``body`` for ``request``, observed; yield ``decode``'s events of the body."""
-        headers = {**self._headers, "Accept": accept}
+        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last.
+
+        Closing the generator early closes the HTTP response.
+        """
+        body = self._request_body(request, stream=True)
+        headers = {**self._headers, "Accept": self._accept}
         with get_observer().on_chat_start(self, request, body) as span:
             yield from span.watch(
-                self._http.post_stream(url, body, headers, cancel, decode, span, self._signer)
+                self._http.post_stream(
+                    self._stream_url, body, headers, cancel, self._decode, span, self._signer
+                )
             )
+
+    # -- the dialect: what each provider defines -----------------------------
+
+    #: The media type of a streamed reply.
+    _accept = "text/event-stream"
+
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
+        """The dialect's request body for ``request``."""
+        raise NotImplementedError
+
+    def _parse(self, parsed: Any) -> LlmResponse:
+        """The reply in a whole JSON body."""
+        raise NotImplementedError
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        """The events of a streamed body's chunks."""
+        raise NotImplementedError
+
+    def _reports_error(self, parsed: Any) -> bool:
+        """Whether a 2xx JSON reply is an error report instead of a reply."""
+        return False

@@ -114,22 +114,13 @@ class OllamaClient(HttpChatModel):
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)
+        body = self.body(request, stream=False)  # the reply: one NDJSON line, decoded as a stream
         with get_observer().on_chat_start(self, request, body) as span:
             *_, last = self._http.post_stream(
                 self._url, body, {**self._headers, "Accept": _NDJSON}, cancel, self._decode, span
             )
             assert isinstance(last, Finished)  # the decoder always ends with Finished or raises
             return span.finish(last.response)
-
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as the lines arrive, ``Finished`` last."""
-        body = self.body(request, stream=True)
-        yield from self._stream(
-            request, body, url=self._url, accept=_NDJSON, cancel=cancel, decode=self._decode
-        )
 
     def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         """The ``/api/chat`` body for ``request`` (see the module doc)."""
@@ -161,6 +152,11 @@ class OllamaClient(HttpChatModel):
             body["keep_alive"] = self._keep_alive
         body.update(sampling.extra)
         return body
+
+    _accept = _NDJSON
+
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request, stream=stream)
 
     def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         return OllamaDecoder(endpoint=self._shown).events(chunks)

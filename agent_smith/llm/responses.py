@@ -18,13 +18,11 @@ response format becomes ``text.format``. Replies are read in
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
 from .convert import forced_tool, output_schema, sampling_of, system_text
 from .endpoint import resolve_url
@@ -85,24 +83,14 @@ class ResponsesClient(HttpChatModel):
         self._store = store
         self._effort = reasoning_effort
 
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)
-        with get_observer().on_chat_start(self, request, body) as span:
-            parsed = self._post_json(self._url, body, cancel, span)
-            return span.finish(parse_response(parsed, endpoint=self._shown))
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request, stream=stream)
 
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
-        decode = ResponsesStreamDecoder(endpoint=self._shown).events
-        body = self.body(request, stream=True)
-        yield from self._stream(
-            request, body, url=self._url, accept="text/event-stream", cancel=cancel, decode=decode
-        )
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_response(parsed, endpoint=self._shown)
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return ResponsesStreamDecoder(endpoint=self._shown).events(chunks)
 
     def _reports_error(self, parsed: Any) -> bool:
         return isinstance(parsed, dict) and "error" in parsed and "output" not in parsed
