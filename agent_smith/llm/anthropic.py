@@ -26,7 +26,7 @@ from ..errors import ConfigError, ParseError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
 from .anthropic_reply import PROVIDER, WHO, AnthropicStreamDecoder, parse_message
-from .convert import forced_tool, output_schema, sampling_of, system_text
+from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
 from .endpoint import resolve_url
 from .events import StreamEvent
 from .http_model import HttpChatModel
@@ -145,12 +145,11 @@ class AnthropicClient(HttpChatModel):
             body["tools"] = tools
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
-        if sampling.temperature is not None:
-            body["temperature"] = sampling.temperature
-        if sampling.top_p is not None:
-            body["top_p"] = sampling.top_p
-        if sampling.stop:
-            body["stop_sequences"] = list(sampling.stop)
+        body.update(
+            sampling_fields(
+                sampling, temperature="temperature", top_p="top_p", stop="stop_sequences"
+            )
+        )
         if self._thinking:
             body["thinking"] = {"type": "enabled", "budget_tokens": self._thinking}
         schema = output_schema(sampling.response_format)
@@ -177,17 +176,12 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
     """The ``messages`` array: user blocks (with tool results) and assistant blocks, merged."""
     turns: list[JsonObject] = []
 
-    def add(role: str, blocks: list[JsonObject]) -> None:
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.content}])
+            add_turn(turns, "user", [{"type": "text", "text": message.content}], key="content")
         elif isinstance(message, ToolMessage):
-            add(
+            add_turn(
+                turns,
                 "user",
                 [
                     {
@@ -196,11 +190,12 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
                         "content": message.content,
                     }
                 ],
+                key="content",
             )
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message)
             if blocks:
-                add("assistant", blocks)
+                add_turn(turns, "assistant", blocks, key="content")
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     if cache and turns:

@@ -28,7 +28,7 @@ from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
 from .bedrock_reply import PROVIDER, WHO, BedrockStreamDecoder, parse_converse
-from .convert import forced_tool, output_schema, sampling_of, system_text
+from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
 from .events import StreamEvent
 from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
@@ -148,16 +148,13 @@ class BedrockClient(HttpChatModel):
             if self._cache:
                 tools.append(_CACHE_POINT)
             body["toolConfig"] = {"tools": tools, "toolChoice": _tool_choice(request.tool_choice)}
-        config: JsonObject = {}
-        for key, value in (
-            ("temperature", sampling.temperature),
-            ("topP", sampling.top_p),
-            ("maxTokens", sampling.max_tokens),
-        ):
-            if value is not None:
-                config[key] = value
-        if sampling.stop:
-            config["stopSequences"] = list(sampling.stop)
+        config = sampling_fields(
+            sampling,
+            temperature="temperature",
+            top_p="topP",
+            max_tokens="maxTokens",
+            stop="stopSequences",
+        )
         if config:
             body["inferenceConfig"] = config
         if self._extra_fields:
@@ -195,21 +192,15 @@ def _tool_choice(choice: str | JsonObject | None) -> JsonObject:
 def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
     turns: list[JsonObject] = []
 
-    def add(role: str, blocks: list[JsonObject]) -> None:
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"text": message.content}])
+            add_turn(turns, "user", [{"text": message.content}], key="content")
         elif isinstance(message, ToolMessage):
             result: JsonObject = {
                 "toolUseId": message.tool_call_id,
                 "content": [{"text": message.content}],
             }
-            add("user", [{"toolResult": result}])
+            add_turn(turns, "user", [{"toolResult": result}], key="content")
         elif isinstance(message, AssistantMessage):
             blocks: list[JsonObject] = []
             replay = message.replay_for(PROVIDER)
@@ -221,7 +212,7 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
                 use = {"toolUseId": call.id, "name": call.name, "input": call.arguments}
                 blocks.append({"toolUse": use})
             if blocks:
-                add("assistant", blocks)
+                add_turn(turns, "assistant", blocks, key="content")
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     if cache and turns:

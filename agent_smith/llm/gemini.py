@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
-from .convert import forced_tool, output_schema, sampling_of, system_text
+from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
 from .endpoint import resolve_url
 from .events import StreamEvent
 from .gemini_reply import MADE_UP_ID, PROVIDER, WHO, GeminiStreamDecoder, parse_response
@@ -136,16 +136,13 @@ class GeminiClient(HttpChatModel):
                 }
             ]
             body["toolConfig"] = {"functionCallingConfig": _calling(request.tool_choice)}
-        config: JsonObject = {}
-        for key, value in (
-            ("temperature", sampling.temperature),
-            ("topP", sampling.top_p),
-            ("maxOutputTokens", sampling.max_tokens),
-        ):
-            if value is not None:
-                config[key] = value
-        if sampling.stop:
-            config["stopSequences"] = list(sampling.stop)
+        config = sampling_fields(
+            sampling,
+            temperature="temperature",
+            top_p="topP",
+            max_tokens="maxOutputTokens",
+            stop="stopSequences",
+        )
         schema = output_schema(sampling.response_format)
         if schema is not None:
             config["responseMimeType"] = "application/json"
@@ -180,22 +177,16 @@ def _calling(choice: str | JsonObject | None) -> JsonObject:
 def _contents(messages: Sequence[Message]) -> list[JsonObject]:
     contents: list[JsonObject] = []
 
-    def add(role: str, parts: list[JsonObject]) -> None:
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"text": message.content}])
+            add_turn(contents, "user", [{"text": message.content}], key="parts")
         elif isinstance(message, ToolMessage):
             response: JsonObject = {"name": message.name, "response": {"result": message.content}}
             if not message.tool_call_id.startswith(MADE_UP_ID):
                 response["id"] = message.tool_call_id
-            add("user", [{"functionResponse": response}])
+            add_turn(contents, "user", [{"functionResponse": response}], key="parts")
         elif isinstance(message, AssistantMessage):
-            add("model", _model_parts(message))
+            add_turn(contents, "model", _model_parts(message), key="parts")
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     return contents

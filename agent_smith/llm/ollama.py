@@ -26,7 +26,7 @@ from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMess
 from ..observer import get_observer
 from ..runtime import Runtime
 from .api_error import error_from_json
-from .convert import output_schema, sampling_of
+from .convert import output_schema, sampling_fields, sampling_of
 from .endpoint import resolve_url
 from .events import (
     Finished,
@@ -129,16 +129,13 @@ class OllamaClient(HttpChatModel):
         if request.tools:
             body["tools"] = [schema.to_openai() for schema in request.tools]
         body["stream"] = stream
-        options = dict(self._options)
-        for key, value in (
-            ("temperature", sampling.temperature),
-            ("top_p", sampling.top_p),
-            ("num_predict", sampling.max_tokens),
-        ):
-            if value is not None:
-                options[key] = value
-        if sampling.stop:
-            options["stop"] = list(sampling.stop)
+        options = self._options | sampling_fields(
+            sampling,
+            temperature="temperature",
+            top_p="top_p",
+            max_tokens="num_predict",
+            stop="stop",
+        )
         if options:
             body["options"] = options
         schema = output_schema(sampling.response_format)

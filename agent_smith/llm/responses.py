@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
-from .convert import forced_tool, output_schema, sampling_of, system_text
+from .convert import forced_tool, output_schema, sampling_fields, sampling_of, system_text
 from .endpoint import resolve_url
 from .events import StreamEvent
 from .http_model import HttpChatModel
@@ -117,12 +117,11 @@ class ResponsesClient(HttpChatModel):
             ]
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
-        if sampling.temperature is not None:
-            body["temperature"] = sampling.temperature
-        if sampling.top_p is not None:
-            body["top_p"] = sampling.top_p
-        if sampling.max_tokens is not None:
-            body["max_output_tokens"] = sampling.max_tokens
+        body.update(
+            sampling_fields(
+                sampling, temperature="temperature", top_p="top_p", max_tokens="max_output_tokens"
+            )
+        )
         if sampling.stop:
             log.debug("%s has no stop sequences; not sent", WHO)
         fmt = sampling.response_format
