@@ -92,12 +92,18 @@ class TransportError(AgentSmithError):
 
 
 class McpError(AgentSmithError):
-    """An MCP server reported an error or returned content we cannot use."""
+    """An MCP server reported an error or returned content we cannot use.
 
-    def __init__(self, message: str, *, server: str, rpc_code: int | None = None) -> None:
+    ``rpc_code`` and ``data`` are the JSON-RPC error's, when the server sent one.
+    """
+
+    def __init__(
+        self, message: str, *, server: str, rpc_code: int | None = None, data: object = None
+    ) -> None:
         super().__init__(message)
         self.server = server
         self.rpc_code = rpc_code
+        self.data = data
 
 
 class McpProtocolError(AgentSmithError):

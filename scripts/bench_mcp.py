@@ -8,7 +8,11 @@ flight at once (8 threads for agent_smith, 8 asyncio tasks for the SDK). Each
 figure is the best of ``--repeat`` runs after a warm-up. Prints a Markdown
 table for docs/benchmarks.md.
 
-    python scripts/bench_mcp.py [--calls 2000] [--concurrency 8] [--repeat 3]
+    python scripts/bench_mcp.py [--calls 2000] [--concurrency 8] [--repeat 3] [--protocol auto]
+
+``--protocol`` is agent_smith's ``ServerConfig.protocol``: ``auto`` speaks
+2026-07-28 to the SDK 2.x server (``_meta`` on every request), ``legacy``
+the handshake generation the SDK's ``ClientSession.initialize()`` uses.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ sys.path.insert(0, str(ROOT))
 from agent_smith import McpClient, ServerConfig  # noqa: E402
 
 
-def ours(calls: int, concurrency: int, repeat: int) -> tuple[float, float]:
-    config = ServerConfig(alias="bench", command=(sys.executable, str(SERVER)))
+def ours(calls: int, concurrency: int, repeat: int, protocol: str) -> tuple[float, float]:
+    config = ServerConfig(alias="bench", command=(sys.executable, str(SERVER)), protocol=protocol)
     with McpClient.connect(config) as client:
+        print(f"agent_smith speaks {client.protocol_version}", file=sys.stderr)
         for _ in range(WARMUP):
             client.call_tool("echo", {"text": "warm"})
 
@@ -119,13 +124,14 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="calls per measured run")
     parser.add_argument("--concurrency", type=int, default=8, help="callers in flight")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best kept)")
+    parser.add_argument("--protocol", default="auto", help="agent_smith's generation")
     args = parser.parse_args()
 
     # Client CPU per call counts the warm-up and the startup too; it is a
     # machine-load-independent view of how much work each client does.
     total = 2 * args.calls * args.repeat + WARMUP
     our_seq, our_conc, our_cpu = cpu_per_call(
-        lambda: ours(args.calls, args.concurrency, args.repeat), total
+        lambda: ours(args.calls, args.concurrency, args.repeat, args.protocol), total
     )
     sdk_seq, sdk_conc, sdk_cpu = cpu_per_call(
         lambda: sdk(args.calls, args.concurrency, args.repeat), total

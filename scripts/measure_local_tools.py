@@ -3,8 +3,9 @@
 Serves the default local model (Qwen2.5-Coder-0.5B-Instruct, fetched once
 into the model cache) with :class:`LocalLlamaServer`, builds the agent the
 way ``agent-smith --local`` does (its system prompt and sampling, the
-calculator, read_local_file and write_local_file — denied if asked — over a
-sandbox of small files, the bundled MCP server's ``echo`` and ``now``), and
+calculator and the files, search and shell toolkits — anything that asks
+for approval is denied — over a sandbox of small files, the bundled MCP
+server's ``echo`` and ``now``), and
 sends each prompt below to a fresh agent, as the REPL sends a line (with
 :func:`~agent_smith.cli.file_mentions.mention_files`). For each: which tools were
 called, whether a call was recovered from text
@@ -30,12 +31,13 @@ from pathlib import Path
 
 from agent_smith import Agent, AgentConfig, LlmClient, LocalLlamaServer, Runtime, SamplingParams
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
-from agent_smith.cli.demo_tools import ReadLocalFileTool, demo_tools
+from agent_smith.cli.demo_tools import demo_tools
 from agent_smith.cli.file_mentions import mention_files
 from agent_smith.cli.main import EXAMPLE_MCP_SERVER, LOCAL_SAMPLING, SYSTEM_PROMPT
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import AgentSmithError
 from agent_smith.mcp.config import ServerConfig
+from agent_smith.toolkits import Workspace
 
 FILES = {
     "notes.txt": "The team meeting moved to Thursday at 3 pm, in room B12.\n",
@@ -65,16 +67,14 @@ PROMPTS = (
         ("38.75",),
     ),
     Prompt("arithmetic", "What is 15% of 240?", "calculator", ("36",)),
-    Prompt("file", "Read notes.txt and tell me when the meeting is.", "read_local_file", ("Thu",)),
-    Prompt("file", "What is on my list in todo/list.txt?", "read_local_file", ("milk",)),
-    Prompt("file", "Which port does config.ini set?", "read_local_file", ("8443",)),
-    Prompt(
-        "file", "How much flour does the recipe in recipe.md need?", "read_local_file", ("200",)
-    ),
-    Prompt("file", "Summarise notes.txt in one sentence.", "read_local_file", ("Thu", "B12")),
-    Prompt("file", "How many workers does config.ini configure?", "read_local_file", ("4",)),
-    Prompt("file", "Does todo/list.txt mention the plumber?", "read_local_file", ("yes",)),
-    Prompt("file", "What are the ingredients in recipe.md?", "read_local_file", ("eggs",)),
+    Prompt("file", "Read notes.txt and tell me when the meeting is.", "read_file", ("Thu",)),
+    Prompt("file", "What is on my list in todo/list.txt?", "read_file", ("milk",)),
+    Prompt("file", "Which port does config.ini set?", "read_file", ("8443",)),
+    Prompt("file", "How much flour does the recipe in recipe.md need?", "read_file", ("200",)),
+    Prompt("file", "Summarise notes.txt in one sentence.", "read_file", ("Thu", "B12")),
+    Prompt("file", "How many workers does config.ini configure?", "read_file", ("4",)),
+    Prompt("file", "Does todo/list.txt mention the plumber?", "read_file", ("yes",)),
+    Prompt("file", "What are the ingredients in recipe.md?", "read_file", ("eggs",)),
     Prompt("chat", "Hello! Who are you?", None, ("",)),
     Prompt("chat", "How do you say 'good morning' in French?", None, ("bonjour",)),
     Prompt("chat", "What is the capital of Japan?", None, ("tokyo",)),
@@ -142,9 +142,9 @@ def main() -> int:
                 outcomes = []
                 for _ in range(args.runs):
                     tools = demo_tools(sandbox)
-                    (reader,) = [tool for tool in tools if isinstance(tool, ReadLocalFileTool)]
+                    workspace = Workspace(sandbox)
                     message = (
-                        prompt.text if args.no_mentions else mention_files(prompt.text, reader)
+                        prompt.text if args.no_mentions else mention_files(prompt.text, workspace)
                     )
                     with Agent(
                         llm,
@@ -152,7 +152,7 @@ def main() -> int:
                         tools,
                         config=config,
                         runtime=runtime,
-                        approver=lambda request: False,  # no prompt asks to write a file
+                        approver=lambda request: False,  # no prompt asks to change a file
                     ) as agent:
                         if not args.no_default_mcp:
                             command = (sys.executable, str(EXAMPLE_MCP_SERVER))

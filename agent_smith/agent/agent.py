@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ..llm.model import ChatModel
     from ..mcp.client import McpClient
     from ..mcp.config import ServerConfig
+    from ..mcp.jsonrpc import RequestHandler
     from ..sessions.binding import SessionBinding
     from ..sessions.session import Session
     from ..skills import Skill
@@ -200,13 +201,32 @@ class Agent(Closeable):
         """
         self._tools.add_client(client)
 
-    def connect_mcp(self, config: ServerConfig) -> McpClient:
-        """Connect to an MCP server and expose its tools; the agent closes it in close()."""
+    def connect_mcp(
+        self,
+        config: ServerConfig,
+        *,
+        elicitation_handler: RequestHandler | None = None,
+        sampling_handler: RequestHandler | None = None,
+        roots_handler: RequestHandler | None = None,
+    ) -> McpClient:
+        """Connect to an MCP server and expose its tools; the agent closes it in close().
+
+        The handlers answer what the server asks of the client, as in
+        :meth:`McpClient.connect` (``SamplingHandler(llm)`` lets the server
+        use the agent's model).
+        """
         from ..mcp.client import McpClient
 
         # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
         hook = self._tools.new_hook()
-        client = McpClient.connect(config, hook=hook, runtime=self._runtime)
+        client = McpClient.connect(
+            config,
+            hook=hook,
+            runtime=self._runtime,
+            elicitation_handler=elicitation_handler,
+            sampling_handler=sampling_handler,
+            roots_handler=roots_handler,
+        )
         hook.client = client
         self._owned.append(client)
         self.add_mcp_client(client)

@@ -2,8 +2,9 @@
 
 This module reads the command line and wires the agent up: the endpoint (or a
 local llama.cpp server for ``--serve-model``/``--local``), the demo tools
-(``calculator``, ``read_local_file``, ``write_local_file``, which asks
-``y/N`` first — see :mod:`~agent_smith.cli.approval`), the bundled example MCP server
+(``calculator``, and the files, search and shell toolkits on the sandbox;
+writes and risky commands ask ``y/N`` first — see
+:mod:`~agent_smith.cli.approval`), the bundled example MCP server
 (``echo``, ``now``) unless ``--no-default-mcp``, any ``--mcp`` stdio servers
 and ``--skill`` folders; a line naming a file in the sandbox asks for it to be
 read (:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by one ExitStack,
@@ -48,8 +49,9 @@ from ..logs import TRACE
 from ..mcp.config import ServerConfig
 from ..runtime import Runtime
 from ..skills import Skill, load_skill
+from ..toolkits.workspace import Workspace
 from .approval import TerminalApprovals
-from .demo_tools import ReadLocalFileTool, demo_tools
+from .demo_tools import demo_tools
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
 from .models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
@@ -60,7 +62,7 @@ DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
     "You are a helpful assistant running in a terminal. For any arithmetic, call the "
     "calculator tool. You cannot see the user's files: whenever a question mentions a "
-    "file, call read_local_file with its path first. Use write_local_file only when "
+    "file, call read_file with its path first. Use write_file only when "
     "asked to write a file. Once a tool has answered, reply to the user in one or two "
     "plain sentences."
 )
@@ -153,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--sandbox",
         default=".",
         metavar="DIR",
-        help="directory read_local_file may read below (default: the current directory)",
+        help="directory the file, search and shell tools work in (default: the current directory)",
     )
     parser.add_argument(
         "-y",
@@ -331,7 +333,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     endpoint = args.endpoint or _start_local_server(args, stack)
     try:
         tools = demo_tools(args.sandbox)
-        (reader,) = [tool for tool in tools if isinstance(tool, ReadLocalFileTool)]
+        workspace = Workspace(args.sandbox)
         runtime = stack.enter_context(Runtime())
         llm = make_model(
             args.provider,
@@ -368,8 +370,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     mcp = f"; MCP: {', '.join(aliases)}" if aliases else ""
     sandbox = Path(args.sandbox).resolve()
     banner = (
-        f"agent-smith {__version__} at {endpoint}; tools: calculator, read_local_file, "
-        f"write_local_file (asks first; sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
+        f"agent-smith {__version__} at {endpoint}; tools: calculator, files, search, shell "
+        f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /exit or Ctrl-D quits."
     )
     repl = Repl(
         agent,
@@ -379,6 +381,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stderr=sys.stderr,
         interactive=interactive,
         approvals=approvals,
-        prepare=lambda line: mention_files(line, reader),
+        prepare=lambda line: mention_files(line, workspace),
     )
     return repl.run(banner)

@@ -5,8 +5,8 @@
 Serves the dev UI at ``http://127.0.0.1:<port>/`` plus the Vercel AI SDK and
 AG-UI endpoints (``/api/chat``, ``/api/agui``) with waitress (the optional
 extra ``agent-smith[web]``), for the same demo agent as the REPL: the
-calculator, the sandboxed file reader, and ``write_local_file``, whose calls
-wait for Approve/Deny in the browser. Conversations are kept in a SQLite file
+calculator and the files, search and shell toolkits, whose writes and
+risky commands wait for Approve/Deny in the browser. Conversations are kept in a SQLite file
 (``--sessions``, default ``agent-smith-web.db`` in the current directory).
 It listens on 127.0.0.1 only: there is no authentication.
 """
@@ -39,7 +39,7 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant in a web page. For any arithmetic, call the calculator "
-    "tool. Use read_local_file to read a file the user mentions, and write_local_file only "
+    "tool. Use read_file to read a file the user mentions, and write_file only "
     "when asked to write one. Once a tool has answered, reply in one or two plain sentences."
 )
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from .adapter import adapt_client_tools
-from .catalog import PromptInfo, ResourceInfo, ServerInfo
+from .catalog import PromptInfo, ResourceInfo, ServerInfo, ToolInfo
 from .client import McpClient
 from .config import ServerConfig
+from .elicitation import Elicitation
 from .events import LifecycleEvent, LifecycleKind, McpEvent, McpHook, Notification
+from .sampling import SamplingHandler
 
 __all__ = [
+    "Elicitation",
     "LifecycleEvent",
     "LifecycleKind",
     "McpClient",
@@ -17,7 +20,9 @@ __all__ = [
     "Notification",
     "PromptInfo",
     "ResourceInfo",
+    "SamplingHandler",
     "ServerConfig",
     "ServerInfo",
+    "ToolInfo",
     "adapt_client_tools",
 ]

@@ -12,7 +12,8 @@ name longer than 64, is cut and ends in ``_`` plus 8 hex digits of a hash of
 the original, so the same server always gives the same names. Each
 :class:`McpTool` keeps its ``remote_name``: calls go to the name the server
 listed. Two tools whose names collide once sanitised are both kept (the
-later one gets the hash suffix) with a warning.
+later one gets the hash suffix) with a warning. A tool that must run as a
+task (SEP-1686) is started as one and waited for within the call's budget.
 """
 
 from __future__ import annotations
@@ -20,15 +21,20 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from typing import Any
 
+from ..errors import AgentSmithError, AgentTimeoutError
 from ..tools.base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .client import McpClient
+from .tasks import McpTask
 
 log = logging.getLogger(__name__)
 
 #: Smallest timeout given to a call when the caller's budget is (nearly) spent.
 MIN_CALL_TIMEOUT = 0.001
+#: How long cancelling a task may take once its caller gave up.
+_CANCEL_TIMEOUT = 5.0
 #: The longest function name the OpenAI API accepts.
 MAX_NAME_LENGTH = 64
 _MAX_ALIAS_LENGTH = 24  # leaves the tool part at least 30 characters
@@ -110,12 +116,38 @@ class McpTool(Tool):
         return self._options
 
     def invoke(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return self._client.call_tool(
-            self.remote_name,
-            args,
-            timeout=max(ctx.budget, MIN_CALL_TIMEOUT),
-            cancel=ctx.cancel,
+        timeout = max(ctx.budget, MIN_CALL_TIMEOUT)
+        info = self._client.tool_info(self.remote_name)
+        if info is not None and info.task_support == "required":
+            return self._as_task(args, ctx, timeout)
+        return self._client.call_tool(self.remote_name, args, timeout=timeout, cancel=ctx.cancel)
+
+    def _as_task(self, args: dict[str, Any], ctx: ToolContext, timeout: float) -> ToolResult:
+        """A tool that must run as a task: start it, wait within the budget, fetch the result.
+
+        Running out of budget or being cancelled cancels the task on the server.
+        """
+        deadline = time.monotonic() + timeout
+        handle = self._client.call_tool(
+            self.remote_name, args, timeout=timeout, cancel=ctx.cancel, task=True
         )
+        unregister = ctx.cancel.on_cancel(lambda: _quietly_cancel(handle))
+        try:
+            handle.wait(timeout=max(deadline - time.monotonic(), MIN_CALL_TIMEOUT))
+            ctx.cancel.raise_if_cancelled(f"MCP task {handle.task_id}")
+            return handle.result(timeout=max(deadline - time.monotonic(), MIN_CALL_TIMEOUT))
+        except AgentTimeoutError:
+            _quietly_cancel(handle)
+            raise
+        finally:
+            unregister()
+
+
+def _quietly_cancel(handle: McpTask) -> None:
+    try:
+        handle.cancel(timeout=_CANCEL_TIMEOUT)
+    except AgentSmithError as err:  # the task may have ended meanwhile; the caller is told anyway
+        log.debug("cancelling MCP task %s failed: %s", handle.task_id, err)
 
 
 class ReadResourceTool(Tool):

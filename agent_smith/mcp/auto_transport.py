@@ -92,5 +92,11 @@ class AutoTransport(Transport):
     def negotiated(self, protocol_version: str) -> None:
         self._current.negotiated(protocol_version)
 
+    def describe_tools(self, tools: dict[str, dict[str, str]]) -> None:
+        self._current.describe_tools(tools)
+
+    def cancel_by_closing(self, request_id: int) -> bool:
+        return self._current.cancel_by_closing(request_id)
+
     def close(self) -> None:
         self._current.close()

@@ -43,6 +43,41 @@ class PromptInfo:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ToolInfo:
+    """What ``tools/list`` says of a tool beyond its schema: title, icons, output schema.
+
+    ``icons`` are the server's icon objects (``src``, ``mimeType``, ``sizes``,
+    ``theme``); ``annotations`` its behaviour hints (``readOnlyHint``, ...);
+    ``task_support`` whether calls may (or must) run as tasks.
+    """
+
+    name: str
+    title: str | None = None
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+    task_support: str = "forbidden"  # or "optional", "required" (SEP-1686)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_tool_info(item: dict[str, Any]) -> ToolInfo:
+    icons = item.get("icons")
+    output = item.get("outputSchema")
+    annotations = item.get("annotations")
+    execution = item.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return ToolInfo(
+        name=str(item.get("name", "")),
+        title=_opt_str(item.get("title")),
+        icons=[i for i in icons if isinstance(i, dict)] if isinstance(icons, list) else [],
+        output_schema=output if isinstance(output, dict) else None,
+        annotations=annotations if isinstance(annotations, dict) else {},
+        task_support=support if support in ("optional", "required") else "forbidden",
+        raw=item,
+    )
+
+
 def parse_tool(alias: str, item: dict[str, Any]) -> ToolSchema:
     name = item.get("name")
     if not isinstance(name, str) or not name:

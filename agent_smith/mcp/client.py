@@ -10,32 +10,42 @@ server requests (elicitation, sampling, roots) run on one event thread per
 client (:mod:`.dispatcher`), in arrival order, so neither a slow hook nor a
 slow handler holds up the frames of other calls.
 
-Every request goes through :meth:`McpClient._call`, which applies the
-reconnect policy of :mod:`.connection` (seed §11.2): an operation other than
-``tools/call`` that failed because the connection broke, or because the
-server forgot the session, is sent once more after reconnecting or
-re-initialising; a ``tools/call`` already written is never sent again.
+Every request goes through :meth:`McpClient._call`: a fresh cached result
+(:mod:`.result_cache`) is returned as is; otherwise the request is sent
+under the reconnect policy of :mod:`.request_path`, and a 2026-07-28 answer
+that needs input is completed by :mod:`.input_required`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..errors import ConfigError, McpError, TransportError
+from ..errors import ConfigError, McpError, McpProtocolError
 from ..messages import Message
-from ..observer import McpObservation, get_observer
+from ..observer import get_observer
 from ..tools.base import ToolResult, ToolSchema
-from .catalog import PromptInfo, ResourceInfo, ServerInfo
+from .catalog import PromptInfo, ResourceInfo, ServerInfo, ToolInfo
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
 from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
-from .jsonrpc import JsonRpcPeer, PendingRequest, RequestHandler
+from .generation import request_meta
+from .handler_timeout import HandlerBound
+from .input_required import complete
+from .jsonrpc import JsonRpcPeer, RequestHandler
 from .listing import Offerings
-from .transport import StaleSession, Transport
+from .negotiation import client_capabilities, client_info
+from .progress import ProgressCallback, ProgressRoutes
+from .request_path import RequestPath
+from .result_cache import CACHEABLE, ResultCache
+from .subscriptions import listen
+from .tasks import McpTask, parse_task
+from .tool_call import tool_result
+from .transport import Transport
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -66,13 +76,18 @@ class McpClient(Closeable):
             self._handlers["sampling/createMessage"] = sampling_handler
         if roots_handler is not None:
             self._handlers["roots/list"] = roots_handler
-        self._capabilities: dict[str, Any] = {}
-        if elicitation_handler is not None:
-            self._capabilities["elicitation"] = {}
-        if sampling_handler is not None:
-            self._capabilities["sampling"] = {}
-        if roots_handler is not None:
-            self._capabilities["roots"] = {"listChanged": False}
+        self._bound: HandlerBound | None = None
+        if config.handler_timeout is not None:
+            bound = self._bound = HandlerBound(config.alias, config.handler_timeout)
+            self._handlers = {m: bound.wrap(m, h) for m, h in self._handlers.items()}
+        self._capabilities = client_capabilities(
+            elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
+        )
+        # What every 2026-07-28 request carries in its ``_meta``.
+        self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
+        self._cache = ResultCache()
+        self._progress = ProgressRoutes(config.alias)
+        self._tasks: weakref.WeakValueDictionary[str, McpTask] = weakref.WeakValueDictionary()
         self._events = EventDispatcher(config.alias, hook)
         self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
@@ -80,9 +95,10 @@ class McpClient(Closeable):
             capabilities=self._capabilities,
             make_transport=lambda: self._make_transport(),
             make_peer=self._make_peer,
-            on_open=self._offered.list_everything,
+            on_open=self._opened,
             emit=self._events.emit,
         )
+        self._path = RequestPath(config, self._keeper, self._meta)
         self._oauth: OAuthProvider | None = None
 
     @classmethod
@@ -152,6 +168,7 @@ class McpClient(Closeable):
 
     # -- operations -----------------------------------------------------------
 
+    @overload
     def call_tool(
         self,
         name: str,
@@ -160,14 +177,53 @@ class McpClient(Closeable):
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
         progress_token: str | int | None = None,
-    ) -> ToolResult:
+        on_progress: ProgressCallback | None = None,
+        task: Literal[False] = False,
+        task_ttl: float | None = None,
+    ) -> ToolResult: ...
+
+    @overload
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+        progress_token: str | int | None = None,
+        on_progress: ProgressCallback | None = None,
+        task: Literal[True],
+        task_ttl: float | None = None,
+    ) -> McpTask: ...
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+        progress_token: str | int | None = None,
+        on_progress: ProgressCallback | None = None,
+        task: bool = False,
+        task_ttl: float | None = None,
+    ) -> ToolResult | McpTask:
         """Call tool ``name``; a result with ``isError`` comes back with ``is_error``.
 
         On ``timeout`` (default: the config's request timeout) the server is
-        sent ``notifications/cancelled`` and AgentTimeoutError is raised; the
-        same happens, with CancelledError, when ``cancel`` fires. With a
-        ``progress_token`` the server may send ``notifications/progress``
-        (delivered to the hook).
+        cancelled (``notifications/cancelled``, or at 2026-07-28 over HTTP by
+        closing the answer's stream) and AgentTimeoutError is raised; the
+        same happens, with CancelledError, when ``cancel`` fires. With
+        ``on_progress`` (or a ``progress_token``) the server may send
+        ``notifications/progress``: ``on_progress(progress, total, message)``
+        hears them on the event thread; the hook too. A tool with an
+        ``outputSchema`` must return structured content that fits it
+        (McpError otherwise). A server asking for input on the way
+        (2026-07-28) is answered by the client's handlers.
+
+        With ``task=True`` the server runs the call as a task (kept
+        ``task_ttl`` seconds, if given) and an :class:`McpTask` handle comes
+        back at once (McpProtocolError if the server made no task).
         """
         if not self.config.allows(name):
             raise McpError(
@@ -175,15 +231,48 @@ class McpClient(Closeable):
                 server=self.alias,
             )
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if task:
+            params["task"] = {} if task_ttl is None else {"ttl": round(task_ttl * 1000)}
+        if on_progress is not None:
+            progress_token = self._progress.add(on_progress, progress_token)
         if progress_token is not None:
             params["_meta"] = {"progressToken": progress_token}
-        result = self._call("tools/call", params, timeout=timeout, cancel=cancel, replay=False)
-        structured = result.get("structuredContent")
-        return ToolResult(
-            content=content_text(result.get("content")),
-            is_error=result.get("isError") is True,
-            structured=structured if isinstance(structured, dict) else None,
-        )
+        try:
+            result = self._call("tools/call", params, timeout=timeout, cancel=cancel, replay=False)
+        finally:
+            if on_progress is not None and progress_token is not None:
+                self._progress.remove(progress_token)
+        if task:
+            return self._tracked_task(name, result)
+        return self._tool_result(name, result)
+
+    def tool_info(self, name: str) -> ToolInfo | None:
+        """Title, icons, output schema and annotations of tool ``name`` (None if not listed)."""
+        return self._offered.tool_infos.get(name)
+
+    def complete(
+        self,
+        ref: dict[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> list[str]:
+        """Completions the server suggests for ``argument`` typed so far as ``value``.
+
+        ``ref`` names what is completed: ``{"type": "ref/prompt", "name": ...}``
+        or ``{"type": "ref/resource", "uri": <template>}``; ``context`` holds
+        arguments already chosen. Raises McpError if the server offers no
+        completion.
+        """
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        result = self._call("completion/complete", params, timeout=timeout)
+        completion = result.get("completion")
+        values = completion.get("values") if isinstance(completion, dict) else None
+        return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> str:
         """The resource's text contents joined; binary contents are described."""
@@ -208,6 +297,8 @@ class McpClient(Closeable):
         """Fail pending calls, shut the connection down, join every thread."""
         if self._keeper.close():
             self._events.close()
+            if self._bound is not None:
+                self._bound.close()
             if self._oauth is not None:
                 self._oauth.close()
 
@@ -226,72 +317,60 @@ class McpClient(Closeable):
         replay: bool = True,
         conn: Connection | None = None,
     ) -> dict[str, Any]:
-        """One request with the reconnect / stale-session policy of the module docstring.
+        """One request (see the module docstring), inside its MCP client span.
 
-        Every request goes through here, inside its MCP client span. ``conn``
-        pins a connection being opened (its requests re-initialise a stale
-        session but never reconnect).
+        ``conn`` pins a connection being opened.
         """
+        cacheable = method in CACHEABLE
+        if cacheable:
+            cached = self._cache.get(method, params)
+            if cached is not None:
+                return cached
         with get_observer().on_mcp_request(self.config, method, params) as span:
             params = span.propagate(params)
-            return span.finish(
-                self._request(method, params, span, timeout, cancel, replay=replay, conn=conn)
+            result = self._path.send(
+                method, params, span, timeout, cancel, replay=replay, conn=conn
             )
+            if "resultType" in result:  # 2026-07-28: maybe input required (one place for it)
 
-    def _request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        span: McpObservation,
-        timeout: float | None,
-        cancel: CancellationToken | None,
-        *,
-        replay: bool,
-        conn: Connection | None,
-    ) -> dict[str, Any]:
-        budget = self.config.request_timeout if timeout is None else max(timeout, 0.0)
-        pinned = conn is not None
-        conn = conn if conn is not None else self._keeper.live()
-        retried = False
-        while True:
-            epoch = conn.epoch
-            try:
-                pending = conn.rpc.start(method, params, timeout=budget)
-            except StaleSession as err:
-                self._keeper.reinitialise(conn, epoch)
-                if not replay or retried:
-                    raise self._keeper.error(method, "the server dropped the session") from err
-                retried = True
-                continue
-            except TransportError:
-                if not replay or retried or pinned:
-                    raise
-                retried = True
-                conn = self._keeper.live()
-                continue
-            span.sent(pending.id, conn.protocol_version)
-            try:
-                return self._wait(conn, pending, budget, cancel)
-            except TransportError:
-                if not replay or retried or pinned or not self.config.reconnect:
-                    raise
-                retried = True
-                conn = self._keeper.live()
+                def retry(again: dict[str, Any]) -> dict[str, Any]:
+                    return self._path.send(
+                        method, again, span, timeout, cancel, replay=replay, conn=conn
+                    )
 
-    def _wait(
-        self,
-        conn: Connection,
-        pending: PendingRequest,
-        timeout: float,
-        cancel: CancellationToken | None,
-    ) -> dict[str, Any]:
-        if cancel is None:
-            return conn.rpc.wait(pending, timeout)
-        unregister = cancel.on_cancel(lambda: conn.rpc.cancel(pending, "cancelled by the caller"))
-        try:
-            return conn.rpc.wait(pending, timeout)
-        finally:
-            unregister()
+                result = complete(
+                    method,
+                    params,
+                    result,
+                    retry=retry,
+                    handlers=self._handlers,
+                    server=self.alias,
+                    cancel=cancel,
+                )
+            if cacheable:
+                self._cache.put(method, params, result)
+            return span.finish(result)
+
+    def _tool_result(self, name: str, result: dict[str, Any]) -> ToolResult:
+        info = self._offered.tool_infos.get(name)
+        schema = info.output_schema if info is not None else None
+        return tool_result(result, tool=name, output_schema=schema, server=self.alias)
+
+    def _tracked_task(self, name: str, result: dict[str, Any]) -> McpTask:
+        if "task" not in result:
+            raise McpProtocolError(
+                f"MCP server {self.alias!r} ran {name} without making it a task",
+                server=self.alias,
+            )
+        handle = McpTask(
+            name,
+            parse_task(result["task"], server=self.alias),
+            request=lambda method, params, *, timeout: self._call(method, params, timeout=timeout),
+            to_result=lambda raw: self._tool_result(name, raw),
+            server=self.alias,
+        )
+        self._tasks[handle.task_id] = handle  # its status notifications find it here
+        return handle
 
     # -- opening a connection ---------------------------------------------------
 
@@ -302,6 +381,7 @@ class McpClient(Closeable):
             on_notification=self._on_notification,
             handlers=self._handlers,
             dispatch=self._events.submit,
+            abandon=transport.cancel_by_closing,
         )
 
     def _make_transport(self) -> Transport:
@@ -316,10 +396,28 @@ class McpClient(Closeable):
             self._oauth = oauth_provider(self.config, runtime)
         return make_transport(self.config, runtime, auth=self._oauth)
 
+    def _opened(self, conn: Connection) -> None:
+        """A new connection is up: list what it offers, then listen for changes (2026-07-28)."""
+        self._offered.list_everything(conn)
+        if conn.modern:
+            listen(conn, self._meta, timeout=self.config.request_timeout)
+        elif self.config.log_level is not None and "logging" in conn.capabilities:
+            # The handshake generation sets the level once per session (later: in ``_meta``).
+            self._call("logging/setLevel", {"level": self.config.log_level}, conn=conn)
+
     # -- events ------------------------------------------------------------------
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Called by the reader: refreshes run on the event thread, then the hook sees it."""
+        self._cache.on_notification(method, params)
+        if method == "notifications/progress":
+            job = self._progress.deliver(params)
+            if job is not None:
+                self._events.submit(job)
+        elif method == "notifications/tasks/status":
+            handle = self._tasks.get(str(params.get("taskId")))
+            if handle is not None:
+                handle.update(parse_task(params, server=self.alias))
         event = Notification(method, params)
         refresh = self._offered.refresher(method)
         if refresh is None:

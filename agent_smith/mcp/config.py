@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from .generation import PROTOCOLS
 
 if TYPE_CHECKING:
     from .auth.config import OAuthConfig
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 #: Protocol revisions this client speaks (and accepts in a server's answer).
 SUPPORTED_PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_PROTOCOL_VERSION = "2025-06-18"
+#: Log levels a server may be asked for (RFC 5424 severities, as MCP names them).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 #: Transports for a ``url``: Streamable HTTP, the 2024-11-05 HTTP+SSE transport,
 #: or Streamable HTTP falling back to HTTP+SSE when the server does not speak it.
 URL_TRANSPORTS = ("streamable-http", "sse", "auto")
@@ -51,6 +54,9 @@ class ServerConfig:
     tools_required: bool = True
     reconnect: bool = True
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
+    protocol: str = "auto"
+    log_level: str | None = None
+    handler_timeout: float | None = None
     require_approval: bool | tuple[str, ...] = False
     transport: str | None = None
     auth: OAuthConfig | None = None
@@ -83,6 +89,16 @@ class ServerConfig:
             raise ConfigError(
                 f"MCP server {self.alias!r}: 'protocol_version' must be one of "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
+            )
+        if self.handler_timeout is not None and not self.handler_timeout > 0:
+            raise ConfigError(f"MCP server {self.alias!r}: 'handler_timeout' must be positive")
+        if self.protocol not in PROTOCOLS:
+            raise ConfigError(
+                f"MCP server {self.alias!r}: 'protocol' must be one of {', '.join(PROTOCOLS)}"
+            )
+        if self.log_level is not None and self.log_level not in LOG_LEVELS:
+            raise ConfigError(
+                f"MCP server {self.alias!r}: 'log_level' must be one of {', '.join(LOG_LEVELS)}"
             )
         self._check_transport_and_auth()
 
@@ -179,7 +195,9 @@ def _check(alias: str, key: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise wrong("true or false")
         return value
-    if key == "request_timeout":
+    if key in ("request_timeout", "handler_timeout"):
+        if value is None and key == "handler_timeout":
+            return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong("a number of seconds")
         return float(value)
@@ -187,10 +205,10 @@ def _check(alias: str, key: str, value: Any) -> Any:
         from .auth.config import OAuthConfig
 
         return None if value is None else OAuthConfig.from_dict(value)
-    if key in ("cwd", "url", "bearer_token", "transport"):
+    if key in ("cwd", "url", "bearer_token", "transport", "log_level"):
         if value is not None and not isinstance(value, str):
             raise wrong("a string")
         return value
-    if not isinstance(value, str):  # alias, protocol_version
+    if not isinstance(value, str):  # alias, protocol_version, protocol
         raise wrong("a string")
     return value

@@ -1,7 +1,7 @@
 """One connection to an MCP server, and the keeper that opens, re-initialises and reconnects it.
 
-A :class:`Connection` is a transport, its JSON-RPC peer and what the
-``initialize`` handshake learned. The :class:`ConnectionKeeper` holds a
+A :class:`Connection` is a transport, its JSON-RPC peer and what
+negotiating its generation learned (:mod:`.negotiation`). The :class:`ConnectionKeeper` holds a
 client's current connection and applies the policy of seed §11.2: when the
 connection is lost, the next operation reconnects once (RECONNECTING, then
 CONNECTED or RECONNECT_FAILED); when the server forgets the session, the
@@ -15,21 +15,19 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._version import __version__
-from ..errors import AgentSmithError, McpProtocolError, TransportError
+from ..errors import AgentSmithError, TransportError
 from .catalog import ServerInfo
 from .config import ServerConfig
 from .events import LifecycleEvent, LifecycleKind, McpEvent
 from .jsonrpc import JsonRpcPeer
+from .negotiation import negotiate
 from .transport import StaleSession, Transport
 
 log = logging.getLogger(__name__)
 
-CLIENT_NAME = "agent_smith"
-
 
 class Connection:
-    """One transport plus its JSON-RPC peer and what its handshake learned."""
+    """One transport plus its JSON-RPC peer and what negotiating its generation learned."""
 
     rpc: JsonRpcPeer
 
@@ -37,6 +35,7 @@ class Connection:
         self.transport = transport
         self.epoch = 0  # bumped by every re-initialisation after a stale session
         self.protocol_version = ""
+        self.modern = False  # True once the server is spoken to at 2026-07-28 (no session)
         self.server_info = ServerInfo("", "")
         self.capabilities: dict[str, Any] = {}
         self.established = False  # only a connection that was up can be "disconnected"
@@ -180,44 +179,8 @@ class ConnectionKeeper:
         return conn
 
     def _handshake(self, conn: Connection) -> None:
-        """``initialize`` (the one request not sent through the client's retry path)."""
-        result = conn.rpc.request(
-            "initialize",
-            {
-                "protocolVersion": self.config.protocol_version,
-                "capabilities": self._capabilities,
-                "clientInfo": {"name": CLIENT_NAME, "version": __version__},
-            },
-            timeout=self.config.request_timeout,
-        )
-        version = result.get("protocolVersion")
-        accepted = conn.transport.protocol_versions
-        if version not in accepted:
-            raise McpProtocolError(
-                f"MCP server {self.alias!r} chose protocol revision {version!r}; this client "
-                f"speaks {', '.join(accepted)}",
-                server=self.alias,
-            )
-        info = result.get("serverInfo")
-        if not isinstance(info, dict):
-            info = {}
-        conn.server_info = ServerInfo(
-            name=str(info.get("name", "")), version=str(info.get("version", "")), raw=result
-        )
-        caps = result.get("capabilities")
-        conn.capabilities = caps if isinstance(caps, dict) else {}
-        conn.protocol_version = str(version)
-        # Every request after initialize carries the revision, ``initialized`` included.
-        conn.transport.protocol_chosen(conn.protocol_version)
-        conn.rpc.notify("notifications/initialized")
-        conn.transport.negotiated(conn.protocol_version)
-        log.info(
-            "connected to MCP server %s (%s %s, protocol %s)",
-            self.alias,
-            conn.server_info.name,
-            conn.server_info.version,
-            version,
-        )
+        """Negotiate the generation (the one exchange not sent through the client's retry path)."""
+        negotiate(conn, self.config, self._capabilities)
 
     def _lost(self, conn: Connection, error: Exception | None) -> None:
         """The transport ended on its own: fail its calls, tell the hook."""

@@ -37,7 +37,14 @@ from .._internal import json_input
 from ..errors import AgentSmithError, McpProtocolError
 from ..logs import trace
 from .handoff import Handoff
-from .http_request import BearerToken, RequestAuth, authorized_request, error_excerpt
+from .http_headers import request_headers
+from .http_request import (
+    BearerToken,
+    RequestAuth,
+    authorized_request,
+    error_excerpt,
+    rpc_error_answer,
+)
 from .http_session import ACCEPT_POST, HttpSession
 from .listener import GetStreamListener
 from .sse_streams import (
@@ -49,7 +56,15 @@ from .sse_streams import (
     resume_until,
     wake_reader,
 )
-from .transport import CloseHandler, Frame, FrameHandler, StaleSession, Transport, encode_frame
+from .transport import (
+    CloseHandler,
+    Frame,
+    FrameHandler,
+    StaleSession,
+    Transport,
+    encode_frame,
+    transport_failure,
+)
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -103,6 +118,10 @@ class StreamableHttpTransport(Transport):
         )
         # POST bodies and resumed streams being read now: close() shuts them to wake readers.
         self._open: set[requests.Response] = set()
+        # 2026-07-28: the answer stream of each request (closing it cancels), header params.
+        self._answering: dict[Any, requests.Response] = {}
+        self._abandoned: set[Any] = set()
+        self._header_params: dict[str, dict[str, str]] = {}
         self._readers: set[threading.Thread] = set()
         self._reader_ids = itertools.count(1)
 
@@ -163,6 +182,8 @@ class StreamableHttpTransport(Transport):
         method = frame.get("method")
         headers = self._state.headers(accept=ACCEPT_POST)
         headers["Content-Type"] = "application/json"
+        if self._state.modern:
+            headers.update(request_headers(frame, self._header_params))
         trace(log, f"mcp {self.server} send", frame)
         had_session = headers.get("Mcp-Session-Id") is not None
         try:
@@ -179,8 +200,11 @@ class StreamableHttpTransport(Transport):
             )
         except requests.RequestException as err:
             raise self._error("send", f"POST failed: {type(err).__name__}") from err
-        with self._tracked(response):
-            self._check_status(response, had_session=had_session, what=str(method or "frame"))
+        with self._tracked(response, answering=frame.get("id") if handoff is not None else None):
+            if self._check_status(response, frame, had_session=had_session):
+                if handoff is not None:
+                    handoff.report(None)
+                return
             if method == "initialize":
                 self._state.started(response)
             if handoff is not None:
@@ -210,6 +234,9 @@ class StreamableHttpTransport(Transport):
         except (AgentSmithError, StaleSession) as err:
             if handoff.report(err):
                 return  # send() raises it
+            with self._lock:
+                if frame["id"] in self._abandoned:
+                    return  # we closed its stream to cancel it: nobody waits
             if isinstance(err, StaleSession):
                 self._state.stale = True
             if not self._closing.is_set():
@@ -220,12 +247,15 @@ class StreamableHttpTransport(Transport):
                     {
                         "jsonrpc": "2.0",
                         "id": frame["id"],
-                        "error": {"code": -32000, "message": message},
+                        "error": transport_failure(
+                            message, http_status=getattr(err, "http_status", None)
+                        ),
                     }
                 )
         finally:
             with self._lock:
                 self._readers.discard(threading.current_thread())
+                self._abandoned.discard(frame["id"])
 
     def protocol_chosen(self, protocol_version: str) -> None:
         """Send ``MCP-Protocol-Version: protocol_version`` on every later request."""
@@ -237,6 +267,22 @@ class StreamableHttpTransport(Transport):
         if self._closing.is_set():
             return
         self._listener.start()
+
+    def describe_tools(self, tools: dict[str, dict[str, str]]) -> None:
+        """Keep the tools' ``x-mcp-header`` arguments for the ``Mcp-Param-*`` headers."""
+        self._header_params = dict(tools)
+
+    def cancel_by_closing(self, request_id: int) -> bool:
+        """At 2026-07-28, close the stream of ``request_id``'s answer: that cancels it."""
+        if not self._state.modern:
+            return False
+        with self._lock:
+            response = self._answering.pop(request_id, None)
+            if response is None:
+                return False
+            self._abandoned.add(request_id)
+        wake_reader(response)
+        return True
 
     def close(self) -> None:
         """Stop the listening thread, end the session with DELETE, release connections."""
@@ -343,27 +389,39 @@ class StreamableHttpTransport(Transport):
         if handler is not None:
             handler(item)
 
-    def _check_status(self, response: requests.Response, *, had_session: bool, what: str) -> None:
+    def _check_status(
+        self, response: requests.Response, frame: Frame, *, had_session: bool
+    ) -> bool:
+        """Raise for an error status; True when its body was the request's JSON-RPC error answer."""
         status = response.status_code
         if status < 400:
-            return
+            return False
         excerpt = error_excerpt(response)
         self._state.check_gone(status, excerpt, had_session=had_session)
+        answer = rpc_error_answer(response, frame.get("id"))
+        if answer is not None:
+            self._deliver(answer)
+            return True
+        what = frame.get("method") or "frame"
         raise self._error("send", f"HTTP {status} for {what}: {excerpt}", http_status=status)
 
     @contextmanager
-    def _tracked(self, response: requests.Response) -> Iterator[None]:
-        """Register a response being read so close() can wake its reader."""
+    def _tracked(self, response: requests.Response, *, answering: Any = None) -> Iterator[None]:
+        """Register a response being read so close() can wake its reader.
+
+        ``answering`` is the id of the request whose answer it carries, if any.
+        """
         with self._lock:
             self._open.add(response)
+            if answering is not None:
+                self._answering[answering] = response
         try:
             if self._closing.is_set():
                 raise self._error("send", "transport is closed")
             yield
         finally:
-            self._untrack(response)
-
-    def _untrack(self, response: requests.Response) -> None:
-        with self._lock:
-            self._open.discard(response)
-        response.close()
+            with self._lock:
+                self._open.discard(response)
+                if answering is not None and self._answering.get(answering) is response:
+                    del self._answering[answering]
+            response.close()

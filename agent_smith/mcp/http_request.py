@@ -12,6 +12,7 @@ cap here keeps a misbehaving one from looping.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -31,8 +32,8 @@ _MAX_TRIES = 8  # far above what any auth allows: only a buggy one gets here
 class RequestAuth(Protocol):
     """How a transport authorizes its requests to one server."""
 
-    def headers(self) -> dict[str, str]:
-        """Headers to add to the next request (``Authorization``), possibly none."""
+    def headers(self, method: str, url: str) -> dict[str, str]:
+        """Headers to add to request ``method url`` (``Authorization``, ``DPoP``), possibly none."""
         ...
 
     def challenged(
@@ -55,7 +56,7 @@ class BearerToken:
     def __init__(self, token: str | None) -> None:
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
 
-    def headers(self) -> dict[str, str]:
+    def headers(self, method: str, url: str) -> dict[str, str]:
         return dict(self._headers)
 
     def challenged(
@@ -87,7 +88,7 @@ def authorized_request(
     Raises what ``session.request`` and ``auth.challenged`` raise.
     """
     for attempt in range(_MAX_TRIES):
-        sent = {**headers, **auth.headers()}
+        sent = {**headers, **auth.headers(method, url)}
         get_observer().inject(sent)  # the current trace context, when the application traces
         log.debug("%s %s headers=%s", method, url, redact_headers(sent))
         response = session.request(method, url, headers=sent, **kwargs)
@@ -118,3 +119,22 @@ def error_excerpt(response: requests.Response) -> str:
         return "<body unreadable>"
     shown = redact(text)
     return " ".join(truncate_utf8(str(shown), _EXCERPT_BYTES).split())
+
+
+def rpc_error_answer(response: requests.Response, request_id: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error answer to ``request_id`` an HTTP error carries in its body, if any.
+
+    A 2026-07-28 server answers some errors (an unsupported protocol version)
+    with a 4xx whose JSON body is the request's error answer.
+    """
+    if request_id is None or not response.headers.get("Content-Type", "").startswith(
+        "application/json"
+    ):
+        return None
+    try:
+        answer = json.loads(response.content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, requests.RequestException, OSError):
+        return None
+    if isinstance(answer, dict) and "error" in answer and answer.get("id") == request_id:
+        return answer
+    return None

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 import requests
 
+from .generation import MODERN_VERSION
 from .http_request import RequestAuth, authorized_request
 from .transport import StaleSession
 
@@ -51,6 +52,11 @@ class HttpSession:
         if session_id:
             with self._lock:
                 self._id = session_id
+
+    @property
+    def modern(self) -> bool:
+        """Whether requests go out at 2026-07-28 (no session; mirroring headers)."""
+        return self._protocol_version == MODERN_VERSION
 
     def use_protocol_version(self, protocol_version: str) -> None:
         with self._lock:

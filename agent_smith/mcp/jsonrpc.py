@@ -23,8 +23,9 @@ from ..errors import (
     CancelledError,
     McpError,
     McpProtocolError,
+    TransportError,
 )
-from .transport import Frame, FrameSender, encode_frame
+from .transport import TRANSPORT_FAILURE, Frame, FrameSender, encode_frame
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,9 @@ class JsonRpcPeer:
     answered by ``handlers`` (by method; ``ping`` is built in, anything else
     unknown gets "method not found"). Handlers run through ``dispatch``, which
     may hand them to another thread so a slow handler does not hold up the
-    reader; ``ping`` is always answered inline.
+    reader; ``ping`` is always answered inline. ``abandon`` (the transport's
+    ``cancel_by_closing``) may cancel a request by closing its stream instead
+    of sending ``notifications/cancelled``.
     """
 
     def __init__(
@@ -69,12 +72,14 @@ class JsonRpcPeer:
         on_notification: NotificationHandler,
         handlers: dict[str, RequestHandler] | None = None,
         dispatch: RequestDispatcher | None = None,
+        abandon: Callable[[int], bool] | None = None,
     ) -> None:
         self.server = server
         self._send = send
         self._on_notification = on_notification
         self._handlers = dict(handlers or {})
         self._dispatch = dispatch or (lambda job: job())
+        self._abandon = abandon or (lambda request_id: False)
         self._ids = itertools.count()
         self._pending: dict[int, PendingRequest] = {}
         self._lock = threading.Lock()
@@ -152,7 +157,8 @@ class JsonRpcPeer:
         if not self._forget(pending):
             return  # already answered or failed
         try:
-            self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
+            if not self._abandon(pending.id):
+                self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
         except Exception as err:  # the connection may be gone; the caller is failed anyway
             log.debug("could not send cancellation to %s: %s", self.server, err)
         what = f"MCP {pending.method} to {self.server!r}: {reason}"
@@ -176,10 +182,21 @@ class JsonRpcPeer:
             error = frame["error"] if isinstance(frame["error"], dict) else {}
             code = error.get("code")
             message = error.get("message") or "error"
+            data = error.get("data")
+            if isinstance(data, dict) and data.get(TRANSPORT_FAILURE) is True:
+                # Not the server's answer: the transport could not read one.
+                status = data.get("httpStatus")
+                raise TransportError(
+                    str(message),
+                    operation=pending.method,
+                    endpoint_or_server=self.server,
+                    http_status=status if isinstance(status, int) else None,
+                )
             raise McpError(
                 f"MCP server {self.server!r}: {pending.method} failed with {code}: {message}",
                 server=self.server,
                 rpc_code=code if isinstance(code, int) else None,
+                data=data,
             )
         result = frame.get("result")
         if not isinstance(result, dict):

@@ -48,6 +48,7 @@ class LegacySseTransport(Transport):
     """
 
     protocol_versions = (LEGACY_PROTOCOL_VERSION, *SUPPORTED_PROTOCOL_VERSIONS)
+    speaks_modern = False
 
     def __init__(
         self, config: ServerConfig, runtime: Runtime, *, auth: RequestAuth | None = None

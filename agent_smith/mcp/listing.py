@@ -20,10 +20,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import McpError, McpProtocolError
-from .catalog import PromptInfo, ResourceInfo, parse_prompt, parse_resource, parse_tool
+from ..tools.base import ToolSchema
+from .catalog import (
+    PromptInfo,
+    ResourceInfo,
+    ToolInfo,
+    parse_prompt,
+    parse_resource,
+    parse_tool,
+    parse_tool_info,
+)
+from .http_headers import header_params
 
 if TYPE_CHECKING:
-    from ..tools.base import ToolSchema
     from .config import ServerConfig
     from .connection import Connection
 
@@ -52,6 +61,7 @@ class Offerings:
         self._call = call
         self._current = current
         self.tools: list[ToolSchema] = []
+        self.tool_infos: dict[str, ToolInfo] = {}
         self.resources: list[ResourceInfo] = []
         self.prompts: list[PromptInfo] = []
 
@@ -63,8 +73,9 @@ class Offerings:
 
     def refresh_tools(self, conn: Connection | None = None) -> list[ToolSchema]:
         """List the tools again; the new list."""
-        self.tools = self._list_tools(conn)
-        return self.tools
+        tools, infos = self._list_tools(conn)
+        self.tools, self.tool_infos = tools, infos
+        return tools
 
     def refresh_resources(self, conn: Connection | None = None) -> None:
         self.resources = [parse_resource(r) for r in self._optional_list("resources", conn)]
@@ -82,7 +93,7 @@ class Offerings:
             return self.refresh_prompts
         return None
 
-    def _list_tools(self, conn: Connection | None) -> list[ToolSchema]:
+    def _list_tools(self, conn: Connection | None) -> tuple[list[ToolSchema], dict[str, ToolInfo]]:
         alias = self._config.alias
         try:
             raw = self._list_all("tools", conn)
@@ -90,9 +101,23 @@ class Offerings:
             if self._config.tools_required:
                 raise
             log.warning("MCP server %s: tools/list failed (%s); no tools", alias, err)
-            return []
-        tools = [parse_tool(alias, item) for item in raw]
-        return [t for t in tools if self._config.allows(t.name)]
+            return [], {}
+        tools: list[ToolSchema] = []
+        infos: dict[str, ToolInfo] = {}
+        headers: dict[str, dict[str, str]] = {}
+        for item in raw:
+            tool = parse_tool(alias, item)
+            params = header_params(item.get("inputSchema"))
+            if params is None:
+                log.warning(
+                    "MCP server %s: tool %s has an invalid x-mcp-header; left out", alias, tool.name
+                )
+            elif self._config.allows(tool.name):
+                tools.append(tool)
+                infos[tool.name] = parse_tool_info(item)
+                headers[tool.name] = params
+        (conn or self._current()).transport.describe_tools(headers)
+        return tools, infos
 
     def _optional_list(self, kind: str, conn: Connection | None) -> list[dict[str, Any]]:
         if kind not in (conn or self._current()).capabilities:

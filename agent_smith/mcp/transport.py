@@ -67,6 +67,16 @@ def encode_frame(frame: Frame, server: str) -> bytes:
         ) from err
 
 
+#: Marks an error answer a transport made up for a request whose answer could not be read.
+TRANSPORT_FAILURE = "agent_smith/transportFailure"
+
+
+def transport_failure(message: str, *, http_status: int | None = None) -> dict[str, Any]:
+    """The ``error`` of such an answer: the waiter raises TransportError (with the status)."""
+    data = {TRANSPORT_FAILURE: True, "httpStatus": http_status}
+    return {"code": -32000, "message": message, "data": data}
+
+
 class StaleSession(Exception):
     """Raised by :meth:`Transport.send` when the server no longer knows the session.
 
@@ -84,6 +94,8 @@ class Transport(ABC):
     where: str = ""
     #: The protocol revisions a server may choose over this transport.
     protocol_versions: tuple[str, ...] = SUPPORTED_PROTOCOL_VERSIONS
+    #: Whether the transport can carry the stateless 2026-07-28 generation.
+    speaks_modern: bool = True
 
     @abstractmethod
     def start(self, on_frame: FrameHandler, on_closed: CloseHandler) -> None:
@@ -110,6 +122,18 @@ class Transport(ABC):
     def negotiated(self, protocol_version: str) -> None:
         """Called once ``initialize`` succeeded and ``initialized`` was sent."""
         return None
+
+    def describe_tools(self, tools: dict[str, dict[str, str]]) -> None:
+        """The listed tools' ``x-mcp-header`` parameters: tool -> {argument: header name}."""
+        return None
+
+    def cancel_by_closing(self, request_id: int) -> bool:
+        """Cancel a request by closing the stream its answer comes on; False if it cannot.
+
+        A 2026-07-28 server over HTTP takes a closed stream as the
+        cancellation; everywhere else the client sends ``notifications/cancelled``.
+        """
+        return False
 
     @abstractmethod
     def close(self) -> None:

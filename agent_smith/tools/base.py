@@ -66,10 +66,13 @@ class ToolOptions:
     ``timeout`` in seconds overrides the agent default. ``requires_approval``
     (``True``, or a predicate of the call's arguments) makes each call wait
     for an approval before it runs (see :mod:`agent_smith.agent.approvals`).
+    ``read_only`` declares that the tool only reads: it changes nothing
+    outside the conversation (policy modes and approvers may rely on it).
     """
 
     timeout: float | None = None
     requires_approval: ApprovalMarker = False
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         marker = self.requires_approval

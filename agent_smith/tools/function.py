@@ -128,6 +128,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     requires_approval: ApprovalMarker = False,
+    read_only: bool = False,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 
 
@@ -139,6 +140,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     requires_approval: ApprovalMarker = False,
+    read_only: bool = False,
 ) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
     """Turn a function into a tool: ``@tool`` or ``@tool(name=..., timeout=...)``."""
     if fn is not None:
@@ -151,6 +153,7 @@ def tool(
             description=description,
             timeout=timeout,
             requires_approval=requires_approval,
+            read_only=read_only,
         )
 
     return decorate
@@ -164,6 +167,7 @@ def make_tool(
     description: str | None = None,
     timeout: float | None = None,
     requires_approval: ApprovalMarker = False,
+    read_only: bool = False,
 ) -> FunctionTool:
     """Build a tool from ``fn``.
 
@@ -172,11 +176,12 @@ def make_tool(
     with ``name``/``description``/``parameters``. Without it the schema is
     generated from the type hints and docstring. ``timeout`` (seconds) and
     ``requires_approval`` (``True`` or a predicate of the arguments: calls
-    wait for a person's approval) become the tool's default :class:`ToolOptions`.
+    wait for a person's approval) and ``read_only`` (the tool changes nothing)
+    become the tool's default :class:`ToolOptions`.
     """
     if timeout is not None and not timeout > 0:
         raise ConfigError(f"tool timeout must be positive, got {timeout!r}")
-    options = ToolOptions(timeout=timeout, requires_approval=requires_approval)
+    options = ToolOptions(timeout=timeout, requires_approval=requires_approval, read_only=read_only)
     fn_name = callable_name(fn)
     if schema is None:
         sig = function_schema(fn)

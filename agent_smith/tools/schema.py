@@ -8,8 +8,9 @@ subclasses (an enum of their values), dataclasses and ``TypedDict`` classes
 ``model_json_schema`` and ``model_validate`` gives its own schema, its
 ``$defs`` inlined (pydantic itself is never imported here). A
 parameter with a default is not required and its default is recorded. A
-parameter annotated :class:`~agent_smith.tools.base.ToolContext` is left out:
-the tool receives its context there. The same :func:`type_schema` describes
+parameter annotated :class:`~agent_smith.tools.base.ToolContext` (or
+``ToolContext | None``, for a method also called directly) is left out: the
+tool receives its context there. The same :func:`type_schema` describes
 typed agent outputs (:mod:`agent_smith.agent.output_type`).
 
 Descriptions come from the docstring (:mod:`.docstring`): its first paragraph
@@ -58,7 +59,7 @@ def function_schema(fn: Callable[..., Any]) -> FunctionSignature:
                 f"tool {tool_name!r}: *args/**kwargs cannot be described; pass an explicit schema"
             )
         annotation = hints.get(param.name, Any)
-        if annotation is ToolContext:
+        if annotation is ToolContext or annotation == ToolContext | None:
             context_param = param.name
             continue
         try:

@@ -4,6 +4,10 @@
 agent_smith``, because it is comparatively slow to import and many programs
 never call a tool. Validators are built (and their schema checked) once per
 schema object and reused, so callers keep one schema object per tool or type.
+
+References resolve only inside the schema itself: a ``$ref`` to a URL is
+reported as unresolvable, never fetched (a tool's schema comes from a model
+provider or an MCP server, and validating must not reach the network).
 """
 
 from __future__ import annotations
@@ -33,14 +37,17 @@ def validation_errors(schema: JsonObject, instance: Any) -> list[str]:
     whole value. A schema that is itself invalid gives one entry saying so.
     """
     import jsonschema.exceptions
+    from referencing.exceptions import Unresolvable
 
     try:
         validator = _validator(schema)
+        if validator.is_valid(instance):  # the common case, without collecting anything
+            return []
+        found = list(islice(validator.iter_errors(instance), 64))
     except jsonschema.exceptions.SchemaError as err:
         return [_invalid_schema(err)]
-    if validator.is_valid(instance):  # the common case, without collecting anything
-        return []
-    found = list(islice(validator.iter_errors(instance), 64))
+    except Unresolvable as err:
+        return [f"the schema refers to {err.ref!r}, which is not in the schema"]
     best = jsonschema.exceptions.best_match(found)
     ordered = [best, *(e for e in found if e is not best)]
     return [_describe(error) for error in ordered[:_MAX_REPORTED]]
@@ -73,6 +80,7 @@ def _describe(error: Any) -> str:
 
 def _validator(parameters: JsonObject) -> Any:
     import jsonschema.validators
+    from referencing import Registry
 
     key = id(parameters)
     with _cache_lock:
@@ -82,7 +90,7 @@ def _validator(parameters: JsonObject) -> Any:
         return cached[1]
     cls = jsonschema.validators.validator_for(parameters)
     cls.check_schema(parameters)
-    validator = cls(parameters)
+    validator = cls(parameters, registry=Registry())  # empty: no remote retrieval
     with _cache_lock:
         if len(_cache) >= _MAX_CACHED:
             _cache.clear()

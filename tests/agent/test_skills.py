@@ -25,6 +25,9 @@ from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 class FakeMcpClient:
     """Just enough of McpClient for binding: alias, config, tools, resources, hook, call_tool."""
 
+    def tool_info(self, name: str) -> None:
+        return None  # no tool that must run as a task
+
     def __init__(self, alias: str, names: list[str]) -> None:
         self.alias = alias
         self.config = ServerConfig(alias=alias, url="http://127.0.0.1:9/mcp")

@@ -6,25 +6,25 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith.cli.demo_tools import ReadLocalFileTool
 from agent_smith.cli.file_mentions import mention_files
+from agent_smith.toolkits import Workspace
 
 
 @pytest.fixture
-def reader(tmp_path: Path) -> ReadLocalFileTool:
+def reader(tmp_path: Path) -> Workspace:
     sandbox = tmp_path / "sandbox"
     (sandbox / "todo").mkdir(parents=True)
     (sandbox / "config.ini").write_text("port = 8443\n", encoding="utf-8")
     (sandbox / "todo" / "list.txt").write_text("- milk\n", encoding="utf-8")
     (sandbox / "archive.d").mkdir()
     (tmp_path / "secret.txt").write_text("top secret\n", encoding="utf-8")
-    return ReadLocalFileTool(sandbox)
+    return Workspace(sandbox)
 
 
-def test_a_line_naming_sandbox_files_asks_for_each_once(reader: ReadLocalFileTool) -> None:
+def test_a_line_naming_sandbox_files_asks_for_each_once(reader: Workspace) -> None:
     line = "Compare config.ini with todo/list.txt. Is config.ini right?"
     assert mention_files(line, reader) == (
-        f"{line}\n\nRead config.ini, todo/list.txt with read_local_file before you answer."
+        f"{line}\n\nRead config.ini, todo/list.txt with read_file before you answer."
     )
 
 
@@ -39,5 +39,5 @@ def test_a_line_naming_sandbox_files_asks_for_each_once(reader: ReadLocalFileToo
         "And /etc/hostname?",
     ],
 )
-def test_any_other_line_goes_unchanged(reader: ReadLocalFileTool, line: str) -> None:
+def test_any_other_line_goes_unchanged(reader: Workspace, line: str) -> None:
     assert mention_files(line, reader) == line

@@ -45,7 +45,7 @@ def test_agent_smith_web_serves_the_demo_agent_until_interrupted(
         )
         assert '"delta":" model."' in reply.text
         tools = {t["function"]["name"] for t in llm_server.requests[-1]["tools"]}
-        assert {"calculator", "read_local_file", "write_local_file"} <= tools
+        assert {"calculator", "read_file", "write_file", "run_command"} <= tools
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) in (0, 130)

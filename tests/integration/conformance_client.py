@@ -30,6 +30,7 @@ from agent_smith import EnterpriseIdp, OAuthConfig
 from agent_smith.errors import AgentSmithError
 from agent_smith.mcp.client import McpClient
 from agent_smith.mcp.config import ServerConfig
+from agent_smith.tools.base import ToolSchema
 
 log = logging.getLogger("conformance_client")
 
@@ -100,6 +101,8 @@ def oauth_for(scenario: str, context: dict[str, Any]) -> OAuthConfig | None:
                 client_id=context["idp_client_id"],
             ),
         )
+    if "valid_jwt" in context:  # workload identity (SEP-1933): the platform's JWT
+        return OAuthConfig(grant="jwt_bearer", client_id=client_id, assertion=context["valid_jwt"])
     if scenario.startswith("auth/client-credentials"):
         return OAuthConfig(
             grant="client_credentials",
@@ -117,19 +120,39 @@ def oauth_for(scenario: str, context: dict[str, Any]) -> OAuthConfig | None:
     )
 
 
+#: What ``http-custom-headers`` fills its optional header-mirrored strings with: a value
+#: that needs the base64 form (non-ASCII, spaces at the edges).
+_UNSAFE_TEXT = " Grüße "
+
+
+def scenario_arguments(scenario: str, tool: ToolSchema, tools: list[ToolSchema]) -> dict[str, Any]:
+    """The arguments a scenario wants for ``tool`` (:func:`arguments_for` unless it says more)."""
+    args = arguments_for(tool.parameters)
+    if scenario == "json-schema-2020-12-preservation" and tool.name == "json_schema_echo":
+        focal = [t for t in tools if t.name != tool.name]
+        args["schema"] = focal[0].parameters if focal else {}
+    if scenario == "http-custom-headers":
+        for name, spec in (tool.parameters.get("properties") or {}).items():
+            if name not in args and spec.get("type") == "string" and "x-mcp-header" in spec:
+                args[name] = _UNSAFE_TEXT
+    return args
+
+
 def run(url: str, scenario: str) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     config = ServerConfig(
         alias="conformance",
         url=url,
         protocol_version=os.environ.get("MCP_PROTOCOL_VERSION", "2025-06-18"),
+        protocol=os.environ.get("AGENT_SMITH_MCP_PROTOCOL", "auto"),
         request_timeout=20.0,
         auth=oauth_for(scenario, context),
     )
     with McpClient.connect(config, elicitation_handler=accept_with_defaults) as client:
         log.info("scenario %s: connected to %s", scenario, client.server_info.name)
-        for tool in client.tools:
-            result = client.call_tool(tool.name, arguments_for(tool.parameters))
+        tools = client.tools
+        for tool in tools:
+            result = client.call_tool(tool.name, scenario_arguments(scenario, tool, tools))
             log.info(
                 "tool %s -> %s%s", tool.name, result.content, " (error)" if result.is_error else ""
             )

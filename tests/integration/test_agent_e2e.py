@@ -111,6 +111,23 @@ def test_multi_step_tool_conversation(
     ]
 
 
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_the_agents_mcp_handlers_answer_what_the_server_asks(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime, protocol: str
+) -> None:
+    # auto: 2026-07-28, one input_required round; legacy: two server requests.
+    llm_server.script(Calls(("mcp_sdk__ask_both", {"question": "name?"})), Text("done"))
+    with Agent(llm, runtime=runtime) as agent:
+        agent.connect_mcp(
+            sdk_stdio(protocol=protocol),
+            elicitation_handler=lambda p: {"action": "accept", "content": {"answer": "Ann"}},
+            roots_handler=lambda p: {"roots": [{"uri": "file:///w"}]},
+        )
+        assert agent.send("ask").content == "done"
+        results = [m.content for m in agent.history if isinstance(m, ToolMessage)]
+    assert results == ["Ann in file:///w"]
+
+
 def test_agent_uses_a_real_mcp_server_and_follows_its_tool_list(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:

@@ -123,7 +123,7 @@ def test_a_state_resumed_against_the_wrong_history_fails_in_the_worker(tmp_path:
             env=dict(os.environ, PYTHONPATH=str(ROOT)),
         )
     assert done.returncode != 0
-    assert "ConfigError" in done.stderr and "does not end with" in done.stderr
+    assert "PausedTurnMismatch" in done.stderr and "does not end with" in done.stderr
     assert paused.requests and len(server.requests) == 1
 
 

@@ -1,4 +1,7 @@
-"""The CLI asks before write_local_file runs: y/N at a terminal (a real pty), --yes, no terminal."""
+"""The CLI asks before write_file runs: y/N at a terminal (a real pty), --yes, no terminal.
+
+And before a shell command that is not read-only: a listing runs free, a deletion is asked about.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +20,8 @@ from tests.support.pipes import PipeReader
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
-WRITE = Calls(("write_local_file", {"path": "note.txt", "content": "remember the milk"}))
-PROMPT = '[approve] write_local_file {"path": "note.txt", "content": "remember the milk"}? [y/N] '
+WRITE = Calls(("write_file", {"path": "note.txt", "content": "remember the milk"}))
+PROMPT = '[approve] write_file {"path": "note.txt", "content": "remember the milk"}? [y/N] '
 
 
 def _env() -> dict[str, str]:
@@ -31,33 +34,61 @@ def _cli(url: str, *flags: str) -> list[str]:
     return [sys.executable, "-m", "agent_smith", "-e", url, "--no-default-mcp", *flags]
 
 
+def _piped(
+    url: str, flags: tuple[str, ...], lines: str, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """The CLI run with ``lines`` piped in (no terminal), to its end."""
+    return subprocess.run(
+        _cli(url, *flags),
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(),
+        cwd=cwd,
+    )
+
+
 @pytest.mark.parametrize("flags", [(), ("--yes",)], ids=["no-terminal", "yes"])
 def test_piped_input_denies_unless_yes_approves(tmp_path: Path, flags: tuple[str, ...]) -> None:
     approve = bool(flags)
     with ScriptedLlmServer() as server:
         server.script(WRITE, Text("Done." if approve else "Not written."), Text("Yes?"))
         # "y" on the next line is conversation, never an answer to the question.
-        done = subprocess.run(
-            _cli(server.url, *flags),
-            input="note the milk\ny\n",
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            env=_env(),
-            cwd=tmp_path,
-        )
+        done = _piped(server.url, flags, "note the milk\ny\n", tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "note.txt").exists() is approve
     lines = done.stderr.splitlines()
     shown = PROMPT.removesuffix("? [y/N] ")
     if approve:
         assert f"{shown} -> approved (--yes)" in lines
-        assert tool_contents(server.requests[1]) == ["wrote 17 bytes to note.txt"]
+        assert tool_contents(server.requests[1]) == ["created note.txt (17 bytes)"]
     else:
         assert any(line.startswith(f"{shown} -> denied: no terminal") for line in lines)
-        assert any(line.startswith("[tool] write_local_file denied: no terminal") for line in lines)
+        assert any(line.startswith("[tool] write_file denied: no terminal") for line in lines)
         assert "denied" in tool_contents(server.requests[1])[0]
     assert server.requests[2]["messages"][-1] == {"role": "user", "content": "y"}
+
+
+@pytest.mark.parametrize("flags", [(), ("--yes",)], ids=["no-terminal", "yes"])
+def test_the_shell_runs_a_listing_free_and_asks_before_deleting(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    (tmp_path / "old.txt").write_text("old\n")
+    (tmp_path / "keep.txt").write_text("keep\n")
+    # The two calls run in parallel once approved: the listing must not race the deletion.
+    listing_call = ("run_command", {"command": "ls keep.txt"})
+    calls = Calls(listing_call, ("run_command", {"command": "rm old.txt"}))
+    with ScriptedLlmServer() as server:
+        server.script(calls, Text("Done."))
+        done = _piped(server.url, flags, "tidy up\n", tmp_path)
+    assert done.returncode == 0, done.stderr
+    asked = [line for line in done.stderr.splitlines() if line.startswith("[approve]")]
+    assert len(asked) == 1 and '"rm old.txt"' in asked[0]  # the listing was not asked about
+    listing, deletion = tool_contents(server.requests[1])
+    assert listing == "keep.txt\n\n[exit code 0]"
+    assert (tmp_path / "old.txt").exists() is not flags
+    assert ("denied" in deletion) is not flags
 
 
 @pytest.fixture
@@ -107,5 +138,5 @@ def test_at_a_terminal_the_cli_asks_y_n_and_does_what_it_was_told(
         os.write(keyboard, b"/exit\n")
         assert proc.wait(TIMEOUT) == 0
     assert (tmp_path / "note.txt").exists() is (answer == "y")
-    expected = "wrote 17 bytes to note.txt" if answer == "y" else denied("the user said no")
+    expected = "created note.txt (17 bytes)" if answer == "y" else denied("the user said no")
     assert tool_contents(server.requests[1]) == [expected]

@@ -96,7 +96,7 @@ def test_cli_calls_the_calculator_and_the_mcp_echo_then_prints_the_answer(
     assert done.stdout.startswith("The answer is 20; the echo said")
     assert done.stdout.endswith(".\n")
     offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert {"calculator", "read_local_file", "mcp_demo__echo", "mcp_demo__now"} <= offered
+    assert {"calculator", "read_file", "run_command", "mcp_demo__echo", "mcp_demo__now"} <= offered
     assert all(body["stream"] for body in server.requests)
 
 
@@ -104,9 +104,9 @@ def test_cli_reads_a_sandboxed_file_and_refuses_to_leave_the_sandbox(sandbox: Pa
     def reader(body: dict[str, Any]) -> Reply:
         results = _tool_results(body)
         if not results:
-            return Calls(("read_local_file", {"path": "notes.txt"}))
+            return Calls(("read_file", {"path": "notes.txt"}))
         if len(results) == 1:
-            return Calls(("read_local_file", {"path": "../outside.txt"}))
+            return Calls(("read_file", {"path": "../outside.txt"}))
         return Text("Read it.")
 
     with ScriptedLlmServer(reader) as server:
@@ -115,8 +115,8 @@ def test_cli_reads_a_sandboxed_file_and_refuses_to_leave_the_sandbox(sandbox: Pa
         )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
-    assert "[tool] read_local_file -> the notes" in lines
-    assert any("read_local_file failed:" in line and "'..' is refused" in line for line in lines)
+    assert "[tool] read_file -> the notes" in lines
+    assert any("read_file failed:" in line and "'..' is not allowed" in line for line in lines)
     assert done.stdout == "Read it.\n"
 
 

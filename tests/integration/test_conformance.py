@@ -37,10 +37,18 @@ RELEASED = ("2025-03-26", "2025-06-18", "2025-11-25")
 SUITE_TIMEOUT = 600
 
 
+#: 0.1.16's CLI by path: ``.bin/conformance`` may be either version (both name that bin).
+SUITE = (
+    HERE / "npm" / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+)
+#: How long the CLI gives each client run (its default, 30 s, is short on a loaded machine).
+CLIENT_TIMEOUT_MS = "120000"
+
+
 def _conformance(*args: str, out: Path | None = None) -> subprocess.CompletedProcess[str]:
-    cli = require_npm_bin("conformance")
-    require_npm_bin("node")
-    cmd = [str(cli), *args]
+    require_npm_bin("conformance")
+    node = require_npm_bin("node")
+    cmd = [str(node), str(SUITE), *args]
     if out is not None:
         cmd += ["-o", str(out)]
     return subprocess.run(
@@ -63,6 +71,8 @@ def _run(*selection: str, out: Path) -> str:
         *selection,
         "--expected-failures",
         str(BASELINE),
+        "--timeout",
+        CLIENT_TIMEOUT_MS,
         out=out,
     )
     log = result.stdout + result.stderr
@@ -128,3 +138,51 @@ def test_every_client_scenario_is_run_and_released_ones_are_not_in_the_baseline(
         assert set(scenarios[name]) & set(OAUTH_RUNS), (name, scenarios[name])
     released = {n for n, v in scenarios.items() if set(v) & set(RELEASED)}
     assert not released & set(_baseline()), "a released revision's scenario is in the baseline"
+
+
+# -- the next suite (0.2.0 alphas, installed as the npm alias ``conformance-next``) ---------
+
+#: The suite's alpha that holds the 2026-07-28 scenarios (npm alias: the package name is taken).
+NEXT_SUITE = HERE / "npm" / "node_modules" / "conformance-next" / "dist" / "index.js"
+NEXT_BASELINE = HERE / "conformance-next-baseline.yml"
+#: ``--requirements``: exactly the scenarios each revision requires, frozen at its release.
+NEXT_REQUIREMENTS = ("2025-11-25", "2026-07-28")
+
+
+@pytest.mark.parametrize("revision", NEXT_REQUIREMENTS)
+def test_the_next_suites_requirements_pass_but_for_its_baseline(
+    revision: str, tmp_path: Path
+) -> None:
+    node = require_npm_bin("node")
+    if not NEXT_SUITE.exists():
+        require_npm_bin("conformance-next")  # skips (or fails under REQUIRE_ALL) with the reason
+    result = subprocess.run(
+        [
+            str(node),
+            str(NEXT_SUITE),
+            "client",
+            "--command",
+            f"{sys.executable} {RUNNER}",
+            "--requirements",
+            revision,
+            "--expected-failures",
+            str(NEXT_BASELINE),
+            "--timeout",
+            CLIENT_TIMEOUT_MS,
+            "-o",
+            str(tmp_path),
+        ],
+        env=node_env(),
+        capture_output=True,
+        text=True,
+        timeout=SUITE_TIMEOUT,
+        cwd=HERE.parent.parent,
+        check=False,
+    )
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-5000:]
+    ran = set(re.findall(r"^[✓✗] (\S+):", log, re.M))
+    expected = set(re.findall(r"^\s*-\s*(\S+)", NEXT_BASELINE.read_text(), re.M))
+    assert ran, log[-3000:]
+    for scenario in sorted(ran - expected):
+        _assert_passed(tmp_path, scenario, log)

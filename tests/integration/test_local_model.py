@@ -81,5 +81,5 @@ def test_agent_smith_local_reads_a_file_the_question_names(
     (tmp_path / "config.ini").write_text("[server]\nport = 8443\n", encoding="utf-8")
     done = _chat_locally("Which port does config.ini set?", tmp_path)
     lines = done.stderr.splitlines()
-    assert '[tool] read_local_file {"path": "config.ini"}' in lines, done.stderr
-    assert "[tool] read_local_file -> [server] port = 8443" in lines
+    assert '[tool] read_file {"path": "config.ini"}' in lines, done.stderr
+    assert "[tool] read_file -> [server] port = 8443" in lines

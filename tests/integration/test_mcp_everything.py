@@ -139,3 +139,11 @@ def test_keeps_working_while_it_streams_log_notifications(everything: Configure)
         client.call_tool("toggle-simulated-logging", {})
         assert logs.wait(30)
         assert client.call_tool("echo", {"message": "still"}).content == "Echo: still"
+
+
+def test_a_long_tool_runs_as_a_task_and_its_result_is_fetched(plain: McpClient) -> None:
+    # simulate-research-query needs a task (taskSupport "required"); it takes ~4 s.
+    handle = plain.call_tool("simulate-research-query", {"topic": "tides"}, task=True)
+    assert handle.status.status == "working" and handle.task_id
+    assert handle.wait(timeout=30).status == "completed"
+    assert "# Research Report: tides" in handle.result().content

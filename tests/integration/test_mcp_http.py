@@ -41,6 +41,7 @@ def sdk_url(request: pytest.FixtureRequest) -> Iterator[str]:
 def config(url: str, **fields: object) -> ServerConfig:
     url, _, mode = url.partition("#")
     transport = "sse" if mode == "legacy" else "streamable-http"
+    fields.setdefault("protocol", "legacy")  # the 2026-07-28 generation: test_mcp_modern.py
     return ServerConfig(alias="web", url=url, transport=transport, **fields)  # type: ignore[arg-type]
 
 

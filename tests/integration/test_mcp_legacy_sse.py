@@ -59,7 +59,12 @@ def test_auto_stays_on_streamable_http_for_a_streamable_server() -> None:
     port = free_port()
     argv = [sys.executable, str(SDK_SERVER), "--http", "--port", str(port)]
     with serve(argv, ready="Uvicorn running"):
-        auto = ServerConfig(alias="modern", url=f"http://127.0.0.1:{port}/mcp", transport="auto")
+        auto = ServerConfig(
+            alias="modern",
+            url=f"http://127.0.0.1:{port}/mcp",
+            transport="auto",
+            protocol="legacy",  # the GET listening stream is the handshake generation's
+        )
         with McpClient.connect(auto) as client:
             assert client.call_tool("echo", {"text": "x"}).content == "x"
             names = {t.name for t in threading.enumerate()}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_smith import McpClient, Runtime
+from agent_smith import AgentTimeoutError, McpClient, Runtime
 from agent_smith.mcp import adapt_client_tools
 from tests.mcp.scripted import ScriptedServer
 from tests.support.tools import tool_context
@@ -98,3 +98,50 @@ def test_a_server_tool_named_read_resource_does_not_shadow_the_resource_reader(
     server, _ = serving("read_resource")
     names = [t.name for t in adapt_client_tools(scripted(server, alias="srv"))]
     assert len(set(names)) == 2 and "mcp_srv__read_resource" in names
+
+
+def task_server(finish: bool) -> tuple[ScriptedServer, list[str]]:
+    """A server whose only tool must run as a task; it ends the task if ``finish``."""
+    methods: list[str] = []
+
+    def record(method: str, answer: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        return lambda p: methods.append(method) or answer
+
+    running = {"taskId": "t9", "status": "working", "pollInterval": 20}
+    tool = {
+        "name": "long",
+        "inputSchema": {"type": "object"},
+        "execution": {"taskSupport": "required"},
+    }
+    server = ScriptedServer(
+        {
+            "tools/list": lambda p: {"tools": [tool]},
+            "tools/call": record("tools/call", {"task": running}),
+            "tasks/get": record(
+                "tasks/get", {**running, "status": "completed" if finish else "working"}
+            ),
+            "tasks/result": record(
+                "tasks/result", {"content": [{"type": "text", "text": "long done"}]}
+            ),
+            "tasks/cancel": record("tasks/cancel", {**running, "status": "cancelled"}),
+        }
+    )
+    return server, methods
+
+
+def test_a_tool_that_must_run_as_a_task_is_waited_for_within_the_budget(
+    scripted: Connect, runtime: Runtime
+) -> None:
+    server, methods = task_server(finish=True)
+    (tool, _) = adapt_client_tools(scripted(server, alias="srv"))
+    assert tool.invoke({}, tool_context(runtime)).content == "long done"
+    assert methods[0] == "tools/call" and methods[-1] == "tasks/result"
+    assert "tasks/cancel" not in methods
+
+
+def test_a_task_that_outlives_the_budget_is_cancelled(scripted: Connect, runtime: Runtime) -> None:
+    server, methods = task_server(finish=False)
+    (tool, _) = adapt_client_tools(scripted(server, alias="srv"))
+    with pytest.raises(AgentTimeoutError):
+        tool.invoke({}, tool_context(runtime, budget=0.3))
+    assert methods[-1] == "tasks/cancel"

@@ -52,7 +52,7 @@ class ToolsOnListChanged:
 
 def test_initialize_offers_the_configured_revision_and_names_the_client(scripted: Connect) -> None:
     server = ScriptedServer()
-    client = scripted(server, protocol_version="2025-11-25")
+    client = scripted(server, protocol_version="2025-11-25", protocol="legacy")
     init = server.sent[0]
     assert init["method"] == "initialize"
     assert init["params"]["protocolVersion"] == "2025-11-25"
@@ -253,6 +253,7 @@ def test_registered_handlers_answer_and_are_advertised(scripted: Connect) -> Non
         elicitation_handler=lambda p: {"action": "accept", "content": {"name": "x"}},
         sampling_handler=lambda p: {"role": "assistant", "content": {"type": "text", "text": "s"}},
         roots_handler=lambda p: {"roots": []},
+        protocol="legacy",
     )
     caps = server.sent[0]["params"]["capabilities"]
     assert set(caps) == {"elicitation", "sampling", "roots"}

@@ -466,7 +466,9 @@ def test_json_mode_call_may_outlast_the_request_timeout_when_its_own_timeout_all
 def test_every_post_after_initialize_carries_the_protocol_version_initialized_included(
     fake: FakeMcpServer, no_thread_leak: None
 ) -> None:
-    config = ServerConfig(alias="web", url=fake.url, protocol_version="2025-11-25")
+    config = ServerConfig(
+        alias="web", url=fake.url, protocol_version="2025-11-25", protocol="legacy"
+    )
     with McpClient.connect(config) as client:
         client.call_tool("echo", {"text": "x"})
     posts = [s for s in fake.seen() if s.method == "POST"]
@@ -482,7 +484,7 @@ def test_connect_returns_once_the_get_stream_is_open_even_when_the_server_is_slo
     # still find it open (a server may send there right after initialized).
     with (
         FakeMcpServer(get_delay=0.3) as server,
-        McpClient.connect(ServerConfig(alias="web", url=server.url)),
+        McpClient.connect(ServerConfig(alias="web", url=server.url, protocol="legacy")),
     ):
         order = [s.method if s.method == "GET" else s.rpc_method for s in server.seen()]
         open_now = server.get_streams_open()

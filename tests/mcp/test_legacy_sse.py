@@ -94,7 +94,8 @@ def test_auto_reports_both_failures_when_neither_transport_answers() -> None:
     with pytest.raises(TransportError, match="neither transport answered") as info:
         McpClient.connect(ServerConfig(alias="gone", url=url, transport="auto"))
     assert "HTTP 405" in str(info.value) and "HTTP 404" in str(info.value)
-    assert [c.request.method for c in responses.calls] == ["POST", "GET"]
+    # server/discover, then initialize (both refused), then the HTTP+SSE stream.
+    assert [c.request.method for c in responses.calls] == ["POST", "POST", "GET"]
 
 
 @responses.activate

@@ -239,6 +239,11 @@ class _Handler(QuietHandler):
             scope = scope_or_none
         elif grant_type == "client_credentials":
             scope = tuple(form.get("scope", "").split())
+        elif grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            if form.get("assertion") != "workload-jwt":
+                self._json(400, {"error": "invalid_grant"})
+                return
+            scope = tuple(form.get("scope", "").split())
         else:
             self._json(400, {"error": "unsupported_grant_type"})
             return
@@ -251,7 +256,7 @@ class _Handler(QuietHandler):
         }
         with self.fake.lock:
             self.fake.tokens[access] = scope
-            if self.fake.refresh_tokens and grant_type != "client_credentials":
+            if self.fake.refresh_tokens and grant_type in ("authorization_code", "refresh_token"):
                 refresh = self.fake.next_id("refresh")
                 self.fake.refresh[refresh] = scope
                 answer["refresh_token"] = refresh

@@ -380,3 +380,24 @@ def test_callable_objects_and_partials_become_tools(runtime: Runtime) -> None:
     doubled = make_tool(functools.partial(scale, factor=2.0), name="double")
     assert doubled.schema.description == "Scale a number."
     assert doubled.invoke({"x": 4}, tool_context(runtime)).content == "8.0"
+
+
+def test_a_tool_declares_that_it_only_reads() -> None:
+    @tool(read_only=True)
+    def look(path: str) -> str:
+        """Look at a file."""
+        return path
+
+    assert look.options.read_only is True
+    assert make_tool(look.function).options.read_only is False  # the default: it may change things
+    assert make_tool(look.function, read_only=True).options.read_only is True
+
+
+def test_an_optional_context_parameter_stays_out_of_the_schema(runtime: Runtime) -> None:
+    def run(command: str, ctx: ToolContext | None = None) -> str:
+        """Run it."""
+        return "ran" if ctx is not None else "no context"
+
+    made = make_tool(run)
+    assert list(made.schema.parameters["properties"]) == ["command"]
+    assert made.invoke({"command": "x"}, tool_context(runtime)).content == "ran"

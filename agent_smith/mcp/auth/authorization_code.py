@@ -3,9 +3,10 @@
 The URL carries PKCE S256, an unguessable ``state``, the scope (omitted when
 there is none to ask for) and RFC 8707's ``resource``. The authorization
 handler shows it to the user and returns the URL the server redirected to;
-its ``state`` must match (CSRF), its ``iss`` (RFC 9207), when present, must
-be the server asked, and an ``error`` there is the user's or the server's
-refusal. The code itself never reaches a log or an error message.
+its ``state`` must match (CSRF), its ``iss`` (RFC 9207) must be exactly the
+issuer asked (and be there when the server's metadata promises it), and an
+``error`` there is the user's or the server's refusal. The code itself
+never reaches a log or an error message.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 from ...errors import AgentSmithError
 from .fetch import described
 from .pkce import Pkce, new_pkce, new_state
-from .urls import same_issuer
 
 if TYPE_CHECKING:
     from .config import AuthorizationHandler
@@ -94,7 +94,9 @@ def _code_from(http: AuthHttp, metadata: ServerMetadata, redirect: str, state: s
     if not hmac.compare_digest(params.get("state", ""), state):
         raise http.error("the redirect's state does not match the request (possible CSRF)")
     issuer = params.get("iss")
-    if issuer is not None and not same_issuer(issuer, metadata.issuer):
+    if issuer is None and metadata.iss_parameter_supported:
+        raise http.error("the redirect lacks the iss its authorization server promised (RFC 9207)")
+    if issuer is not None and issuer != metadata.issuer:  # RFC 9207: compared as is, not normalized
         raise http.error("the redirect came from another authorization server (iss mismatch)")
     code = params.get("code")
     if not code:

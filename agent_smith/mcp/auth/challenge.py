@@ -46,6 +46,14 @@ def bearer_challenge(header: str | None) -> BearerChallenge | None:
     return None
 
 
+def asks_dpop_nonce(header: str | None) -> bool:
+    """Whether the ``WWW-Authenticate`` value holds a DPoP challenge for a nonce (RFC 9449 §9)."""
+    return bool(header) and any(
+        scheme.lower() == "dpop" and params.get("error") == "use_dpop_nonce"
+        for scheme, params in _challenges(header or "")
+    )
+
+
 def _challenges(header: str) -> list[tuple[str, dict[str, str]]]:
     """Every ``(scheme, params)`` in the header, params' names lower case."""
     found: list[tuple[str, dict[str, str]]] = []

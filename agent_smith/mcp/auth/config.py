@@ -23,7 +23,7 @@ from .storage import FileTokenStorage, TokenStorage
 #: Shows the user the authorization URL and returns the URL the server redirected to.
 AuthorizationHandler = Callable[[str], str]
 
-GRANTS = ("authorization_code", "client_credentials", "enterprise")
+GRANTS = ("authorization_code", "client_credentials", "enterprise", "jwt_bearer")
 SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256")
 
 
@@ -42,7 +42,12 @@ class OAuthConfig:
     ``authorization_code`` (a user consents in a browser),
     ``client_credentials`` (no user: needs ``client_id`` and a secret or
     key) or ``enterprise`` (the user's enterprise sign-on, SEP-990: needs
-    ``client_id`` and ``enterprise_idp``). ``authorization_handler(url) ->
+    ``client_id`` and ``enterprise_idp``) or ``jwt_bearer`` (workload identity,
+    SEP-1933: the platform's JWT for this workload, ``assertion``, a string or
+    a function returning a fresh one, presented with RFC 7523's JWT bearer
+    grant). ``dpop``: bind tokens to a key (RFC 9449) when the authorization
+    server offers it (None, the default: if PyJWT with cryptography is
+    installed; True: require the extra; False: never). ``authorization_handler(url) ->
     redirect_url`` replaces the default browser-and-loopback handler; a
     plain function needs ``redirect_uri``.
     ``storage`` keeps tokens and registrations (default: in memory); pass
@@ -67,6 +72,8 @@ class OAuthConfig:
     max_authorizations: int = 3
     timeout: float = 30.0
     enterprise_idp: EnterpriseIdp | None = None
+    assertion: str | Callable[[], str] | None = field(default=None, repr=False)
+    dpop: bool | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.scopes, (list, str)):
@@ -89,6 +96,8 @@ class OAuthConfig:
             raise ConfigError(
                 "OAuthConfig: the enterprise grant needs client_id and enterprise_idp"
             )
+        if self.grant == "jwt_bearer" and (self.client_id is None or self.assertion is None):
+            raise ConfigError("OAuthConfig: the jwt_bearer grant needs client_id and assertion")
         if self.enterprise_idp is not None and not isinstance(self.enterprise_idp, EnterpriseIdp):
             raise ConfigError("OAuthConfig: 'enterprise_idp' must be an EnterpriseIdp")
         if self.private_key is not None and self.client_id is None:

@@ -65,6 +65,9 @@ class ServerMetadata:
     token_endpoint_auth_methods_supported: tuple[str, ...] = ("client_secret_basic",)
     code_challenge_methods_supported: tuple[str, ...] | None = None
     client_id_metadata_document_supported: bool = False
+    # RFC 9207: the authorization response then always names the issuer in ``iss``.
+    iss_parameter_supported: bool = False
+    dpop_signing_alg_values_supported: tuple[str, ...] = ()
     legacy: bool = False
 
 
@@ -179,6 +182,9 @@ def parse_server_metadata(http: AuthHttp, body: dict[str, Any], url: str) -> Ser
         code_challenge_methods_supported=_strings(body.get("code_challenge_methods_supported")),
         client_id_metadata_document_supported=body.get("client_id_metadata_document_supported")
         is True,
+        iss_parameter_supported=body.get("authorization_response_iss_parameter_supported") is True,
+        dpop_signing_alg_values_supported=_strings(body.get("dpop_signing_alg_values_supported"))
+        or (),
     )
 
 

@@ -1,4 +1,4 @@
-"""Enterprise-managed authorization (SEP-990): the user's enterprise sign-on, no consent screen.
+"""JWT bearer grants: enterprise-managed authorization (SEP-990) and workload identity (SEP-1933).
 
 The client already holds an ID token from the user's single sign-on at the
 enterprise identity provider. Two token requests turn it into an access
@@ -9,6 +9,9 @@ token for the MCP server:
    the MCP server's authorization server and whose resource is the server;
 2. at that authorization server, an RFC 7523 JWT bearer grant presenting
    the ID-JAG, the client authenticating with its own credentials there.
+
+A workload (a job in a cloud, a CI runner) skips the first step: its
+platform hands it a JWT naming it, which it presents directly.
 """
 
 from __future__ import annotations
@@ -74,6 +77,34 @@ def enterprise_tokens(
     if not isinstance(grant, str) or answer.get("issued_token_type") != ID_JAG:
         raise http.error("the identity provider's token exchange gave no ID-JAG")
     bearer = {"grant_type": JWT_BEARER, "assertion": grant}
+    if scope:
+        bearer["scope"] = " ".join(scope)
+    return grant_tokens(
+        http,
+        found.server.token_endpoint,
+        client,
+        config,
+        bearer,
+        audience=found.server.issuer,
+        scope=scope,
+    )
+
+
+def workload_tokens(
+    http: AuthHttp,
+    found: Discovered,
+    client: ClientInfo,
+    config: OAuthConfig,
+    assertion: str,
+    *,
+    scope: tuple[str, ...] | None,
+) -> OAuthTokens:
+    """Workload identity (SEP-1933): the platform's JWT for this workload, as a JWT bearer grant.
+
+    A refused grant is final: the caller reports it, never retrying or
+    switching to another grant.
+    """
+    bearer = {"grant_type": JWT_BEARER, "assertion": assertion}
     if scope:
         bearer["scope"] = " ".join(scope)
     return grant_tokens(

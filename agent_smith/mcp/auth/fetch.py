@@ -16,6 +16,7 @@ import requests
 
 from ..._internal.text import truncate_utf8
 from ...errors import McpAuthError
+from .dpop import USE_NONCE, DpopProofs
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,8 @@ class AuthHttp:
         self.server = server
         self._session = session
         self._timeout = timeout
+        #: Signs a DPoP proof for each POST once the server is known to take them.
+        self.dpop: DpopProofs | None = None
         # MCP 2025-03-26 asks for the revision on metadata discovery; later ones allow it.
         self._discovery_headers = {"Accept": "application/json"}
         if protocol_version:
@@ -87,16 +90,23 @@ class AuthHttp:
         OAuth ``error`` code and description), or a body that is not a JSON
         object. ``what`` names the call in errors ("token request").
         """
-        sent = {"Accept": "application/json", **(headers or {})}
-        try:
-            response = self._session.post(
-                url, data=form, json=json, headers=sent, timeout=self._timeout
-            )
-        except requests.RequestException as err:
-            raise self.error(f"{what} to {url} failed: {type(err).__name__}") from err
-        with response:
-            body = _json_object(response)
-            status = response.status_code
+        for _ in range(2):
+            sent = {"Accept": "application/json", **(headers or {})}
+            if self.dpop is not None:
+                sent["DPoP"] = self.dpop.proof("POST", url)
+            try:
+                response = self._session.post(
+                    url, data=form, json=json, headers=sent, timeout=self._timeout
+                )
+            except requests.RequestException as err:
+                raise self.error(f"{what} to {url} failed: {type(err).__name__}") from err
+            with response:
+                body = _json_object(response)
+                status = response.status_code
+                fresh_nonce = self.dpop is not None and self.dpop.learn(url, response.headers)
+            # RFC 9449 §8: the server wants its nonce in the proof; sign again once.
+            if not (status == 400 and body and body.get("error") == USE_NONCE and fresh_nonce):
+                break
         if not 200 <= status < 300:
             code = body.get("error") if body else None
             detail = f" {code}" if isinstance(code, str) else ""

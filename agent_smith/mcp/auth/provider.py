@@ -21,6 +21,7 @@ since replaced simply sends it again.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Mapping
@@ -28,9 +29,11 @@ from typing import TYPE_CHECKING
 
 from ...errors import McpAuthError
 from .authorization_code import request_code
-from .challenge import BearerChallenge, bearer_challenge
+from .challenge import BearerChallenge, asks_dpop_nonce, bearer_challenge
 from .discovery import Discovered, discover
-from .enterprise import enterprise_tokens
+from .dpop import ALGORITHM as DPOP_ALGORITHM
+from .dpop import DpopProofs, dpop_available
+from .enterprise import enterprise_tokens, workload_tokens
 from .fetch import AuthHttp
 from .loopback import LoopbackAuthorization
 from .registration import client_for
@@ -81,12 +84,21 @@ class OAuthProvider:
 
     # -- RequestAuth ---------------------------------------------------------------
 
-    def headers(self) -> dict[str, str]:
-        """``Authorization`` for the next request (renewing an expired token first)."""
+    def headers(self, method: str, url: str) -> dict[str, str]:
+        """``Authorization`` for the next request (renewing an expired token first).
+
+        A DPoP-bound token goes with a fresh proof for ``method`` on ``url``.
+        """
         tokens = self._tokens
         if tokens is not None and tokens.expired():
             tokens = self._renewed(tokens)
-        return {"Authorization": tokens.authorization} if tokens is not None else {}
+        if tokens is None:
+            return {}
+        found = {"Authorization": tokens.authorization}
+        dpop = self._http.dpop
+        if dpop is not None and tokens.token_type == "DPoP":
+            found["DPoP"] = dpop.proof(method, url, access_token=tokens.access_token)
+        return found
 
     def challenged(
         self, response: requests.Response, sent: Mapping[str, str], attempt: int
@@ -94,6 +106,14 @@ class OAuthProvider:
         """Answer a 401 or 403 (see the module docstring); True: send the request again."""
         challenge = bearer_challenge(response.headers.get("WWW-Authenticate"))
         status = response.status_code
+        dpop = self._http.dpop
+        if (
+            dpop is not None
+            and status == 401
+            and asks_dpop_nonce(response.headers.get("WWW-Authenticate"))
+            and dpop.learn(response.url, response.headers)
+        ):
+            return True  # sign again with the server's nonce (a new nonce only: no loop)
         with self._lock:
             current = self._tokens
             if current is not None and sent.get("Authorization") != current.authorization:
@@ -116,6 +136,11 @@ class OAuthProvider:
                 and self._refresh(current)
             ):
                 return True
+            if current is not None:
+                # A token it took before is refused: its authorization server may have
+                # moved (SEP-2352). Read the resource metadata again; a new issuer means
+                # a new registration there.
+                self._found = None
             self._authorize(challenge, scope=None)
             return True
 
@@ -205,6 +230,12 @@ class OAuthProvider:
             tokens = client_credentials(
                 self._http, found.server, client, config, resource=found.resource, scope=scope
             )
+        elif config.grant == "jwt_bearer" and config.assertion is not None:
+            client = self._client(found)
+            assertion = (
+                config.assertion if isinstance(config.assertion, str) else config.assertion()
+            )
+            tokens = workload_tokens(self._http, found, client, config, assertion, scope=scope)
         elif config.grant == "enterprise" and config.enterprise_idp is not None:
             client = self._client(found)
             tokens = enterprise_tokens(
@@ -271,7 +302,26 @@ class OAuthProvider:
             return self._found
         found = discover(self._http, self._url, metadata_url=metadata_url)
         self._found, self._found_at = found, metadata_url
+        held = self._tokens
+        if held is not None and held.issuer not in (None, found.server.issuer):
+            # Issued by another authorization server (the server moved): not ours to use.
+            log.info(
+                "%s: the authorization server changed; its tokens are dropped", self._http.server
+            )
+            self._keep(None)
+        self._use_dpop(found)
         return found
+
+    def _use_dpop(self, found: Discovered) -> None:
+        """Bind tokens to a key when the authorization server takes DPoP and the config allows."""
+        wanted = self._config.dpop
+        offered = DPOP_ALGORITHM in found.server.dpop_signing_alg_values_supported
+        if wanted is False or not offered or self._http.dpop is not None:
+            return
+        if wanted is None and not dpop_available():
+            log.debug("%s: DPoP offered; install the oauth-jwt extra to use it", self._http.server)
+            return
+        self._http.dpop = DpopProofs()
 
     def _client(self, found: Discovered, *, redirect_uri: str | None = None) -> ClientInfo:
         return client_for(
@@ -285,5 +335,8 @@ class OAuthProvider:
         return self._handler
 
     def _keep(self, tokens: OAuthTokens | None) -> None:
+        found = self._found
+        if tokens is not None and tokens.issuer is None and found is not None:
+            tokens = dataclasses.replace(tokens, issuer=found.server.issuer)
         self._tokens = tokens
         self._storage.save_tokens(self._key, tokens)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ...errors import ParseError
 
@@ -138,6 +139,7 @@ def _register(
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": wanted,
+        "application_type": _application_type(uris),
     }
     body = http.post(endpoint, what="client registration", json=request)
     try:
@@ -149,3 +151,9 @@ def _register(
     )
     log.info("%s: registered a client at %s", http.server, endpoint)
     return ClientInfo(client.client_id, client.client_secret, method, client.redirect_uris or uris)
+
+
+def _application_type(uris: tuple[str, ...]) -> str:
+    """``native`` for loopback or private-scheme redirect URIs, ``web`` otherwise (SEP-837)."""
+    hosts = {urlsplit(uri).hostname for uri in uris}
+    return "native" if hosts <= {None, "127.0.0.1", "localhost", "::1"} else "web"

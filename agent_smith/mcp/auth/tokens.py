@@ -24,6 +24,8 @@ class OAuthTokens:
 
     ``scope`` is what was granted: the answer's ``scope``, else what was
     requested. ``expires_at`` is None when the server gave no lifetime.
+    ``issuer`` is the authorization server that issued them (None in files
+    written before it was kept): they are used with that issuer only.
     """
 
     access_token: str = field(repr=False)
@@ -31,6 +33,7 @@ class OAuthTokens:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
     scope: tuple[str, ...] | None = None
+    issuer: str | None = None
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the token is (nearly) expired."""
@@ -40,8 +43,9 @@ class OAuthTokens:
 
     @property
     def authorization(self) -> str:
-        """The ``Authorization`` header value."""
-        return f"Bearer {self.access_token}"
+        """The ``Authorization`` header value (``DPoP`` for a key-bound token)."""
+        scheme = "DPoP" if self.token_type.lower() == "dpop" else "Bearer"
+        return f"{scheme} {self.access_token}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form a token store keeps."""
@@ -51,6 +55,7 @@ class OAuthTokens:
             "expires_at": self.expires_at,
             "refresh_token": self.refresh_token,
             "scope": list(self.scope) if self.scope is not None else None,
+            "issuer": self.issuer,
         }
 
     @classmethod
@@ -61,12 +66,14 @@ class OAuthTokens:
         scope = data.get("scope")
         expires = data.get("expires_at")
         refresh = data.get("refresh_token")
+        issuer = data.get("issuer")
         return cls(
             access_token=data["access_token"],
             token_type=str(data.get("token_type") or "Bearer"),
             expires_at=float(expires) if isinstance(expires, (int, float)) else None,
             refresh_token=refresh if isinstance(refresh, str) else None,
             scope=tuple(str(s) for s in scope) if isinstance(scope, list) else None,
+            issuer=issuer if isinstance(issuer, str) else None,
         )
 
 
@@ -80,14 +87,14 @@ def tokens_from_response(
     """The tokens in a token endpoint's answer (RFC 6749 §5.1).
 
     A refresh that brings no new refresh token keeps ``previous``'s.
-    Raises ParseError when the answer has no usable Bearer access token.
+    Raises ParseError when the answer has no usable Bearer (or DPoP) access token.
     """
     access = body.get("access_token")
     token_type = body.get("token_type", "Bearer")
     if not isinstance(access, str) or not access:
         raise ParseError("the token answer has no access_token")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise ParseError(f"the token answer's token_type is {token_type!r}, not Bearer")
+    if not isinstance(token_type, str) or token_type.lower() not in ("bearer", "dpop"):
+        raise ParseError(f"the token answer's token_type is {token_type!r}, not Bearer or DPoP")
     lifetime = body.get("expires_in")
     expires_at = None
     if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) and lifetime > 0:
@@ -97,4 +104,5 @@ def tokens_from_response(
         refresh = previous.refresh_token if previous is not None else None
     granted = body.get("scope")
     scope = tuple(granted.split()) if isinstance(granted, str) else requested_scope
-    return OAuthTokens(access, "Bearer", expires_at, refresh, scope)
+    kind = "DPoP" if token_type.lower() == "dpop" else "Bearer"
+    return OAuthTokens(access, kind, expires_at, refresh, scope)

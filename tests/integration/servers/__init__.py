@@ -21,7 +21,13 @@ TINY_SERVER = HERE / "tiny_server.py"
 
 
 def sdk_stdio(alias: str = "sdk", **fields: Any) -> ServerConfig:
-    """Config for the SDK server over stdio."""
+    """Config for the SDK server over stdio, at the handshake generation unless ``protocol`` says.
+
+    The SDK (2.x) speaks 2026-07-28 too, but the server's tools that send it
+    requests (elicitation, roots, ping) are written for a session;
+    ``test_mcp_modern.py`` covers the new generation.
+    """
+    fields.setdefault("protocol", "legacy")
     return ServerConfig(alias=alias, command=(sys.executable, str(SDK_SERVER)), **fields)
 
 

@@ -14,8 +14,9 @@ Tools: ``echo``, ``add`` (structured output), ``fail`` (isError), ``image``
 ``stderr_spam`` (writes N bytes to stderr before answering), ``ping_client``
 (sends the client a ping request), ``ask`` (elicitation), ``roots`` (asks
 for the client's roots), ``add_tool`` (registers ``extra`` and announces it),
-``exit_now`` (the process dies mid-call). Resource ``test://greeting``, prompt
-``greet``.
+``exit_now`` (the process dies mid-call), ``ask_both`` (elicitation and
+roots through resolvers: one ``input_required`` round at 2026-07-28).
+Resource ``test://greeting``, prompt ``greet``.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ import argparse
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ImageContent, TextContent
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve
+from mcp.types import ImageContent, ListRootsResult, TextContent
 from pydantic import BaseModel
 
 # ctx.info() is deprecated in the 2026 revision; we still test logging.
@@ -128,6 +129,24 @@ async def roots(ctx: Context) -> str:
     except Exception as err:  # the client may refuse: report how
         return f"error: {err}"
     return ",".join(str(root.uri) for root in result.roots)
+
+
+def _who(question: str) -> Elicit[_Answer]:
+    return Elicit(question, _Answer)
+
+
+def _where() -> ListRoots:
+    return ListRoots()
+
+
+@server.tool(description="Ask a name and the roots, in either generation (resolvers).")
+async def ask_both(
+    question: str,
+    who: Annotated[_Answer, Resolve(_who)],
+    where: Annotated[ListRootsResult, Resolve(_where)],
+) -> str:
+    # 2026-07-28: both questions ride one InputRequiredResult; before: two server requests.
+    return f"{who.answer} in " + ",".join(str(root.uri) for root in where.roots)
 
 
 @server.tool(description="Register the tool `extra` and announce the change.")

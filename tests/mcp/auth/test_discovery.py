@@ -178,3 +178,48 @@ def test_the_authorization_url_keeps_the_endpoints_query_and_omits_an_empty_scop
     assert granted.code == "c1" and "c1" not in repr(granted)
     assert asked[0].startswith(f"{AS}/authorize?tenant=blue&response_type=code")
     assert "scope=" not in asked[0] and "resource=" not in asked[0]
+
+
+@pytest.mark.parametrize(
+    ("promised", "iss", "accepted"),
+    [
+        (True, AS, True),
+        (True, None, False),  # promised by the metadata, missing from the redirect
+        (False, None, True),
+        (False, f"{AS}/", False),  # compared as is: a trailing slash is another issuer
+        (False, "https://evil.example", False),
+    ],
+)
+def test_the_redirects_iss_must_be_the_issuer_exactly_and_present_when_promised(
+    http: AuthHttp, promised: bool, iss: str | None, accepted: bool
+) -> None:
+    metadata = ServerMetadata(
+        issuer=AS,
+        token_endpoint=f"{AS}/token",
+        authorization_endpoint=f"{AS}/authorize",
+        code_challenge_methods_supported=("S256",),
+        iss_parameter_supported=promised,
+    )
+
+    def handler(url: str) -> str:
+        state = url.split("state=")[1].split("&")[0]
+        tail = f"&iss={iss}" if iss is not None else ""
+        return f"http://127.0.0.1:1/cb?code=c1&state={state}{tail}"
+
+    def ask() -> str:
+        granted = request_code(
+            http,
+            metadata,
+            client_id="c",
+            handler=handler,
+            redirect_uri="http://127.0.0.1:1/cb",
+            scope=None,
+            resource=None,
+        )
+        return granted.code
+
+    if accepted:
+        assert ask() == "c1"
+    else:
+        with pytest.raises(McpAuthError, match="iss"):
+            ask()

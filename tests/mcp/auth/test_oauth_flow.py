@@ -6,6 +6,7 @@ authorization server; its authorization endpoint consents at once.
 
 from __future__ import annotations
 
+import json
 import logging
 import stat
 import threading
@@ -23,9 +24,11 @@ from agent_smith import (
     McpAuthError,
     McpClient,
     OAuthConfig,
+    OAuthTokens,
     ServerConfig,
 )
 from agent_smith.logs import TRACE
+from agent_smith.mcp.auth.urls import canonical_resource
 from tests.support.fake_oauth import FakeOAuthServer
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
@@ -80,7 +83,8 @@ def test_the_first_401_runs_discovery_registration_consent_and_the_token_exchang
     assert "authorization" not in mcp[0].headers
     assert all(s.headers["authorization"].startswith("Bearer access-") for s in mcp[1:])
     posts = [s.body["method"] for s in mcp if s.method == "POST"]
-    assert posts[:2] == ["initialize", "initialize"]  # refused once, then authorized
+    # Refused once, then authorized; the server knows no server/discover: it initialises.
+    assert posts[:3] == ["server/discover", "server/discover", "initialize"]
 
 
 def test_the_default_handler_opens_the_browser_and_catches_the_redirect_on_loopback(
@@ -102,7 +106,9 @@ def test_the_default_handler_opens_the_browser_and_catches_the_redirect_on_loopb
         thread.join(10)
     redirect = fake.requests_to("/authorize")[0].query["redirect_uri"]
     assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
-    assert fake.requests_to("/register")[0].body["redirect_uris"] == [redirect]
+    registration = fake.requests_to("/register")[0].body
+    assert registration["redirect_uris"] == [redirect]
+    assert registration["application_type"] == "native"  # a loopback redirect (SEP-837)
 
 
 def test_an_expired_token_is_refreshed_before_the_request_is_sent(
@@ -218,6 +224,23 @@ def test_a_file_store_keeps_tokens_and_registration_for_the_next_client(
     later = fake.seen[seen_before:]
     assert {s.path for s in later} == {"/mcp"}  # no discovery, registration or consent
     assert all("authorization" in s.headers for s in later)
+    (stored,) = json.loads(path.read_text())["tokens"].values()
+    assert stored["issuer"] == fake.base  # tokens are kept with the issuer that gave them
+
+
+def test_tokens_of_another_issuer_are_not_used_and_old_files_still_load(
+    fake: FakeOAuthServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    key = canonical_resource(fake.mcp_url)
+    foreign = OAuthTokens("access-elsewhere", issuer="https://old-as.example")
+    FileTokenStorage(path).save_tokens(key, foreign)
+    with connect(fake, oauth(storage=FileTokenStorage(path))) as client:
+        assert client.call_tool("echo", {}).content == "echo with read"
+    assert fake.requests_to("/token")  # authorized afresh at the server's own issuer
+    # A file written before issuers were kept: its tokens load (and are used) as they are.
+    legacy = OAuthTokens.from_dict({"access_token": "a", "token_type": "Bearer"})
+    assert legacy.issuer is None and legacy.authorization == "Bearer a"
 
 
 def test_the_client_credentials_grant_needs_no_user(fake: FakeOAuthServer) -> None:
@@ -231,6 +254,20 @@ def test_the_client_credentials_grant_needs_no_user(fake: FakeOAuthServer) -> No
     assert token.body["grant_type"] == "client_credentials" and token.body["scope"] == "read"
     assert token.headers["authorization"].startswith("Basic ")
     assert "client_secret" not in token.body
+    assert not fake.requests_to("/authorize") and not fake.requests_to("/register")
+
+
+def test_a_workload_presents_its_platform_jwt_as_a_jwt_bearer_grant(
+    fake: FakeOAuthServer,
+) -> None:
+    fake.clients["workload"] = None
+    assertions = iter(["workload-jwt", "stale-jwt"])
+    auth = OAuthConfig(grant="jwt_bearer", client_id="workload", assertion=lambda: next(assertions))
+    with connect(fake, auth) as client:
+        assert client.call_tool("echo", {}).content == "echo with read"
+    (token,) = fake.requests_to("/token")
+    assert token.body["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert token.body["assertion"] == "workload-jwt" and token.body["client_id"] == "workload"
     assert not fake.requests_to("/authorize") and not fake.requests_to("/register")
 
 

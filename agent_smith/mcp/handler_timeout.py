@@ -1,0 +1,78 @@
+"""A bound on how long the client's handlers (elicitation, sampling, roots) may take.
+
+With ``ServerConfig(handler_timeout=...)`` each handler call runs on a
+thread of its own (``agent_smith-mcp-handler-<alias>``) and its caller waits
+at most that long: a handler that has not answered by then becomes the
+protocol's error answer (or, at 2026-07-28, fails the call that needed the
+input), never a request the server waits on forever. A handler still running
+then is left to finish; ``close()`` waits for such threads a little and
+names any that will not end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from ..errors import McpError
+from .jsonrpc import INTERNAL_ERROR, RequestHandler
+
+log = logging.getLogger(__name__)
+
+_JOIN_TIMEOUT = 2.0
+
+
+class HandlerBound:
+    """Wraps handlers of server ``alias`` so each answers within ``timeout`` seconds."""
+
+    def __init__(self, alias: str, timeout: float) -> None:
+        self._alias = alias
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._running: set[threading.Thread] = set()
+
+    def wrap(self, method: str, handler: RequestHandler) -> RequestHandler:
+        """``handler``, bounded."""
+
+        def bounded(params: dict[str, Any]) -> dict[str, Any]:
+            outcome: dict[str, Any] = {}
+            done = threading.Event()
+
+            def run() -> None:
+                try:
+                    outcome["result"] = handler(params)
+                except BaseException as err:  # handed to the caller below
+                    outcome["error"] = err
+                finally:
+                    done.set()
+                    with self._lock:
+                        self._running.discard(threading.current_thread())
+
+            thread = threading.Thread(
+                target=run, name=f"agent_smith-mcp-handler-{self._alias}", daemon=True
+            )
+            with self._lock:
+                self._running.add(thread)
+            thread.start()
+            if not done.wait(self._timeout):
+                raise McpError(
+                    f"the client's {method} handler did not answer within {self._timeout:g}s",
+                    server=self._alias,
+                    rpc_code=INTERNAL_ERROR,
+                )
+            if "error" in outcome:
+                raise outcome["error"]
+            result: dict[str, Any] = outcome["result"]
+            return result
+
+        return bounded
+
+    def close(self) -> None:
+        """Wait briefly for handlers still running; name those that will not end."""
+        with self._lock:
+            running = list(self._running)
+        for thread in running:
+            thread.join(_JOIN_TIMEOUT)
+            if thread.is_alive():
+                log.warning("%s is stuck in a handler; not joined", thread.name)
