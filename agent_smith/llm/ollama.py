@@ -19,7 +19,6 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from .._internal import json_input
 from ..cancellation import CancellationToken
 from ..errors import ParseError, TransportError
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
@@ -39,7 +38,7 @@ from .events import (
 from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams, string_field
 from .retry import RetryPolicy
-from .stream_decoder import scan_json
+from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
 
@@ -263,17 +262,7 @@ class OllamaDecoder:
         return ToolCall(call_id, function["name"], arguments)
 
     def _parse(self, line: str) -> JsonObject:
-        try:
-            obj = json_input.loads(line)
-        except ValueError as err:
-            raise ParseError(
-                f"line {self._lines} from {WHO} {self._endpoint} is not valid JSON"
-                f" ({getattr(err, 'msg', err)}): {line[:80]!r}",
-                offset=getattr(err, "pos", 0),
-            ) from err
-        if not isinstance(obj, dict):
-            raise ParseError(f"line {self._lines} from {WHO} {self._endpoint}: not a JSON object")
-        return obj
+        return load_object_frame(line, what=f"line {self._lines} from {WHO} {self._endpoint}")
 
 
 def _count(obj: JsonObject, key: str) -> int:
