@@ -10,7 +10,6 @@ from agent_smith import (
     AssistantMessage,
     LlmApiError,
     LlmRequest,
-    ParseError,
     ProviderData,
     ReasoningDelta,
     ResponsesClient,
@@ -201,17 +200,3 @@ def test_a_stream_without_its_completed_event_is_a_transport_error(
     llm_server.script(Chunks(*responses_events([TEXT])[:-1]))
     with pytest.raises(TransportError, match=r"OpenAI Responses API .* \(no response.completed\)"):
         list(model.stream(REQUEST))
-
-
-def test_malformed_json_and_an_html_page_are_typed_errors(
-    llm_server: ScriptedLlmServer, runtime: Runtime
-) -> None:
-    model = ResponsesClient(llm_server.url, runtime=runtime, max_retries=0)
-    llm_server.script(
-        Chunks("event: response.created\ndata: {oops\n\n"),
-        Raw(503, "<html>Service Unavailable</html>", {"Content-Type": "text/html"}),
-    )
-    with pytest.raises(ParseError, match=r"OpenAI Responses API .* is not valid JSON"):
-        list(model.stream(REQUEST))
-    with pytest.raises(LlmApiError, match=r"OpenAI Responses API .* answered HTTP 503: <html>"):
-        model.complete(REQUEST)
