@@ -18,23 +18,20 @@ Replies are read in :mod:`.anthropic_reply`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, ParseError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import NO_CHAT, ChatObservation, get_observer
 from ..runtime import Runtime
 from .anthropic_reply import PROVIDER, WHO, AnthropicStreamDecoder, parse_message
-from .api_error import error_from_json
-from .convert import forced_tool, output_schema, sampling_of, system_text
-from .endpoint import display_url, resolve_url
+from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
+from .endpoint import resolve_url
 from .events import StreamEvent
-from .model import ModelCapabilities
+from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .transport import HttpTransport
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +44,7 @@ _CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"typ
 JsonObject = dict[str, Any]
 
 
-class AnthropicClient:
+class AnthropicClient(HttpChatModel):
     """A client for Anthropic's Messages API (see the module doc).
 
     ``endpoint`` is a base URL (``https://api.anthropic.com``, or a
@@ -79,87 +76,40 @@ class AnthropicClient:
         native_output: bool = True,
         context_size: int | None = None,
     ) -> None:
-        self._url = resolve_url(endpoint, "/messages")
-        self._count_url = resolve_url(endpoint, "/messages/count_tokens")
-        self._shown = display_url(self._url)
-        self._model = model
-        self._api_key = api_key or None
-        self._defaults = default_sampling
-        self._runtime = runtime
-        self._max_tokens = max_tokens
-        self._cache = cache
-        self._thinking = thinking_budget
-        self._headers = {"Content-Type": "application/json", "anthropic-version": version}
+        headers = {"anthropic-version": version}
         if betas:
-            self._headers["anthropic-beta"] = ",".join(betas)
-        if self._api_key:
-            self._headers["x-api-key"] = self._api_key
-        self._http = HttpTransport(
+            headers["anthropic-beta"] = ",".join(betas)
+        if api_key:
+            headers["x-api-key"] = api_key
+        super().__init__(
+            resolve_url(endpoint, "/messages"),
+            model,
             who=WHO,
-            shown=self._shown,
-            timeout=request_timeout,
-            policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            runtime=runtime,
-            secret=self._api_key,
-        )
-        self._capabilities = ModelCapabilities(
             provider=PROVIDER,
-            model=model,
-            server_url=self._url,
+            api_key=api_key,
+            headers=headers,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            default_sampling=default_sampling,
+            runtime=runtime,
             native_output=native_output,
             context_size=context_size,
             token_counting=True,
         )
+        self._count_url = resolve_url(endpoint, "/messages/count_tokens")
+        self._max_tokens = max_tokens
+        self._cache = cache
+        self._thinking = thinking_budget
 
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request, stream=stream)
 
-    @property
-    def model(self) -> str:
-        """The model asked for."""
-        return self._model
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_message(parsed)
 
-    @property
-    def default_sampling(self) -> SamplingParams:
-        """The sampling every request starts from (its own fields override these)."""
-        return self._defaults
-
-    @property
-    def url(self) -> str:
-        """Where chat requests go."""
-        return self._url
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The runtime given at construction (``None``: the process default is used)."""
-        return self._runtime
-
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)
-        with get_observer().on_chat_start(self, request, body) as span:
-            return span.finish(parse_message(self._post_json(self._url, body, cancel, span)))
-
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
-        body = self.body(request, stream=True)
-        headers = {**self._headers, "Accept": "text/event-stream"}
-        with (
-            get_observer().on_chat_start(self, request, body) as span,
-            self._http.live_call(cancel) as call,
-        ):
-            response = self._http.post(self._url, body, headers, call, span)
-            try:
-                decoder = AnthropicStreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._http.chunks(response, call)))
-                call.check()
-            finally:
-                response.close()
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return AnthropicStreamDecoder(endpoint=self._shown).events(chunks)
 
     def count_tokens(self, request: LlmRequest, *, cancel: CancellationToken | None = None) -> int:
         """The exact number of input tokens ``request`` costs (``/v1/messages/count_tokens``)."""
@@ -171,10 +121,6 @@ class AnthropicClient:
         if not isinstance(count, int):
             raise ParseError(f"{WHO} {self._shown} count_tokens reply has no input_tokens")
         return count
-
-    def cancel(self) -> None:
-        """Abort every request of this client in flight, from any thread."""
-        self._http.cancel()
 
     def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         """The Messages request body for ``request`` (see the module doc)."""
@@ -199,12 +145,11 @@ class AnthropicClient:
             body["tools"] = tools
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
-        if sampling.temperature is not None:
-            body["temperature"] = sampling.temperature
-        if sampling.top_p is not None:
-            body["top_p"] = sampling.top_p
-        if sampling.stop:
-            body["stop_sequences"] = list(sampling.stop)
+        body.update(
+            sampling_fields(
+                sampling, temperature="temperature", top_p="top_p", stop="stop_sequences"
+            )
+        )
         if self._thinking:
             body["thinking"] = {"type": "enabled", "budget_tokens": self._thinking}
         schema = output_schema(sampling.response_format)
@@ -213,30 +158,8 @@ class AnthropicClient:
         body.update(sampling.extra)
         return body
 
-    def _post_json(
-        self,
-        url: str,
-        body: JsonObject,
-        cancel: CancellationToken | None,
-        span: ChatObservation = NO_CHAT,
-    ) -> Any:
-        headers = {**self._headers, "Accept": "application/json"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(url, body, headers, call, span)
-            try:
-                parsed, data = self._http.read_json(response, call)
-            finally:
-                response.close()
-        if isinstance(parsed, dict) and parsed.get("type") == "error":
-            raise error_from_json(
-                parsed,
-                endpoint=self._shown,
-                status=response.status_code,
-                excerpt=data.decode("utf-8", "replace"),
-                secret=self._api_key,
-                who=WHO,
-            )
-        return parsed
+    def _reports_error(self, parsed: Any) -> bool:
+        return isinstance(parsed, dict) and parsed.get("type") == "error"
 
 
 def _tool_choice(choice: str | JsonObject | None) -> JsonObject:
@@ -253,17 +176,12 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
     """The ``messages`` array: user blocks (with tool results) and assistant blocks, merged."""
     turns: list[JsonObject] = []
 
-    def add(role: str, blocks: list[JsonObject]) -> None:
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.content}])
+            add_turn(turns, "user", [{"type": "text", "text": message.content}], key="content")
         elif isinstance(message, ToolMessage):
-            add(
+            add_turn(
+                turns,
                 "user",
                 [
                     {
@@ -272,11 +190,12 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
                         "content": message.content,
                     }
                 ],
+                key="content",
             )
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message)
             if blocks:
-                add("assistant", blocks)
+                add_turn(turns, "assistant", blocks, key="content")
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     if cache and turns:

@@ -40,7 +40,7 @@ from .events import (
     ToolCallStarted,
 )
 from .request import LlmResponse, string_field
-from .stream_decoder import scan_json
+from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
 
@@ -311,17 +311,8 @@ class AnthropicStreamDecoder:
             self._usage.update({k: v for k, v in raw.items() if v is not None})
 
     def _parse(self, data: str) -> dict[str, Any]:
-        try:
-            frame = json_input.loads(data)
-        except ValueError as err:
-            raise ParseError(
-                f"stream event {self._frames} from {WHO} {self._endpoint} is not valid JSON"
-                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
-                offset=getattr(err, "pos", 0),
-            ) from err
-        if not isinstance(frame, dict):
-            raise self._bad("must be a JSON object")
-        return frame
+        what = f"stream event {self._frames} from {WHO} {self._endpoint}"
+        return load_object_frame(data, what=what)
 
     def _bad(self, what: str) -> ParseError:
         return ParseError(f"stream event {self._frames} from {WHO} {self._endpoint}: {what}")

@@ -20,23 +20,19 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
 from .bedrock_reply import PROVIDER, WHO, BedrockStreamDecoder, parse_converse
-from .convert import forced_tool, output_schema, sampling_of, system_text
-from .endpoint import display_url
+from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
 from .events import StreamEvent
-from .model import ModelCapabilities
+from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .transport import HttpTransport
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +43,7 @@ _CACHE_POINT = {"cachePoint": {"type": "default"}}
 JsonObject = dict[str, Any]
 
 
-class BedrockClient:
+class BedrockClient(HttpChatModel):
     """A client for Bedrock's Converse API (see the module doc).
 
     ``endpoint`` None: ``https://bedrock-runtime.<region>.amazonaws.com``;
@@ -90,97 +86,41 @@ class BedrockClient:
         )
         base = (endpoint or f"https://bedrock-runtime.{self._region}.amazonaws.com").rstrip("/")
         path = f"/model/{quote(model, safe='')}"
-        self._url = f"{base}{path}/converse"
-        self._stream_url = f"{base}{path}/converse-stream"
-        self._shown = display_url(self._url)
-        self._model = model
-        self._defaults = default_sampling
-        self._runtime = runtime
-        self._cache = cache
-        self._extra_fields = dict(additional_fields or {})
-        self._api_key = api_key or None
-        self._credentials = None if self._api_key else session.get_credentials()
-        if self._credentials is None and not self._api_key:
+        api_key = api_key or None
+        credentials = None if api_key else session.get_credentials()
+        if credentials is None and not api_key:
             raise ConfigError(f"{WHO}: no AWS credentials found in the standard chain")
-        self._http = HttpTransport(
+        super().__init__(
+            f"{base}{path}/converse",
+            model,
             who=WHO,
-            shown=self._shown,
-            timeout=request_timeout,
-            policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            runtime=runtime,
-            secret=self._api_key,
-        )
-        self._capabilities = ModelCapabilities(
             provider=PROVIDER,
-            model=model,
-            server_url=self._url,
+            api_key=api_key,
+            headers={},  # each attempt is signed (see _sign)
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            default_sampling=default_sampling,
+            runtime=runtime,
             native_output=False,
             context_size=context_size,
         )
+        self._stream_url = f"{base}{path}/converse-stream"
+        self._cache = cache
+        self._extra_fields = dict(additional_fields or {})
+        self._credentials = credentials
+        self._signer = self._sign
 
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
+    _accept = "application/vnd.amazon.eventstream"
 
-    @property
-    def model(self) -> str:
-        """The model id."""
-        return self._model
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request)
 
-    @property
-    def default_sampling(self) -> SamplingParams:
-        """The sampling every request starts from (its own fields override these)."""
-        return self._defaults
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_converse(parsed)
 
-    @property
-    def url(self) -> str:
-        """Where ``Converse`` requests go."""
-        return self._url
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The runtime given at construction (``None``: the process default is used)."""
-        return self._runtime
-
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` (``Converse``) and return the whole reply."""
-        body = self.body(request)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        with get_observer().on_chat_start(self, request, body) as span:
-            with self._http.live_call(cancel) as call:
-                response = self._http.post(self._url, body, headers, call, span, sign=self._sign)
-                try:
-                    parsed, _ = self._http.read_json(response, call)
-                finally:
-                    response.close()
-            return span.finish(parse_converse(parsed))
-
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` (``ConverseStream``); yield events as frames arrive, Finished last."""
-        body = self.body(request)
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/vnd.amazon.eventstream",
-        }
-        with (
-            get_observer().on_chat_start(self, request, body) as span,
-            self._http.live_call(cancel) as call,
-        ):
-            response = self._http.post(self._stream_url, body, headers, call, span, sign=self._sign)
-            try:
-                decoder = BedrockStreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._http.chunks(response, call)))
-                call.check()
-            finally:
-                response.close()
-
-    def cancel(self) -> None:
-        """Abort every request of this client in flight, from any thread."""
-        self._http.cancel()
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return BedrockStreamDecoder(endpoint=self._shown).events(chunks)
 
     def body(self, request: LlmRequest) -> JsonObject:
         """The Converse request body for ``request`` (see the module doc)."""
@@ -208,16 +148,13 @@ class BedrockClient:
             if self._cache:
                 tools.append(_CACHE_POINT)
             body["toolConfig"] = {"tools": tools, "toolChoice": _tool_choice(request.tool_choice)}
-        config: JsonObject = {}
-        for key, value in (
-            ("temperature", sampling.temperature),
-            ("topP", sampling.top_p),
-            ("maxTokens", sampling.max_tokens),
-        ):
-            if value is not None:
-                config[key] = value
-        if sampling.stop:
-            config["stopSequences"] = list(sampling.stop)
+        config = sampling_fields(
+            sampling,
+            temperature="temperature",
+            top_p="topP",
+            max_tokens="maxTokens",
+            stop="stopSequences",
+        )
         if config:
             body["inferenceConfig"] = config
         if self._extra_fields:
@@ -255,21 +192,15 @@ def _tool_choice(choice: str | JsonObject | None) -> JsonObject:
 def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
     turns: list[JsonObject] = []
 
-    def add(role: str, blocks: list[JsonObject]) -> None:
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"text": message.content}])
+            add_turn(turns, "user", [{"text": message.content}], key="content")
         elif isinstance(message, ToolMessage):
             result: JsonObject = {
                 "toolUseId": message.tool_call_id,
                 "content": [{"text": message.content}],
             }
-            add("user", [{"toolResult": result}])
+            add_turn(turns, "user", [{"toolResult": result}], key="content")
         elif isinstance(message, AssistantMessage):
             blocks: list[JsonObject] = []
             replay = message.replay_for(PROVIDER)
@@ -281,7 +212,7 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
                 use = {"toolUseId": call.id, "name": call.name, "input": call.arguments}
                 blocks.append({"toolUse": use})
             if blocks:
-                add("assistant", blocks)
+                add_turn(turns, "assistant", blocks, key="content")
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     if cache and turns:

@@ -18,23 +18,22 @@ from ..cancellation import CancellationToken
 from ..errors import ContextOverflowError, TransportError
 from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
-from .api_error import error_from_json
 from .body import build_body
-from .endpoint import display_url, resolve_chat_url
-from .events import Finished, StreamEvent
-from .model import ModelCapabilities
+from .endpoint import resolve_chat_url
+from .events import Finished, StreamEvent, response_events
+from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .server_props import KnownWindow, fetch_context_window, props_url
-from .stream_decoder import StreamDecoder, response_events
+from .stream_decoder import StreamDecoder
 from .think_tags import split_events, split_response
 from .token_count import TokenCounter
-from .transport import HttpTransport, LiveCall
+from .transport import LiveCall
 
 log = logging.getLogger(__name__)
 
 
-class LlmClient:
+class LlmClient(HttpChatModel):
     """A client for one OpenAI-compatible chat-completions endpoint.
 
     ``endpoint`` is a base URL (``http://127.0.0.1:8080`` or
@@ -59,26 +58,24 @@ class LlmClient:
         retry_policy: RetryPolicy | None = None,
         think_tags: bool = False,
     ) -> None:
+        super().__init__(
+            resolve_chat_url(endpoint),
+            model,
+            who="LLM server",
+            provider="openai",
+            api_key=api_key,
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            default_sampling=default_sampling,
+            runtime=runtime,
+        )
         self._endpoint = endpoint
         self._think_tags = think_tags
-        self._url = resolve_chat_url(endpoint)
-        self._shown = display_url(self._url)
-        self._model = model
-        self._api_key = api_key or None
-        self._defaults = default_sampling
-        self._runtime = runtime
         self._timeout = request_timeout
         self._window = KnownWindow()
         self._counter = TokenCounter(self._url)
-        self._http = HttpTransport(
-            who="LLM server",
-            shown=self._shown,
-            timeout=request_timeout,
-            policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            runtime=runtime,
-            secret=self._api_key,
-        )
-        self._capabilities = ModelCapabilities(provider="openai", model=model, server_url=self._url)
         log.info("LLM client for %s (model %r)", self._shown, model)
 
     @property
@@ -87,28 +84,9 @@ class LlmClient:
         return self._endpoint
 
     @property
-    def model(self) -> str:
-        return self._model
-
-    @property
     def url(self) -> str:
         """The resolved chat-completions URL requests are posted to."""
         return self._url
-
-    @property
-    def default_sampling(self) -> SamplingParams:
-        """The sampling every request starts from (its own fields override these)."""
-        return self._defaults
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        """An OpenAI-compatible model: native JSON-schema output, context size unknown."""
-        return self._capabilities
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The runtime given at construction (``None``: the process default is used)."""
-        return self._runtime
 
     def complete(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -132,13 +110,7 @@ class LlmClient:
     def _whole_reply(self, parsed: Any, data: bytes, status: int) -> LlmResponse:
         """A whole JSON reply: the response, or the error it reports."""
         if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
-            raise error_from_json(
-                parsed,
-                endpoint=self._shown,
-                status=status,
-                excerpt=data.decode("utf-8", "replace"),
-                secret=self._api_key,
-            )
+            raise self._http.json_error(parsed, data, status)
         reply = LlmResponse.from_openai(parsed, lenient_arguments=True)
         return split_response(reply) if self._think_tags else reply
 
@@ -210,7 +182,10 @@ class LlmClient:
         session = (self._runtime or default_runtime()).session
         url = props_url(self._url)
         return fetch_context_window(
-            session, url, headers=self._headers(), timeout=min(self._timeout, 10.0)
+            session,
+            url,
+            headers={**self._headers, "Accept": "application/json"},
+            timeout=min(self._timeout, 10.0),
         )
 
     def count_tokens(self, request: LlmRequest) -> int | None:
@@ -222,11 +197,7 @@ class LlmClient:
         body = build_body(request, model=self._model, defaults=self._defaults, stream=False)
         session = (self._runtime or default_runtime()).session
         timeout = min(self._timeout, 10.0)
-        return self._counter.count(session, body, headers=self._headers(), timeout=timeout)
-
-    def cancel(self) -> None:
-        """Abort every request of this client in flight, from any thread."""
-        self._http.cancel()
+        return self._counter.count(session, body, headers=self._headers, timeout=timeout)
 
     # -- internals ---------------------------------------------------------
 
@@ -237,9 +208,8 @@ class LlmClient:
         self, body: dict[str, Any], call: LiveCall, span: ChatObservation
     ) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread."""
-        headers = self._headers()
-        if body.get("stream"):
-            headers["Accept"] = "text/event-stream"
+        accept = "text/event-stream" if body.get("stream") else "application/json"
+        headers = {**self._headers, "Accept": accept}
         log.debug(
             "chat completion to %s: %d messages, %d tools",
             self._shown,
@@ -251,12 +221,6 @@ class LlmClient:
         except ContextOverflowError as failure:
             self._window.learn(failure.context_window)  # the server said how big it is
             raise
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
 
 
 def _is_json(response: requests.Response) -> bool:

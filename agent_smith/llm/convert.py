@@ -1,9 +1,11 @@
 """What every provider's edge reads off a neutral request the same way.
 
 The merged sampling (client defaults, then the request's), checked against
-the keys ``extra`` may not set for that provider; the system text; the
-JSON schema of a ``response_format``; tool choice in its neutral form. Each
-provider module turns these into its own wire fields.
+the keys ``extra`` may not set for that provider, and its set fields under
+the provider's names; the system text; the JSON schema of a
+``response_format``; tool choice in its neutral form; the role-alternating
+turn list most native APIs want. Each provider module turns these into its
+own wire fields.
 """
 
 from __future__ import annotations
@@ -41,6 +43,40 @@ def sampling_of(
             f"sampling.extra may not set reserved request field(s) {', '.join(taken)}"
         )
     return sampling
+
+
+def sampling_fields(
+    sampling: SamplingParams,
+    *,
+    temperature: str,
+    top_p: str,
+    max_tokens: str | None = None,
+    stop: str | None = None,
+) -> JsonObject:
+    """The sampling's set fields under the provider's names (a field named None is not sent)."""
+    fields: JsonObject = {}
+    for key, value in (
+        (temperature, sampling.temperature),
+        (top_p, sampling.top_p),
+        (max_tokens, sampling.max_tokens),
+    ):
+        if key is not None and value is not None:
+            fields[key] = value
+    if stop is not None and sampling.stop:
+        fields[stop] = list(sampling.stop)
+    return fields
+
+
+def add_turn(turns: list[JsonObject], role: str, blocks: list[JsonObject], *, key: str) -> None:
+    """Append a ``role`` turn of ``blocks`` (under ``key``), or extend the last one of that role.
+
+    APIs whose turns alternate roles want a tool result and the user text
+    after it, or two assistant messages in a row, in one turn.
+    """
+    if turns and turns[-1]["role"] == role:
+        turns[-1][key].extend(blocks)
+    else:
+        turns.append({"role": role, key: blocks})
 
 
 def system_text(messages: Iterable[Message]) -> str:

@@ -21,7 +21,6 @@ from typing import Any, Protocol, runtime_checkable
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, ParseError
 from ..runtime import Runtime
-from .api_error import error_from_json
 from .endpoint import display_url, resolve_url
 from .ollama import ollama_host
 from .retry import RetryPolicy
@@ -56,15 +55,15 @@ class _HttpEmbedder:
     def __init__(
         self,
         endpoint: str,
-        model: str,
+        model: str = "",
         *,
-        api_key: str | None,
-        batch_size: int,
-        dimensions: int | None,
-        request_timeout: float,
-        max_retries: int,
-        runtime: Runtime | None,
-        retry_policy: RetryPolicy | None,
+        api_key: str | None = None,
+        batch_size: int = 64,
+        dimensions: int | None = None,
+        request_timeout: float = 60.0,
+        max_retries: int = 3,
+        runtime: Runtime | None = None,
+        retry_policy: RetryPolicy | None = None,
     ) -> None:
         if batch_size <= 0:
             raise ConfigError("batch_size must be positive")
@@ -72,7 +71,8 @@ class _HttpEmbedder:
         self._shown = display_url(self._url)
         self._model = model
         self._batch = batch_size
-        self._dimensions = dimensions
+        self._dimensions = dimensions  # asked for, else learned from the first reply
+        self._ask_dimensions = dimensions
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -118,28 +118,19 @@ class _HttpEmbedder:
         body: dict[str, Any] = {"input": batch}
         if self._model:
             body["model"] = self._model
+        if self._ask_dimensions is not None:
+            body["dimensions"] = self._ask_dimensions
         return body
 
     def _vectors(self, reply: dict[str, Any], count: int) -> list[Vector]:
         raise NotImplementedError
 
     def _post(self, body: dict[str, Any], cancel: CancellationToken | None) -> dict[str, Any]:
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, body, dict(self._headers), call)
-            try:
-                parsed, data = self._http.read_json(response, call)
-            finally:
-                response.close()
+        parsed, data, status = self._http.post_json(self._url, body, dict(self._headers), cancel)
         if not isinstance(parsed, dict):
             raise ParseError(f"{self._who} {self._shown} reply is not a JSON object")
         if "error" in parsed:
-            raise error_from_json(
-                parsed,
-                endpoint=self._shown,
-                status=response.status_code,
-                excerpt=data.decode("utf-8", "replace"),
-                who=self._who,
-            )
+            raise self._http.json_error(parsed, data, status)
         return parsed
 
     def _vector(self, value: object) -> Vector:
@@ -154,38 +145,6 @@ class OpenAIEmbedder(_HttpEmbedder):
     """OpenAI-compatible ``/v1/embeddings`` (see the module doc); ``dimensions`` is sent if set."""
 
     _who = "OpenAI-compatible embeddings server"
-
-    def __init__(
-        self,
-        endpoint: str,
-        model: str = "",
-        *,
-        api_key: str | None = None,
-        batch_size: int = 64,
-        dimensions: int | None = None,
-        request_timeout: float = 60.0,
-        max_retries: int = 3,
-        runtime: Runtime | None = None,
-        retry_policy: RetryPolicy | None = None,
-    ) -> None:
-        super().__init__(
-            endpoint,
-            model,
-            api_key=api_key,
-            batch_size=batch_size,
-            dimensions=dimensions,
-            request_timeout=request_timeout,
-            max_retries=max_retries,
-            runtime=runtime,
-            retry_policy=retry_policy,
-        )
-        self._ask_dimensions = dimensions
-
-    def _body(self, batch: list[str]) -> dict[str, Any]:
-        body = super()._body(batch)
-        if self._ask_dimensions is not None:
-            body["dimensions"] = self._ask_dimensions
-        return body
 
     def _vectors(self, reply: dict[str, Any], count: int) -> list[Vector]:
         data = reply.get("data")

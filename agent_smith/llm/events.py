@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,3 +53,25 @@ class Finished:
 
 
 StreamEvent = TokenDelta | ReasoningDelta | ToolCallStarted | ToolCallCompleted | Finished
+
+
+def response_events(
+    response: LlmResponse, *, pieces: Callable[[str], Iterable[str]] | None = None
+) -> Iterator[StreamEvent]:
+    """The events a stream of ``response`` would have given, for a reply that came whole.
+
+    ``pieces`` splits the text into several :class:`TokenDelta` (default: one).
+    """
+    message = response.message
+    if message.reasoning:
+        yield ReasoningDelta(message.reasoning)
+    if pieces is not None:
+        for piece in pieces(message.content):
+            yield TokenDelta(piece)
+    elif message.content:
+        yield TokenDelta(message.content)
+    for index, call in enumerate(message.tool_calls):
+        yield ToolCallStarted(call.id, call.name, index)
+    for index, call in enumerate(message.tool_calls):
+        yield ToolCallCompleted(index, call.arguments)
+    yield Finished(response.finish_reason, message.usage, response)

@@ -15,22 +15,19 @@ Replies are read in :mod:`.gemini_reply`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
-from .convert import forced_tool, output_schema, sampling_of, system_text
-from .endpoint import display_url, resolve_url
+from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
+from .endpoint import resolve_url
 from .events import StreamEvent
 from .gemini_reply import MADE_UP_ID, PROVIDER, WHO, GeminiStreamDecoder, parse_response
-from .model import ModelCapabilities
+from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .transport import HttpTransport
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +58,7 @@ _SCHEMA_KEYS = frozenset(
 JsonObject = dict[str, Any]
 
 
-class GeminiClient:
+class GeminiClient(HttpChatModel):
     """A client for the Gemini API (see the module doc).
 
     ``endpoint`` is the API's base URL (``/v1beta`` is added to a bare host).
@@ -90,13 +87,21 @@ class GeminiClient:
         if not model:
             raise ConfigError("GeminiClient needs a model name (it is part of the URL)")
         base = resolve_url(endpoint, "", prefix="/v1beta")
-        self._url = f"{base}/models/{model}:generateContent"
+        super().__init__(
+            f"{base}/models/{model}:generateContent",
+            model,
+            who=WHO,
+            provider=PROVIDER,
+            api_key=api_key,
+            headers={"x-goog-api-key": api_key} if api_key else {},
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            default_sampling=default_sampling,
+            runtime=runtime,
+            context_size=context_size,
+        )
         self._stream_url = f"{base}/models/{model}:streamGenerateContent?alt=sse"
-        self._shown = display_url(self._url)
-        self._model = model
-        self._api_key = api_key or None
-        self._defaults = default_sampling
-        self._runtime = runtime
         thinking: JsonObject = {}
         if thinking_budget is not None:
             thinking["thinkingBudget"] = thinking_budget
@@ -105,81 +110,15 @@ class GeminiClient:
         if include_thoughts:
             thinking["includeThoughts"] = True
         self._thinking = thinking
-        self._headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            self._headers["x-goog-api-key"] = self._api_key
-        self._http = HttpTransport(
-            who=WHO,
-            shown=self._shown,
-            timeout=request_timeout,
-            policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            runtime=runtime,
-            secret=self._api_key,
-        )
-        self._capabilities = ModelCapabilities(
-            provider=PROVIDER, model=model, server_url=self._url, context_size=context_size
-        )
 
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request)
 
-    @property
-    def model(self) -> str:
-        """The model asked for."""
-        return self._model
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_response(parsed, endpoint=self._shown)
 
-    @property
-    def default_sampling(self) -> SamplingParams:
-        """The sampling every request starts from (its own fields override these)."""
-        return self._defaults
-
-    @property
-    def url(self) -> str:
-        """Where chat requests go."""
-        return self._url
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The runtime given at construction (``None``: the process default is used)."""
-        return self._runtime
-
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request)
-        headers = {**self._headers, "Accept": "application/json"}
-        with get_observer().on_chat_start(self, request, body) as span:
-            with self._http.live_call(cancel) as call:
-                response = self._http.post(self._url, body, headers, call, span)
-                try:
-                    parsed, _ = self._http.read_json(response, call)
-                finally:
-                    response.close()
-            return span.finish(parse_response(parsed, endpoint=self._shown))
-
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
-        body = self.body(request)
-        headers = {**self._headers, "Accept": "text/event-stream"}
-        with (
-            get_observer().on_chat_start(self, request, body) as span,
-            self._http.live_call(cancel) as call,
-        ):
-            response = self._http.post(self._stream_url, body, headers, call, span)
-            try:
-                decoder = GeminiStreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._http.chunks(response, call)))
-                call.check()
-            finally:
-                response.close()
-
-    def cancel(self) -> None:
-        """Abort every request of this client in flight, from any thread."""
-        self._http.cancel()
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return GeminiStreamDecoder(endpoint=self._shown).events(chunks)
 
     def body(self, request: LlmRequest) -> JsonObject:
         """The ``generateContent`` body for ``request`` (see the module doc)."""
@@ -197,16 +136,13 @@ class GeminiClient:
                 }
             ]
             body["toolConfig"] = {"functionCallingConfig": _calling(request.tool_choice)}
-        config: JsonObject = {}
-        for key, value in (
-            ("temperature", sampling.temperature),
-            ("topP", sampling.top_p),
-            ("maxOutputTokens", sampling.max_tokens),
-        ):
-            if value is not None:
-                config[key] = value
-        if sampling.stop:
-            config["stopSequences"] = list(sampling.stop)
+        config = sampling_fields(
+            sampling,
+            temperature="temperature",
+            top_p="topP",
+            max_tokens="maxOutputTokens",
+            stop="stopSequences",
+        )
         schema = output_schema(sampling.response_format)
         if schema is not None:
             config["responseMimeType"] = "application/json"
@@ -241,22 +177,16 @@ def _calling(choice: str | JsonObject | None) -> JsonObject:
 def _contents(messages: Sequence[Message]) -> list[JsonObject]:
     contents: list[JsonObject] = []
 
-    def add(role: str, parts: list[JsonObject]) -> None:
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"text": message.content}])
+            add_turn(contents, "user", [{"text": message.content}], key="parts")
         elif isinstance(message, ToolMessage):
             response: JsonObject = {"name": message.name, "response": {"result": message.content}}
             if not message.tool_call_id.startswith(MADE_UP_ID):
                 response["id"] = message.tool_call_id
-            add("user", [{"functionResponse": response}])
+            add_turn(contents, "user", [{"functionResponse": response}], key="parts")
         elif isinstance(message, AssistantMessage):
-            add("model", _model_parts(message))
+            add_turn(contents, "model", _model_parts(message), key="parts")
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     return contents

@@ -24,7 +24,6 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact
@@ -39,7 +38,7 @@ from .events import (
     ToolCallStarted,
 )
 from .request import LlmResponse
-from .stream_decoder import scan_json
+from .stream_decoder import load_frame, scan_json
 
 log = logging.getLogger(__name__)
 
@@ -272,11 +271,4 @@ class GeminiStreamDecoder:
         yield from assembler.events_at_end()
 
     def _parse(self, data: str) -> Any:
-        try:
-            return json_input.loads(data)
-        except ValueError as err:
-            raise ParseError(
-                f"stream chunk {self._frames} from {WHO} {self._endpoint} is not valid JSON"
-                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
-                offset=getattr(err, "pos", 0),
-            ) from err
+        return load_frame(data, what=f"stream chunk {self._frames} from {WHO} {self._endpoint}")

@@ -19,15 +19,14 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from .._internal import json_input
 from ..cancellation import CancellationToken
 from ..errors import ParseError, TransportError
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
-from ..observer import ChatObservation, get_observer
+from ..observer import get_observer
 from ..runtime import Runtime
 from .api_error import error_from_json
-from .convert import output_schema, sampling_of
-from .endpoint import display_url, resolve_url
+from .convert import output_schema, sampling_fields, sampling_of
+from .endpoint import resolve_url
 from .events import (
     Finished,
     ReasoningDelta,
@@ -36,17 +35,17 @@ from .events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .model import ModelCapabilities
+from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams, string_field
 from .retry import RetryPolicy
-from .stream_decoder import scan_json
-from .transport import HttpTransport
+from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
 
 WHO = "Ollama"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 _RESERVED = ("model", "messages", "tools", "stream")
+_NDJSON = "application/x-ndjson"
 _FINISH = {"stop": "stop", "length": "length"}
 
 JsonObject = dict[str, Any]
@@ -64,7 +63,7 @@ def ollama_host() -> str:
     return host
 
 
-class OllamaClient:
+class OllamaClient(HttpChatModel):
     """A client for Ollama's ``/api/chat`` (see the module doc).
 
     ``endpoint`` None: ``$OLLAMA_HOST``. ``think`` is sent when set (``True``
@@ -90,78 +89,37 @@ class OllamaClient:
         options: dict[str, Any] | None = None,
         context_size: int | None = None,
     ) -> None:
-        self._url = resolve_url(endpoint or ollama_host(), "/chat", prefix="/api")
-        self._shown = display_url(self._url)
-        self._model = model
-        self._defaults = default_sampling
-        self._runtime = runtime
+        size = context_size or (options or {}).get("num_ctx")
+        super().__init__(
+            resolve_url(endpoint or ollama_host(), "/chat", prefix="/api"),
+            model,
+            who=WHO,
+            provider="ollama",
+            api_key=api_key,
+            # Ollama behind an authenticating proxy, or ollama.com
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            default_sampling=default_sampling,
+            runtime=runtime,
+            context_size=size if isinstance(size, int) else None,
+        )
         self._think = think
         self._keep_alive = keep_alive
         self._options = dict(options or {})
-        self._headers = {"Content-Type": "application/json"}
-        if api_key:  # Ollama behind an authenticating proxy, or ollama.com
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self._http = HttpTransport(
-            who=WHO,
-            shown=self._shown,
-            timeout=request_timeout,
-            policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            runtime=runtime,
-            secret=api_key or None,
-        )
-        size = context_size or self._options.get("num_ctx")
-        self._capabilities = ModelCapabilities(
-            provider="ollama",
-            model=model,
-            server_url=self._url,
-            context_size=size if isinstance(size, int) else None,
-        )
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
-    @property
-    def model(self) -> str:
-        """The model asked for."""
-        return self._model
-
-    @property
-    def default_sampling(self) -> SamplingParams:
-        """The sampling every request starts from (its own fields override these)."""
-        return self._defaults
-
-    @property
-    def url(self) -> str:
-        """Where chat requests go."""
-        return self._url
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The runtime given at construction (``None``: the process default is used)."""
-        return self._runtime
 
     def complete(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)
+        body = self.body(request, stream=False)  # the reply: one NDJSON line, decoded as a stream
         with get_observer().on_chat_start(self, request, body) as span:
-            *_, last = self._events(body, cancel, span)
-            assert isinstance(last, Finished)  # _events always ends with Finished or raises
+            *_, last = self._http.post_stream(
+                self._url, body, {**self._headers, "Accept": _NDJSON}, cancel, self._decode, span
+            )
+            assert isinstance(last, Finished)  # the decoder always ends with Finished or raises
             return span.finish(last.response)
-
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as the lines arrive, ``Finished`` last."""
-        body = self.body(request, stream=True)
-        with get_observer().on_chat_start(self, request, body) as span:
-            yield from span.watch(self._events(body, cancel, span))
-
-    def cancel(self) -> None:
-        """Abort every request of this client in flight, from any thread."""
-        self._http.cancel()
 
     def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         """The ``/api/chat`` body for ``request`` (see the module doc)."""
@@ -170,16 +128,13 @@ class OllamaClient:
         if request.tools:
             body["tools"] = [schema.to_openai() for schema in request.tools]
         body["stream"] = stream
-        options = dict(self._options)
-        for key, value in (
-            ("temperature", sampling.temperature),
-            ("top_p", sampling.top_p),
-            ("num_predict", sampling.max_tokens),
-        ):
-            if value is not None:
-                options[key] = value
-        if sampling.stop:
-            options["stop"] = list(sampling.stop)
+        options = self._options | sampling_fields(
+            sampling,
+            temperature="temperature",
+            top_p="top_p",
+            max_tokens="num_predict",
+            stop="stop",
+        )
         if options:
             body["options"] = options
         schema = output_schema(sampling.response_format)
@@ -194,18 +149,13 @@ class OllamaClient:
         body.update(sampling.extra)
         return body
 
-    def _events(
-        self, body: JsonObject, cancel: CancellationToken | None, span: ChatObservation
-    ) -> Iterator[StreamEvent]:
-        headers = {**self._headers, "Accept": "application/x-ndjson"}
-        with self._http.live_call(cancel) as call:
-            response = self._http.post(self._url, body, headers, call, span)
-            try:
-                decoder = OllamaDecoder(endpoint=self._shown)
-                yield from decoder.events(self._http.chunks(response, call))
-                call.check()
-            finally:
-                response.close()
+    _accept = _NDJSON
+
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request, stream=stream)
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return OllamaDecoder(endpoint=self._shown).events(chunks)
 
 
 def _messages(messages: Sequence[Message]) -> list[JsonObject]:
@@ -312,17 +262,7 @@ class OllamaDecoder:
         return ToolCall(call_id, function["name"], arguments)
 
     def _parse(self, line: str) -> JsonObject:
-        try:
-            obj = json_input.loads(line)
-        except ValueError as err:
-            raise ParseError(
-                f"line {self._lines} from {WHO} {self._endpoint} is not valid JSON"
-                f" ({getattr(err, 'msg', err)}): {line[:80]!r}",
-                offset=getattr(err, "pos", 0),
-            ) from err
-        if not isinstance(obj, dict):
-            raise ParseError(f"line {self._lines} from {WHO} {self._endpoint}: not a JSON object")
-        return obj
+        return load_object_frame(line, what=f"line {self._lines} from {WHO} {self._endpoint}")
 
 
 def _count(obj: JsonObject, key: str) -> int:

@@ -18,23 +18,19 @@ response format becomes ``text.format``. Replies are read in
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..cancellation import CancellationToken
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from ..observer import get_observer
 from ..runtime import Runtime
-from .api_error import error_from_json
-from .convert import forced_tool, output_schema, sampling_of, system_text
-from .endpoint import display_url, resolve_url
+from .convert import forced_tool, output_schema, sampling_fields, sampling_of, system_text
+from .endpoint import resolve_url
 from .events import StreamEvent
-from .model import ModelCapabilities
+from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .responses_reply import PROVIDER, WHO, ResponsesStreamDecoder, parse_response
 from .retry import RetryPolicy
-from .transport import HttpTransport
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +40,7 @@ _RESERVED = ("model", "input", "instructions", "tools", "tool_choice", "stream")
 JsonObject = dict[str, Any]
 
 
-class ResponsesClient:
+class ResponsesClient(HttpChatModel):
     """A client for the OpenAI Responses API (see the module doc).
 
     ``endpoint`` is a base URL (``https://api.openai.com/v1``, or a llama.cpp
@@ -70,98 +66,34 @@ class ResponsesClient:
         reasoning_effort: str | None = None,
         context_size: int | None = None,
     ) -> None:
-        self._url = resolve_url(endpoint, "/responses")
-        self._shown = display_url(self._url)
-        self._model = model
-        self._api_key = api_key or None
-        self._defaults = default_sampling
-        self._runtime = runtime
+        super().__init__(
+            resolve_url(endpoint, "/responses"),
+            model,
+            who=WHO,
+            provider="openai",
+            api_key=api_key,
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            default_sampling=default_sampling,
+            runtime=runtime,
+            context_size=context_size,
+        )
         self._store = store
         self._effort = reasoning_effort
-        self._headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._http = HttpTransport(
-            who=WHO,
-            shown=self._shown,
-            timeout=request_timeout,
-            policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            runtime=runtime,
-            secret=self._api_key,
-        )
-        self._capabilities = ModelCapabilities(
-            provider="openai", model=model, server_url=self._url, context_size=context_size
-        )
 
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
+        return self.body(request, stream=stream)
 
-    @property
-    def model(self) -> str:
-        """The model asked for."""
-        return self._model
+    def _parse(self, parsed: Any) -> LlmResponse:
+        return parse_response(parsed, endpoint=self._shown)
 
-    @property
-    def default_sampling(self) -> SamplingParams:
-        """The sampling every request starts from (its own fields override these)."""
-        return self._defaults
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return ResponsesStreamDecoder(endpoint=self._shown).events(chunks)
 
-    @property
-    def url(self) -> str:
-        """Where chat requests go."""
-        return self._url
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The runtime given at construction (``None``: the process default is used)."""
-        return self._runtime
-
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)
-        headers = {**self._headers, "Accept": "application/json"}
-        with get_observer().on_chat_start(self, request, body) as span:
-            with self._http.live_call(cancel) as call:
-                response = self._http.post(self._url, body, headers, call, span)
-                try:
-                    parsed, data = self._http.read_json(response, call)
-                finally:
-                    response.close()
-            if isinstance(parsed, dict) and "error" in parsed and "output" not in parsed:
-                raise error_from_json(
-                    parsed,
-                    endpoint=self._shown,
-                    status=response.status_code,
-                    excerpt=data.decode("utf-8", "replace"),
-                    secret=self._api_key,
-                    who=WHO,
-                )
-            return span.finish(parse_response(parsed, endpoint=self._shown))
-
-    def stream(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> Iterator[StreamEvent]:
-        """Send ``request`` streaming; yield events as they arrive, ``Finished`` last."""
-        body = self.body(request, stream=True)
-        headers = {**self._headers, "Accept": "text/event-stream"}
-        with (
-            get_observer().on_chat_start(self, request, body) as span,
-            self._http.live_call(cancel) as call,
-        ):
-            response = self._http.post(self._url, body, headers, call, span)
-            try:
-                decoder = ResponsesStreamDecoder(endpoint=self._shown)
-                yield from span.watch(decoder.events(self._http.chunks(response, call)))
-                call.check()
-            finally:
-                response.close()
-
-    def cancel(self) -> None:
-        """Abort every request of this client in flight, from any thread."""
-        self._http.cancel()
+    def _reports_error(self, parsed: Any) -> bool:
+        return isinstance(parsed, dict) and "error" in parsed and "output" not in parsed
 
     def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         """The Responses request body for ``request`` (see the module doc)."""
@@ -185,12 +117,11 @@ class ResponsesClient:
             ]
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
-        if sampling.temperature is not None:
-            body["temperature"] = sampling.temperature
-        if sampling.top_p is not None:
-            body["top_p"] = sampling.top_p
-        if sampling.max_tokens is not None:
-            body["max_output_tokens"] = sampling.max_tokens
+        body.update(
+            sampling_fields(
+                sampling, temperature="temperature", top_p="top_p", max_tokens="max_output_tokens"
+            )
+        )
         if sampling.stop:
             log.debug("%s has no stop sequences; not sent", WHO)
         fmt = sampling.response_format

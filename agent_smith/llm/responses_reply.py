@@ -25,7 +25,6 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import LlmApiError, ParseError, TransportError, TruncatedReplyError
 from ..logs import TRACE, redact
@@ -40,7 +39,7 @@ from .events import (
     ToolCallStarted,
 )
 from .request import LlmResponse, string_field
-from .stream_decoder import scan_json
+from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
 
@@ -212,14 +211,5 @@ class ResponsesStreamDecoder:
         yield Finished(final.finish_reason, final.usage, final)
 
     def _parse(self, data: str) -> dict[str, Any]:
-        try:
-            frame = json_input.loads(data)
-        except ValueError as err:
-            raise ParseError(
-                f"stream event {self._frames} from {WHO} {self._endpoint} is not valid JSON"
-                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
-                offset=getattr(err, "pos", 0),
-            ) from err
-        if not isinstance(frame, dict):
-            raise ParseError(f"stream event {self._frames} from {WHO}: must be a JSON object")
-        return frame
+        what = f"stream event {self._frames} from {WHO} {self._endpoint}"
+        return load_object_frame(data, what=what)

@@ -58,6 +58,29 @@ _scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 scan_json = _scan
 
 
+def load_frame(data: str, *, what: str) -> Any:
+    """A frame the fast path could not read, parsed; else a ParseError naming ``what``.
+
+    ``what`` says which frame of whose stream it is (``"stream event 3 from
+    Anthropic API https://…"``); build it only on this slow path.
+    """
+    try:
+        return json_input.loads(data)
+    except ValueError as err:
+        raise ParseError(
+            f"{what} is not valid JSON ({getattr(err, 'msg', err)}): {data[:80]!r}",
+            offset=getattr(err, "pos", 0),
+        ) from err
+
+
+def load_object_frame(data: str, *, what: str) -> dict[str, Any]:
+    """:func:`load_frame` for a frame that must be a JSON object."""
+    frame = load_frame(data, what=what)
+    if type(frame) is not dict:
+        raise ParseError(f"{what}: must be a JSON object")
+    return frame
+
+
 @dataclass
 class _PartialCall:
     index: int
@@ -208,17 +231,7 @@ class StreamDecoder:
 
     def _parse(self, data: str) -> dict[str, Any]:
         """The slow path: leading whitespace, trailing data, or an error to explain."""
-        try:
-            obj = json_input.loads(data)
-        except ValueError as err:
-            raise ParseError(
-                f"stream frame {self._frames} from {self._endpoint} is not valid JSON"
-                f" ({getattr(err, 'msg', err)}): {data[:80]!r}",
-                offset=getattr(err, "pos", 0),
-            ) from err
-        if type(obj) is not dict:
-            raise self._bad("must be a JSON object")
-        return obj
+        return load_object_frame(data, what=f"stream frame {self._frames} from {self._endpoint}")
 
     def _bad(self, what: str) -> ParseError:
         return ParseError(f"stream frame {self._frames} from {self._endpoint}: {what}")
@@ -314,17 +327,3 @@ class StreamDecoder:
         for index, call in zip(sorted(self._calls), calls, strict=True):
             yield ToolCallCompleted(index, call.arguments)
         yield Finished(finish, self._usage, response)
-
-
-def response_events(response: LlmResponse) -> Iterator[StreamEvent]:
-    """The events a stream of ``response`` would have given, for a reply that came whole."""
-    message = response.message
-    if message.reasoning:
-        yield ReasoningDelta(message.reasoning)
-    if message.content:
-        yield TokenDelta(message.content)
-    for index, call in enumerate(message.tool_calls):
-        yield ToolCallStarted(call.id, call.name, index)
-    for index, call in enumerate(message.tool_calls):
-        yield ToolCallCompleted(index, call.arguments)
-    yield Finished(response.finish_reason, message.usage, response)

@@ -28,12 +28,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AgentSmithError, ConfigError
 from ..messages import AssistantMessage, TokenUsage, ToolCall
 from .events import (
-    Finished,
-    ReasoningDelta,
     StreamEvent,
     TokenDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
+    response_events,
 )
 from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse
@@ -105,19 +102,10 @@ class TestModel:
         """The next reply to ``request`` as stream events, ``Finished`` last."""
         if cancel is not None:
             cancel.raise_if_cancelled(_OPERATION)
-        response = self._reply(request)
-        message = response.message
-        if message.reasoning:
-            yield ReasoningDelta(message.reasoning)
-        for piece in _PIECES.findall(message.content):
-            if cancel is not None:
+        for event in response_events(self._reply(request), pieces=_PIECES.findall):
+            if cancel is not None and isinstance(event, TokenDelta):
                 cancel.raise_if_cancelled(_OPERATION)
-            yield TokenDelta(piece)
-        for index, tool_call in enumerate(message.tool_calls):
-            yield ToolCallStarted(tool_call.id, tool_call.name, index)
-        for index, tool_call in enumerate(message.tool_calls):
-            yield ToolCallCompleted(index, tool_call.arguments)
-        yield Finished(response.finish_reason, response.usage, response)
+            yield event
 
     def _reply(self, request: LlmRequest) -> LlmResponse:
         with self._lock:

@@ -20,9 +20,9 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
@@ -34,16 +34,18 @@ from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
 from ..cancellation import CancellationToken
-from ..errors import AgentTimeoutError, CancelledError, ParseError, TransportError
+from ..errors import AgentTimeoutError, CancelledError, LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
 from ..observer import NO_CHAT, ChatObservation
 from ..runtime import Runtime, default_runtime
-from .api_error import error_from_body
+from .api_error import error_from_body, error_from_json
 from .retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
 _OPERATION = "LLM request"
+Signer = Callable[[str, bytes, dict[str, str]], None]
+E = TypeVar("E")
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
@@ -152,7 +154,7 @@ class HttpTransport:
         headers: dict[str, str],
         call: LiveCall,
         observer: ChatObservation = NO_CHAT,
-        sign: Callable[[str, bytes, dict[str, str]], None] | None = None,
+        sign: Signer | None = None,
     ) -> requests.Response:
         """POST ``body`` with retries; return a response with a 2xx status, body unread.
 
@@ -238,6 +240,57 @@ class HttpTransport:
             )
             observer.retry(attempt, delay, failure)
             self._pause(delay, call)
+
+    def post_json(
+        self,
+        url: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        cancel: CancellationToken | None,
+        observer: ChatObservation = NO_CHAT,
+        sign: Signer | None = None,
+    ) -> tuple[Any, bytes, int]:
+        """POST ``body`` (see :meth:`post`) and read the whole JSON reply: parsed, bytes, status."""
+        with self.live_call(cancel) as call:
+            response = self.post(url, body, headers, call, observer, sign)
+            try:
+                parsed, data = self.read_json(response, call)
+            finally:
+                response.close()
+        return parsed, data, response.status_code
+
+    def post_stream(
+        self,
+        url: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        cancel: CancellationToken | None,
+        decode: Callable[[Iterable[bytes]], Iterator[E]],
+        observer: ChatObservation = NO_CHAT,
+        sign: Signer | None = None,
+    ) -> Iterator[E]:
+        """POST ``body`` and yield what ``decode`` makes of the body's chunks as they arrive.
+
+        Closing the generator early closes the HTTP response.
+        """
+        with self.live_call(cancel) as call:
+            response = self.post(url, body, headers, call, observer, sign)
+            try:
+                yield from decode(self.chunks(response, call))
+                call.check()
+            finally:
+                response.close()
+
+    def json_error(self, parsed: Any, data: bytes, status: int) -> LlmApiError:
+        """The error a 2xx JSON reply reports in its body, naming the provider."""
+        return error_from_json(
+            parsed,
+            endpoint=self.shown,
+            status=status,
+            excerpt=data.decode("utf-8", "replace"),
+            secret=self.secret,
+            who=self.who,
+        )
 
     def _poster(self, url: str) -> Poster:
         poster = self._posters.get(url)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,7 +13,6 @@ from agent_smith import (
     Finished,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
     ParseError,
     ProviderData,
     ReasoningDelta,
@@ -32,11 +31,8 @@ from agent_smith import (
 )
 from agent_smith.llm.anthropic_reply import AnthropicStreamDecoder
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import anthropic_events, sse
+from tests.support.provider_wire import WEATHER, anthropic_events, reply_of, sse
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 NOW = ToolSchema("now", "The time.")  # no parameters
 THINKING = {"type": "thinking", "thinking": "The user wants weather.", "signature": "EqQBCkYI=="}
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER, NOW))
@@ -322,12 +318,6 @@ def test_the_decoder_survives_a_split_at_every_byte() -> None:
     whole = list(AnthropicStreamDecoder(endpoint="e").events([body]))
     split = list(AnthropicStreamDecoder(endpoint="e").events(_bytes(body)))
     assert split == whole
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    """The response the stream's Finished event carries."""
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 def _bytes(body: bytes) -> Iterator[bytes]:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
     ConfigError,
-    Finished,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
     ParseError,
     ReasoningDelta,
     Runtime,
@@ -21,7 +18,6 @@ from agent_smith import (
     ToolCallCompleted,
     ToolCallStarted,
     ToolMessage,
-    ToolSchema,
     TransportError,
     UserMessage,
     make_model,
@@ -29,19 +25,12 @@ from agent_smith import (
 from agent_smith.llm.bedrock import BedrockClient
 from tests.support.aws_eventstream import converse_stream, event, exception
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
+from tests.support.provider_wire import WEATHER, reply_of
 
 pytestmark = pytest.mark.usefixtures("aws_credentials")
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 MODEL = "anthropic.claude-sonnet-4-5-v1:0"
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 @pytest.fixture

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
-    Finished,
     GeminiClient,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
-    ParseError,
     ReasoningDelta,
     Runtime,
     SamplingParams,
@@ -28,11 +24,8 @@ from agent_smith import (
 from agent_smith.llm.gemini import gemini_schema
 from agent_smith.llm.gemini_reply import GeminiStreamDecoder
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import gemini_chunks
+from tests.support.provider_wire import WEATHER, gemini_chunks, reply_of
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 # A Gemini 3 reply with signatures in each documented place: on a call, on text, on an
 # empty part; plus a thought summary part.
@@ -57,11 +50,6 @@ def chunk(parts: list[dict[str, object]], finish: str | None = None) -> dict[str
     if finish:
         candidate["finishReason"] = finish
     return {"candidates": [candidate], "modelVersion": "gemini-wire"}
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 @pytest.fixture
@@ -186,17 +174,6 @@ def test_a_stream_without_a_finish_reason_is_a_transport_error(
     llm_server.script(crlf(chunk([{"text": "Hello"}])))
     with pytest.raises(TransportError, match=r"Gemini API .* ended before a finishReason"):
         list(model.stream(REQUEST))
-
-
-def test_malformed_json_and_an_html_page_are_typed_errors(
-    llm_server: ScriptedLlmServer, runtime: Runtime
-) -> None:
-    model = GeminiClient(llm_server.url, "gemini-wire", runtime=runtime, max_retries=0)
-    llm_server.script(Chunks("data: {nope\r\n\r\n"), Raw(500, "<html>Internal error</html>"))
-    with pytest.raises(ParseError, match=r"from Gemini API .* is not valid JSON"):
-        list(model.stream(REQUEST))
-    with pytest.raises(LlmApiError, match=r"Gemini API .* answered HTTP 500: <html>"):
-        model.complete(REQUEST)
 
 
 def test_the_decoder_survives_a_split_at_every_byte() -> None:

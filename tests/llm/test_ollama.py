@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
     AssistantMessage,
-    Finished,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
     OllamaClient,
-    ParseError,
     ReasoningDelta,
     Runtime,
     SamplingParams,
@@ -23,27 +19,18 @@ from agent_smith import (
     ToolCallCompleted,
     ToolCallStarted,
     ToolMessage,
-    ToolSchema,
     TransportError,
     UserMessage,
 )
 from agent_smith.llm.ollama import OllamaDecoder
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import ollama_lines
+from tests.support.provider_wire import WEATHER, ollama_lines, reply_of
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((UserMessage("Weather?"),), (WEATHER,))
 
 
 def line(**fields: object) -> str:
     return json.dumps({"model": "qwen3", "created_at": "2026-01-01T00:00:00Z", **fields}) + "\n"
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 @pytest.fixture
@@ -191,17 +178,6 @@ def test_a_stream_without_its_done_line_is_a_transport_error(
     llm_server.script(Chunks(*ollama_lines("Hello there")[:-1]))
     with pytest.raises(TransportError, match=r"Ollama .* ended before its done line"):
         list(model.stream(REQUEST))
-
-
-def test_malformed_json_and_an_html_page_are_typed_errors(
-    llm_server: ScriptedLlmServer, runtime: Runtime
-) -> None:
-    model = OllamaClient(llm_server.url, "qwen3", runtime=runtime, max_retries=0)
-    llm_server.script(Chunks("{not json}\n"), Raw(502, "<html>Bad Gateway</html>"))
-    with pytest.raises(ParseError, match=r"line 1 from Ollama .* is not valid JSON"):
-        list(model.stream(REQUEST))
-    with pytest.raises(LlmApiError, match=r"Ollama .* answered HTTP 502: <html>"):
-        model.complete(REQUEST)
 
 
 def test_the_decoder_survives_a_split_at_every_byte() -> None:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from agent_smith import (
     AssistantMessage,
-    Finished,
     LlmApiError,
     LlmRequest,
-    LlmResponse,
-    ParseError,
     ProviderData,
     ReasoningDelta,
     ResponsesClient,
@@ -24,17 +20,13 @@ from agent_smith import (
     ToolCallCompleted,
     ToolCallStarted,
     ToolMessage,
-    ToolSchema,
     TransportError,
     TruncatedReplyError,
     UserMessage,
 )
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
-from tests.support.provider_wire import responses_events, sse
+from tests.support.provider_wire import WEATHER, reply_of, responses_events, sse
 
-WEATHER = ToolSchema(
-    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
-)
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 REASONING = {
     "type": "reasoning",
@@ -64,11 +56,6 @@ def model(llm_server: ScriptedLlmServer, runtime: Runtime) -> ResponsesClient:
     return ResponsesClient(
         llm_server.url, "gpt-wire", api_key="sk-secret", store=False, runtime=runtime
     )
-
-
-def reply_of(events: Iterable[object]) -> LlmResponse:
-    (finished,) = [e for e in events if isinstance(e, Finished)]
-    return finished.response
 
 
 def test_a_streamed_call_with_reasoning_yields_events_and_keeps_the_reasoning_item(
@@ -213,17 +200,3 @@ def test_a_stream_without_its_completed_event_is_a_transport_error(
     llm_server.script(Chunks(*responses_events([TEXT])[:-1]))
     with pytest.raises(TransportError, match=r"OpenAI Responses API .* \(no response.completed\)"):
         list(model.stream(REQUEST))
-
-
-def test_malformed_json_and_an_html_page_are_typed_errors(
-    llm_server: ScriptedLlmServer, runtime: Runtime
-) -> None:
-    model = ResponsesClient(llm_server.url, runtime=runtime, max_retries=0)
-    llm_server.script(
-        Chunks("event: response.created\ndata: {oops\n\n"),
-        Raw(503, "<html>Service Unavailable</html>", {"Content-Type": "text/html"}),
-    )
-    with pytest.raises(ParseError, match=r"OpenAI Responses API .* is not valid JSON"):
-        list(model.stream(REQUEST))
-    with pytest.raises(LlmApiError, match=r"OpenAI Responses API .* answered HTTP 503: <html>"):
-        model.complete(REQUEST)

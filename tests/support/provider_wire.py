@@ -12,9 +12,23 @@ response.completed carrying the whole response).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
+from agent_smith import Finished, LlmResponse, ToolSchema
+
 JsonObject = dict[str, Any]
+
+#: The one tool the provider tests offer.
+WEATHER = ToolSchema(
+    "get_weather", "The weather.", {"type": "object", "properties": {"city": {"type": "string"}}}
+)
+
+
+def reply_of(events: Iterable[object]) -> LlmResponse:
+    """The response the stream's Finished event carries."""
+    (finished,) = [e for e in events if isinstance(e, Finished)]
+    return finished.response
 
 
 def sse(name: str, data: JsonObject, *, crlf: bool = False) -> str:
