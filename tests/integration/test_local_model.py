@@ -84,7 +84,10 @@ def test_agent_smith_local_reads_a_file_the_question_names(
     (tmp_path / "config.ini").write_text("[server]\nport = 8443\n", encoding="utf-8")
     done = _chat_locally("Which port does config.ini set?", sandbox=tmp_path)
     lines = done.stderr.splitlines()
-    assert '[tool] read_file {"path": "config.ini"}' in lines, done.stderr
+    # The model may add a line range of its own ("start_line": 1, ...).
+    assert any(line.startswith('[tool] read_file {"path": "config.ini"') for line in lines), (
+        done.stderr
+    )
     assert "[tool] read_file -> [server] port = 8443" in lines
 
 
@@ -110,7 +113,9 @@ def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
         timeout=2 * MODEL_TIMEOUT,  # three replies
     )
     lines = done.stderr.splitlines()
-    assert '[tool] read_file {"path": "README.md"}' in lines, done.stderr
+    assert any(line.startswith('[tool] read_file {"path": "README.md"') for line in lines), (
+        done.stderr
+    )
     assert "[tool] calculator -> 391" in lines, done.stderr  # the session is still alive
     assert not [line for line in lines if line.startswith("agent-smith: error")], done.stderr
     cleared = lines.index("(no conversation yet)")  # /history, right after /clear
