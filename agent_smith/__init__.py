@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     )
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
+    from .history_json import messages_from_json, messages_to_json
     from .llm.anthropic import AnthropicClient
     from .llm.bedrock import BedrockClient
     from .llm.client import LlmClient
@@ -148,8 +149,6 @@ if TYPE_CHECKING:
         ToolMessage,
         UserMessage,
         message_from_openai,
-        messages_from_json,
-        messages_to_json,
     )
     from .paused_turn import ApprovalRequest, Decision, PausedTurn
     from .runtime import Runtime, default_runtime
@@ -293,8 +292,8 @@ _LAZY: dict[str, str] = {
     "ToolMessage": "messages",
     "UserMessage": "messages",
     "message_from_openai": "messages",
-    "messages_from_json": "messages",
-    "messages_to_json": "messages",
+    "messages_from_json": "history_json",
+    "messages_to_json": "history_json",
     "ensure_default_model": "cli.models",
     "Runtime": "runtime",
     "default_runtime": "runtime",

@@ -32,6 +32,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "messages",
+                "history_json",
+                "json_fields",
+                "content_parts",
                 "errors",
                 "cancellation",
                 "runtime",
