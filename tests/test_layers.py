@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("plumbing", frozenset({"_internal", "_version"})),
+    ("plumbing", frozenset({"_internal", "_lazy_names", "_version"})),
 )
 
 _RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
