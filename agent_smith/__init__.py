@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     )
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
+    from .history_json import messages_from_json, messages_to_json
     from .llm.anthropic import AnthropicClient
     from .llm.bedrock import BedrockClient
     from .llm.client import LlmClient
@@ -148,8 +149,6 @@ if TYPE_CHECKING:
         ToolMessage,
         UserMessage,
         message_from_openai,
-        messages_from_json,
-        messages_to_json,
     )
     from .paused_turn import ApprovalRequest, Decision, PausedTurn
     from .runtime import Runtime, default_runtime
@@ -190,6 +189,7 @@ if TYPE_CHECKING:
     from .web.app import WebApp
     from .web.serve import WebServer
 
+from ._lazy_names import LAZY
 from ._version import __version__
 from .observer import set_observer
 from .tracing.observer import OTEL_OBSERVER
@@ -200,141 +200,9 @@ set_observer(OTEL_OBSERVER)
 
 logging.getLogger("agent_smith").addHandler(logging.NullHandler())
 
-# Where each lazily imported public name lives.
-_LAZY: dict[str, str] = {
-    "BedrockClient": "llm.bedrock",
-    "OllamaClient": "llm.ollama",
-    "GeminiClient": "llm.gemini",
-    "Embedder": "llm.embeddings",
-    "OllamaEmbedder": "llm.embeddings",
-    "OpenAIEmbedder": "llm.embeddings",
-    "FallbackModel": "llm.fallback",
-    "ResponsesClient": "llm.responses",
-    "AnthropicClient": "llm.anthropic",
-    "ProviderData": "messages",
-    "make_model": "llm.providers",
-    "TestModel": "llm.testing",
-    "ChatModel": "llm.model",
-    "ModelCapabilities": "llm.model",
-    "Agent": "agent.agent",
-    "AgentRequest": "agent.request",
-    "ApprovalRequest": "paused_turn",
-    "ApprovalRequested": "agent.approvals",
-    "Approver": "agent.approvals",
-    "Decision": "paused_turn",
-    "AgentSpec": "batch",
-    "BatchInput": "batch",
-    "BatchResult": "batch",
-    "BatchRun": "batch",
-    "ItemError": "batch",
-    "read_inputs": "batch",
-    "read_results": "batch",
-    "run_batch": "batch",
-    "CancellationSource": "cancellation",
-    "CancellationToken": "cancellation",
-    "AgentConfig": "agent.config",
-    "AgentEvent": "agent.events",
-    "AgentHooks": "agent.events",
-    "AssistantTurn": "agent.events",
-    "FinalAnswer": "agent.events",
-    "ContextCompacted": "agent.events",
-    "Compaction": "agent.compaction",
-    "GuardrailChecked": "agent.events",
-    "Guardrails": "agent.guardrails",
-    "GuardrailVerdict": "agent.guardrails",
-    "ModelPrice": "agent.usage_limits",
-    "UsageLimits": "agent.usage_limits",
-    "OutputRetry": "agent.events",
-    "SubAgentEvent": "agent.events",
-    "ToolCallRequested": "agent.events",
-    "ToolResultReady": "agent.events",
-    "OutputMode": "agent.output",
-    "parse_output": "agent.output_type",
-    "LlmClient": "llm.client",
-    "Finished": "llm.events",
-    "ReasoningDelta": "llm.events",
-    "StreamEvent": "llm.events",
-    "TokenDelta": "llm.events",
-    "ToolCallCompleted": "llm.events",
-    "ToolCallStarted": "llm.events",
-    "LlmRequest": "llm.request",
-    "LlmResponse": "llm.request",
-    "SamplingParams": "llm.request",
-    "RetryPolicy": "llm.retry",
-    "LocalLlamaServer": "llm.local_server",
-    "Elicitation": "mcp",
-    "SamplingHandler": "mcp",
-    "ToolInfo": "mcp",
-    "LifecycleEvent": "mcp",
-    "LifecycleKind": "mcp",
-    "McpClient": "mcp",
-    "McpEvent": "mcp",
-    "Notification": "mcp",
-    "ServerConfig": "mcp",
-    "AuthorizationHandler": "mcp.auth",
-    "ClientInfo": "mcp.auth",
-    "EnterpriseIdp": "mcp.auth",
-    "FileTokenStorage": "mcp.auth",
-    "InMemoryTokenStorage": "mcp.auth",
-    "LoopbackAuthorization": "mcp.auth",
-    "OAuthConfig": "mcp.auth",
-    "OAuthTokens": "mcp.auth",
-    "TokenStorage": "mcp.auth",
-    "FullMemory": "memory",
-    "Memory": "memory",
-    "RollingWindowMemory": "memory",
-    "SummaryMemory": "memory",
-    "strip_orphans": "memory",
-    "AssistantMessage": "messages",
-    "Message": "messages",
-    "SystemMessage": "messages",
-    "TokenUsage": "messages",
-    "ToolCall": "messages",
-    "ToolMessage": "messages",
-    "UserMessage": "messages",
-    "message_from_openai": "messages",
-    "messages_from_json": "messages",
-    "messages_to_json": "messages",
-    "ensure_default_model": "cli.models",
-    "Runtime": "runtime",
-    "default_runtime": "runtime",
-    "Session": "sessions.session",
-    "SessionState": "sessions.session",
-    "SqliteSession": "sessions.sqlite",
-    "Skill": "skills",
-    "compose_system_prompt": "skills",
-    "load_skill": "skills",
-    "normalize_skill_name": "skills",
-    "skill_context_bytes": "skills",
-    "PausedTurn": "paused_turn",
-    "SubAgentSpec": "agent.subagents",
-    "SubAgentTool": "agent.subagents",
-    "FilesPolicy": "toolkits",
-    "FilesToolkit": "toolkits",
-    "SearchPolicy": "toolkits",
-    "SearchToolkit": "toolkits",
-    "ShellPolicy": "toolkits",
-    "ShellToolkit": "toolkits",
-    "TodoPolicy": "toolkits",
-    "TodoToolkit": "toolkits",
-    "WebPolicy": "toolkits",
-    "WebToolkit": "toolkits",
-    "Tool": "tools.base",
-    "ToolContext": "tools.base",
-    "ToolOptions": "tools.base",
-    "ToolResult": "tools.base",
-    "ToolSchema": "tools.base",
-    "FunctionTool": "tools.function",
-    "make_tool": "tools.function",
-    "tool": "tools.function",
-    "ToolRegistry": "tools.registry",
-    "WebApp": "web.app",
-    "WebServer": "web.serve",
-}
-
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'agent_smith' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)

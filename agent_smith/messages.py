@@ -4,23 +4,23 @@ Four frozen dataclasses model a history: :class:`SystemMessage`,
 :class:`UserMessage`, :class:`AssistantMessage` and :class:`ToolMessage`.
 ``to_openai()`` is total; ``message_from_openai()`` validates untrusted JSON
 and raises :class:`~agent_smith.errors.ParseError`. ``messages_to_json`` /
-``messages_from_json`` persist a whole history (internal fields included);
-the library itself never writes it anywhere.
+``messages_from_json`` (in :mod:`agent_smith.history_json`) persist a whole
+history, internal fields included.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from dataclasses_json import DataClassJsonMixin, config
 
 from ._internal import json_input
-from .errors import ConfigError, ParseError
-
-JsonObject = dict[str, Any]
+from .content_parts import content_from_wire, details_text, made_up_call_id
+from .errors import ParseError
+from .json_fields import JsonObject, expect_object
 
 # A field kept out of to_dict() and ignored by from_dict().
 _NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: None)
@@ -246,7 +246,8 @@ class ToolMessage(DataClassJsonMixin):
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 
-_BY_ROLE: dict[str, type[Message]] = {
+#: The message class of each OpenAI role.
+BY_ROLE: dict[str, type[Message]] = {
     cls.role: cls for cls in (SystemMessage, UserMessage, AssistantMessage, ToolMessage)
 }
 
@@ -257,8 +258,8 @@ def message_from_openai(data: object) -> Message:
     role = obj.get("role")
     if role == "assistant":
         return AssistantMessage.from_openai(obj)
-    if not isinstance(role, str) or role not in _BY_ROLE:
-        raise ParseError(f"message.role must be one of {sorted(_BY_ROLE)}, got {role!r}")
+    if not isinstance(role, str) or role not in BY_ROLE:
+        raise ParseError(f"message.role must be one of {sorted(BY_ROLE)}, got {role!r}")
     content = obj.get("content")
     if not isinstance(content, str):
         raise ParseError(f"{role} message content must be a string")
@@ -269,203 +270,6 @@ def message_from_openai(data: object) -> Message:
         name = obj.get("name", "")
         return ToolMessage(call_id, name if isinstance(name, str) else "", content)
     return SystemMessage(content) if role == "system" else UserMessage(content)
-
-
-def messages_to_json(messages: Iterable[Message]) -> str:
-    """Serialise a history, internal fields included, for the caller to persist."""
-    return json.dumps([message_to_dict(m) for m in messages], ensure_ascii=False)
-
-
-def messages_from_json(text: str) -> list[Message]:
-    """Load a history written by :func:`messages_to_json`."""
-    try:
-        items = json_input.loads(text)
-    except json.JSONDecodeError as err:
-        raise ParseError(f"history is not valid JSON ({err.msg})", offset=err.pos) from err
-    if not isinstance(items, list):
-        raise ParseError("history must be a JSON array")
-    return [message_from_dict(item, f"history[{i}]") for i, item in enumerate(items)]
-
-
-def message_to_dict(message: Message) -> JsonObject:
-    """One message in the JSON form of :func:`messages_to_json`: its role, then every field.
-
-    Written out by hand rather than through ``to_dict()``: a stored history is
-    read and written a message at a time (sessions), and dataclasses-json
-    costs tens of microseconds per message where this costs one or two.
-    """
-    if isinstance(message, AssistantMessage):
-        usage = message.usage
-        replay = message.provider_data
-        return {
-            "role": message.role,
-            "content": message.content,
-            "tool_calls": [tool_call_to_dict(call) for call in message.tool_calls],
-            "usage": None if usage is None else usage_to_dict(usage),
-            "reasoning": message.reasoning,
-            "provider_data": None
-            if replay is None
-            else {"provider": replay.provider, "data": replay.data},
-        }
-    if isinstance(message, ToolMessage):
-        return {
-            "role": message.role,
-            "tool_call_id": message.tool_call_id,
-            "name": message.name,
-            "content": message.content,
-            "is_error": message.is_error,
-        }
-    if isinstance(message, (SystemMessage, UserMessage)):
-        return {"role": message.role, "content": message.content}
-    raise ConfigError(f"not a message: {type(message).__name__}")
-
-
-def message_from_dict(data: object, where: str = "message") -> Message:
-    """Read one message written by :func:`message_to_dict`; ParseError naming ``where``."""
-    obj = expect_object(data, where)
-    role = obj.get("role")
-    if not isinstance(role, str) or role not in _BY_ROLE:  # a list would not hash
-        raise ParseError(f"{where} has unknown role {role!r}")
-    what = f"{role} message"
-    if role == "assistant":
-        calls = json_field(obj, "tool_calls", list, [], where, what)
-        usage = json_field(obj, "usage", dict, None, where, what)
-        replay = json_field(obj, "provider_data", dict, None, where, what)
-        return AssistantMessage(
-            json_field(obj, "content", str, "", where, what),
-            tuple(tool_call_from_dict(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
-            None if usage is None else usage_from_dict(usage, f"{where}.usage"),
-            json_field(obj, "reasoning", str, None, where, what),
-            None if replay is None else _provider_data_from_dict(replay, f"{where}.provider_data"),
-        )
-    if role == "tool":
-        return ToolMessage(
-            json_field(obj, "tool_call_id", str, REQUIRED, where, what),
-            json_field(obj, "name", str, REQUIRED, where, what),
-            json_field(obj, "content", str, REQUIRED, where, what),
-            json_field(obj, "is_error", bool, False, where, what),
-        )
-    content = json_field(obj, "content", str, REQUIRED, where, what)
-    return SystemMessage(content) if role == "system" else UserMessage(content)
-
-
-#: The ``default`` of :func:`json_field` for a key that must be present.
-REQUIRED: Any = object()
-
-
-def json_field(
-    obj: JsonObject, key: str, kind: type[Any], default: Any, where: str, what: str
-) -> Any:
-    """``obj[key]`` if it is a ``kind``; ``default`` if absent (or null, when that is None).
-
-    ParseError saying ``where`` is not a valid ``what`` otherwise, or when a
-    ``REQUIRED`` key is missing.
-    """
-    value = obj.get(key, REQUIRED)
-    if type(value) is kind:  # the common case; exact, so True is no int and 1 no bool
-        return value
-    if value is REQUIRED or (value is None and default is None):
-        if default is REQUIRED:
-            raise ParseError(f"{where} is not a valid {what}: {key!r} is missing")
-        return default
-    raise ParseError(
-        f"{where} is not a valid {what}: {key!r} must be {kind.__name__}, "
-        f"got {type(value).__name__}"
-    )
-
-
-def tool_call_to_dict(call: ToolCall) -> JsonObject:
-    """A tool call in the JSON form of :func:`messages_to_json`."""
-    return {
-        "id": call.id,
-        "name": call.name,
-        "arguments": call.arguments,
-        "invalid_arguments": call.invalid_arguments,
-    }
-
-
-def tool_call_from_dict(data: object, where: str) -> ToolCall:
-    """Read a tool call written by :func:`tool_call_to_dict`; ParseError naming ``where``."""
-    obj = expect_object(data, where)
-    return ToolCall(
-        json_field(obj, "id", str, REQUIRED, where, "tool call"),
-        json_field(obj, "name", str, REQUIRED, where, "tool call"),
-        json_field(obj, "arguments", dict, {}, where, "tool call"),
-        json_field(obj, "invalid_arguments", str, None, where, "tool call"),
-    )
-
-
-def usage_to_dict(usage: TokenUsage) -> JsonObject:
-    """Token usage in the JSON form of :func:`messages_to_json`."""
-    return {
-        "prompt": usage.prompt,
-        "completion": usage.completion,
-        "total": usage.total,
-        "cache_read": usage.cache_read,
-        "cache_write": usage.cache_write,
-        "cost": usage.cost,
-    }
-
-
-def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
-    """Read usage written by :func:`usage_to_dict`; ParseError naming ``where``."""
-    return TokenUsage(
-        json_field(data, "prompt", int, 0, where, "usage"),
-        json_field(data, "completion", int, 0, where, "usage"),
-        json_field(data, "total", int, 0, where, "usage"),
-        json_field(data, "cache_read", int, 0, where, "usage"),
-        json_field(data, "cache_write", int, 0, where, "usage"),
-        json_field(data, "cost", float, None, where, "usage"),
-    )
-
-
-def _provider_data_from_dict(data: JsonObject, where: str) -> ProviderData:
-    return ProviderData(
-        json_field(data, "provider", str, REQUIRED, where, "provider data"), data.get("data")
-    )
-
-
-def content_from_wire(value: object, where: str) -> tuple[str, str]:
-    """A ``content`` that is not a string, as ``(text, thinking)``.
-
-    Some servers send a list of typed parts (Mistral: ``{"type": "text",
-    "text": ...}`` and ``{"type": "thinking", "thinking": [text parts]}``);
-    some send the JSON value itself when a ``response_format`` asked for an
-    object. Parts of other types (images, audio) carry no text and are skipped.
-    ParseError naming ``where`` for anything else.
-    """
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False), ""
-    if not isinstance(value, list):
-        raise ParseError(f"{where} must be a string or a list of parts, got {type(value).__name__}")
-    text: list[str] = []
-    thinking: list[str] = []
-    for part in value:
-        if not isinstance(part, dict):
-            raise ParseError(f"{where} parts must be objects, got {type(part).__name__}")
-        kind = part.get("type")
-        if kind == "text":
-            text.append(_part_text(part.get("text"), where))
-        elif kind == "thinking":
-            inner = part.get("thinking")
-            if isinstance(inner, list):
-                thinking.append(content_from_wire(inner, where)[0])
-            else:
-                thinking.append(_part_text(inner, where))
-    return "".join(text), "".join(thinking)
-
-
-def _part_text(value: object, where: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ParseError(f"{where}: a part's text must be a string, got {type(value).__name__}")
-    return value
-
-
-def made_up_call_id(index: int) -> str:
-    """The id given to a tool call the server sent without one (its position in the reply)."""
-    return f"call_{index}"
 
 
 def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
@@ -488,23 +292,3 @@ def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:
     if not isinstance(arguments, str):
         raise ParseError(f"{where}.function.arguments must be a string")
     return ToolCall.from_wire(call_id, name, arguments, lenient=lenient)
-
-
-def details_text(details: object) -> str | None:
-    """The text of OpenRouter-style ``reasoning_details`` (``reasoning.text`` and
-    ``reasoning.summary`` entries; encrypted ones have none); ParseError if not a list."""
-    if not isinstance(details, list):
-        raise ParseError("reasoning_details must be an array")
-    parts: list[str] = []
-    for detail in details:
-        text = (detail.get("text") or detail.get("summary")) if isinstance(detail, dict) else None
-        if isinstance(text, str):
-            parts.append(text)
-    return "".join(parts) or None
-
-
-def expect_object(data: object, where: str) -> JsonObject:
-    """``data`` as a JSON object; ParseError naming ``where`` if it is something else."""
-    if not isinstance(data, dict):
-        raise ParseError(f"{where} must be a JSON object, got {type(data).__name__}")
-    return data

@@ -32,6 +32,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "messages",
+                "history_json",
+                "json_fields",
+                "content_parts",
                 "errors",
                 "cancellation",
                 "runtime",
@@ -42,7 +45,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("plumbing", frozenset({"_internal", "_version"})),
+    ("plumbing", frozenset({"_internal", "_lazy_names", "_version"})),
 )
 
 _RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}

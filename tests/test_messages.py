@@ -22,7 +22,8 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
-from agent_smith.messages import ProviderData, message_from_dict, message_to_dict
+from agent_smith.history_json import message_from_dict, message_to_dict
+from agent_smith.messages import ProviderData
 
 
 def reply(message: Any, **extra: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agent_smith import LlmResponse, ParseError, message_from_openai, messages_from_json
-from agent_smith.messages import message_from_dict
+from agent_smith.history_json import message_from_dict
 from tests.support.fuzz import QUICK, TOO_DEEP, json_objects_with, json_values
 
 _MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "name", "usage", "reasoning"]

@@ -1,8 +1,9 @@
 """The agent: a blocking LLM/tool loop with streaming events, hooks and stop conditions.
 
 :class:`Agent` is the public front: its tools, skills, MCP clients and
-settings, and ``send``/``stream``/``cancel``/``close``. The rounds of a turn
-run in :class:`~agent_smith.agent.loop.TurnLoop`; a turn's counters and stop
+settings, and ``send``/``stream``/``cancel``/``close``. A turn starts and ends
+in :mod:`~agent_smith.agent.turn_scope`, its rounds run in
+:class:`~agent_smith.agent.loop.TurnLoop`; a turn's counters and stop
 conditions live in :class:`~agent_smith.agent.turn.Turn`.
 
 An agent is not thread-safe: it runs one turn at a time and a second
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..errors import AgentBusyError, AgentSmithError, ApprovalRequired, CancelledError
+from ..errors import AgentSmithError
 from ..logs import invoke_hook
 from ..memory import FullMemory, Memory
 from ..messages import AssistantMessage, Message, TokenUsage
@@ -32,13 +33,13 @@ from .approvals import Approver, Decisions
 from .config import AgentConfig
 from .context_gate import ContextGate
 from .events import NO_HOOKS, AgentEvent, AgentHooks, final_message
-from .lineage import Lineage, turn_tree
-from .loop import TurnLoop
+from .lineage import Lineage
 from .output import OutputMode, check_output_options
 from .request import AgentRequest, RequestLike, as_request
 from .result_pages import ResultPages
 from .toolset import ToolSet
 from .turn import Turn
+from .turn_scope import run_turn
 
 if TYPE_CHECKING:
     from ..llm.model import ChatModel
@@ -223,21 +224,14 @@ class Agent(Closeable):
         :meth:`McpClient.connect` (``SamplingHandler(llm)`` lets the server
         use the agent's model).
         """
-        from ..mcp.client import McpClient
-
-        # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
-        hook = self._tools.new_hook()
-        client = McpClient.connect(
+        client = self._tools.connect(
             config,
-            hook=hook,
             runtime=self._runtime,
             elicitation_handler=elicitation_handler,
             sampling_handler=sampling_handler,
             roots_handler=roots_handler,
         )
-        hook.client = client
         self._owned.append(client)
-        self.add_mcp_client(client)
         return client
 
     def activate(self, skill: Skill) -> None:
@@ -376,53 +370,10 @@ class Agent(Closeable):
     ) -> Iterator[AgentEvent]:
         """The turn's events, as one ``invoke_agent`` span when tracing is on (see there)."""
         message = request.user_message if resume is None else None  # a resumed turn has none
-        events = self._run(request, resume)
+        events = run_turn(self, request, resume)
         return invoke_agent(
             self, self._identity, events, message, answer=final_message, stepwise=stepwise
         )
-
-    def _run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
-        if not self._busy.acquire(blocking=False):
-            raise AgentBusyError(f"agent {self.name!r} is already running a turn")
-        try:
-            if self._session is not None:
-                self._session.begin_turn()  # AgentBusyError while another worker runs a turn on it
-            tree, source = turn_tree(self._config, self._lineage)
-            turn = self._turn = Turn(self.name, tree, source, self._config)
-        except BaseException:
-            self._busy.release()
-            raise
-        loop = TurnLoop(self, turn)
-        try:
-            yield from loop.run(request, resume)
-        except ApprovalRequired as pause:  # a pause, not an error
-            if self._session is not None:
-                self._session.pause(pause.state)
-            raise
-        except AgentSmithError as err:
-            stopped = turn.explain() if isinstance(err, CancelledError) else None
-            log.debug("agent %s: turn ended with %s", self.name, stopped or err)
-            invoke_hook(self._hooks.on_error, stopped or err, name="on_error")
-            if stopped is None:
-                raise
-            raise stopped from err
-        finally:
-            try:
-                loop.settle()  # stopped mid-round: every recorded call still gets a result
-            finally:
-                self._end(turn)
-
-    def _end(self, turn: Turn) -> None:
-        try:
-            turn.finish()
-        finally:
-            self._usage = turn.usage
-            if self._lineage is not None:
-                self._lineage.report_usage(turn.usage)  # stopped or not
-            self._turn = None
-            if self._session is not None:
-                self._session.end_turn()
-            self._busy.release()
 
     def _on_mcp_event(self, event: object) -> None:
         invoke_hook(self._hooks.on_mcp_event, event, name="on_mcp_event")

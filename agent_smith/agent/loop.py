@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
-from ..llm.events import Finished, ReasoningDelta, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
@@ -49,7 +48,7 @@ from .events import (
 from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
-from .reply_bounds import REPETITION, RepetitionDetector, repeated_reply, reply_sampling
+from .reply_bounds import REPETITION, StreamBounds, reply_sampling
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
@@ -354,37 +353,24 @@ class TurnLoop:
     ) -> Generator[AgentEvent, None, LlmResponse]:
         agent = self._agent
         on_stream_event = agent.hooks.on_stream_event
-        response: LlmResponse | None = None
-        guard = agent.config.repetition_guard
-        repeats = RepetitionDetector() if guard else None
-        thinking: RepetitionDetector | None = None
+        bounds = StreamBounds(agent.name, guard=agent.config.repetition_guard)
         events = written.stream(agent._llm.stream(request, cancel=token), request)
         try:
             for event in events:
                 self._streamed = True
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
-                if type(event) is TokenDelta:
-                    if repeats is not None:
-                        found = repeats.feed(event.text)
-                        if found is not None:
-                            self._repeated = repeats.stop(agent.name, *found)
-                            return repeated_reply(repeats.kept(*found))
-                elif type(event) is Finished:
-                    response = event.response
-                elif type(event) is ReasoningDelta and guard:
-                    thinking = thinking or RepetitionDetector()
-                    found = thinking.feed(event.text)
-                    if found is not None:
-                        self._repeated = thinking.stop(agent.name, *found, what="reasoning")
-                        return repeated_reply(repeats.text() if repeats is not None else "")
+                cut = bounds.feed(event)
+                if cut is not None:
+                    self._repeated = bounds.stopped
+                    return cut
         finally:
             close = getattr(events, "close", None)
             if close is not None:
                 close()  # closes the HTTP response if we stopped early
-        if response is None:
+        if bounds.response is None:
             raise ParseError("the LLM stream ended without a Finished event")
-        return response
+        return bounds.response
 
     def _stop_repeating(self, message: AssistantMessage) -> AgentStopped:
         """Record what came before the repeats; the stop that ends the turn."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import AgentStopped
+from ..llm.events import Finished, ReasoningDelta, StreamEvent, TokenDelta
 from ..llm.request import LlmResponse, SamplingParams
 from ..messages import AssistantMessage
 
@@ -121,6 +122,44 @@ class RepetitionDetector:
             f"{sum(map(len, self._pieces))} characters",
             condition=REPETITION,
         )
+
+
+class StreamBounds:
+    """Watches one streamed reply of agent ``agent`` for repeats (when ``guard``).
+
+    :meth:`feed` each event; it returns the reply to read instead once the
+    text or the reasoning repeats (:attr:`stopped` then says why). Otherwise
+    :attr:`response` is the stream's own once its ``Finished`` event came.
+    """
+
+    __slots__ = ("_agent", "_guard", "_text", "_thinking", "response", "stopped")
+
+    def __init__(self, agent: str, *, guard: bool) -> None:
+        self._agent = agent
+        self._guard = guard
+        self._text = RepetitionDetector() if guard else None
+        self._thinking: RepetitionDetector | None = None
+        self.response: LlmResponse | None = None
+        self.stopped: AgentStopped | None = None
+
+    def feed(self, event: StreamEvent) -> LlmResponse | None:
+        """Note ``event``; the cut-off reply once the stream repeats itself, else None."""
+        repeats = self._text
+        if type(event) is TokenDelta:
+            if repeats is not None:
+                found = repeats.feed(event.text)
+                if found is not None:
+                    self.stopped = repeats.stop(self._agent, *found)
+                    return repeated_reply(repeats.kept(*found))
+        elif type(event) is Finished:
+            self.response = event.response
+        elif type(event) is ReasoningDelta and self._guard:
+            self._thinking = thinking = self._thinking or RepetitionDetector()
+            found = thinking.feed(event.text)
+            if found is not None:
+                self.stopped = thinking.stop(self._agent, *found, what="reasoning")
+                return repeated_reply(repeats.text() if repeats is not None else "")
+        return None
 
 
 def repeated_reply(kept: str) -> LlmResponse:

@@ -31,7 +31,10 @@ from ..tools.registry import ToolRegistry
 # have neither, and they are a good part of the import time (docs/benchmarks.md).
 if TYPE_CHECKING:
     from ..mcp.client import McpClient
+    from ..mcp.config import ServerConfig
     from ..mcp.events import McpEvent
+    from ..mcp.jsonrpc import RequestHandler
+    from ..runtime import Runtime
     from ..skills import Skill
 
 log = logging.getLogger("agent_smith.skill")
@@ -121,6 +124,32 @@ class ToolSet:
                 self._bind(client)
             self._clients.append(client)
             self._effective = None
+
+    def connect(
+        self,
+        config: ServerConfig,
+        *,
+        runtime: Runtime,
+        elicitation_handler: RequestHandler | None,
+        sampling_handler: RequestHandler | None,
+        roots_handler: RequestHandler | None,
+    ) -> McpClient:
+        """Connect to an MCP server and add the client (the caller closes it)."""
+        from ..mcp.client import McpClient
+
+        # Hooked from the start so the CONNECTED event reaches on_mcp_event too.
+        hook = self.new_hook()
+        client = McpClient.connect(
+            config,
+            hook=hook,
+            runtime=runtime,
+            elicitation_handler=elicitation_handler,
+            sampling_handler=sampling_handler,
+            roots_handler=roots_handler,
+        )
+        hook.client = client
+        self.add_client(client)
+        return client
 
     def clients(self) -> list[McpClient]:
         """The agent's own MCP clients (not the skills')."""

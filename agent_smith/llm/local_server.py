@@ -44,7 +44,7 @@ import requests
 
 from .._internal.closing import Closeable
 from ..errors import AgentTimeoutError, ConfigError, TransportError
-from .local_child import HANDSHAKE
+from .llama_log import error_lines, read_stderr, read_stdout
 
 log = logging.getLogger(__name__)
 
@@ -253,14 +253,14 @@ class LocalLlamaServer(Closeable):
         assert process.stderr is not None
         self._threads = [
             threading.Thread(
-                target=self._read_stdout,
-                args=(process.stdout,),
+                target=read_stdout,
+                args=(process.stdout, self._handshake),
                 name=f"agent_smith-llama-stdout-{self._number}",
                 daemon=True,  # ends at the child's exit; joined in close()
             ),
             threading.Thread(
-                target=self._read_stderr,
-                args=(process.stderr,),
+                target=read_stderr,
+                args=(process.stderr, self._stderr_tail),
                 name=f"agent_smith-llama-stderr-{self._number}",
                 daemon=True,
             ),
@@ -310,31 +310,9 @@ class LocalLlamaServer(Closeable):
                 if self._closing.wait(min(0.1, max(remaining, 0.0))):
                     raise self._start_failed("closed while starting")
 
-    def _read_stdout(self, stream: IO[bytes]) -> None:
-        answered = False
-        for raw in stream:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if not answered and line.startswith(HANDSHAKE):
-                answered = True
-                try:
-                    self._handshake.put(json.loads(line[len(HANDSHAKE) :]))
-                except ValueError:
-                    self._handshake.put({"error": f"bad handshake {line!r}"})
-            elif line:
-                log.debug("llama.cpp: %s", line)
-        if not answered:
-            self._handshake.put(None)
-
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        for raw in stream:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                self._stderr_tail.append(line)
-                log.debug("llama.cpp: %s", line)
-
     def _start_failed(self, what: str) -> TransportError:
         self._settle()
-        detail = _error_lines(list(self._stderr_tail)) or what
+        detail = error_lines(list(self._stderr_tail)) or what
         return TransportError(
             f"llama.cpp server on {self._model} failed to start: {detail}",
             operation=_OPERATION,
@@ -381,28 +359,6 @@ def _check_port_free(port: int, model: Path) -> None:
                 operation=_OPERATION,
                 endpoint_or_server=str(model),
             ) from err
-
-
-def _error_lines(lines: list[str]) -> str:
-    """llama.cpp's own error lines (level ``E``), newest last, on one line."""
-    errors = [line for line in lines if _level(line) == "E"]
-    if not errors:  # older llama.cpp logs carry no level column
-        errors = [line for line in lines if "error" in line.lower() or "fail" in line.lower()]
-    picked = errors[-2:] if errors else lines[-1:]
-    return " | ".join(_strip_prefix(line) for line in picked)[:400]
-
-
-def _level(line: str) -> str:
-    parts = line.split(maxsplit=2)
-    return parts[1] if len(parts) > 1 else ""
-
-
-def _strip_prefix(line: str) -> str:
-    # "0.01.436.081 E srv  start: couldn't bind ..." -> "srv  start: couldn't bind ..."
-    parts = line.split(maxsplit=2)
-    if len(parts) == 3 and len(parts[1]) == 1:
-        return " ".join(parts[2].split())
-    return line.strip()
 
 
 def _close_quietly(stream: IO[bytes] | None) -> None:

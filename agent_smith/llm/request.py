@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParseError, TruncatedReplyError
-from ..messages import AssistantMessage, Message, TokenUsage, expect_object
+from ..json_fields import expect_object
+from ..messages import AssistantMessage, Message, TokenUsage
 from ..tools.base import ToolSchema
 
 

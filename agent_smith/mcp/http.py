@@ -47,6 +47,7 @@ from .http_request import (
 )
 from .http_session import ACCEPT_POST, HttpSession
 from .listener import GetStreamListener
+from .open_responses import OpenResponses
 from .sse_streams import (
     NOTHING,
     StreamPosition,
@@ -54,7 +55,6 @@ from .sse_streams import (
     no_read_timeout,
     pump,
     resume_until,
-    wake_reader,
 )
 from .transport import (
     CloseHandler,
@@ -116,11 +116,7 @@ class StreamableHttpTransport(Transport):
             ),
             read_stream=lambda response, position: self._pump(response, position, want=NOTHING),
         )
-        # POST bodies and resumed streams being read now: close() shuts them to wake readers.
-        self._open: set[requests.Response] = set()
-        # 2026-07-28: the answer stream of each request (closing it cancels), header params.
-        self._answering: dict[Any, requests.Response] = {}
-        self._abandoned: set[Any] = set()
+        self._responses = OpenResponses()
         self._header_params: dict[str, dict[str, str]] = {}
         self._readers: set[threading.Thread] = set()
         self._reader_ids = itertools.count(1)
@@ -234,9 +230,8 @@ class StreamableHttpTransport(Transport):
         except (AgentSmithError, StaleSession) as err:
             if handoff.report(err):
                 return  # send() raises it
-            with self._lock:
-                if frame["id"] in self._abandoned:
-                    return  # we closed its stream to cancel it: nobody waits
+            if self._responses.abandoned(frame["id"]):
+                return  # we closed its stream to cancel it: nobody waits
             if isinstance(err, StaleSession):
                 self._state.stale = True
             if not self._closing.is_set():
@@ -255,7 +250,7 @@ class StreamableHttpTransport(Transport):
         finally:
             with self._lock:
                 self._readers.discard(threading.current_thread())
-                self._abandoned.discard(frame["id"])
+            self._responses.finished(frame["id"])
 
     def protocol_chosen(self, protocol_version: str) -> None:
         """Send ``MCP-Protocol-Version: protocol_version`` on every later request."""
@@ -276,13 +271,7 @@ class StreamableHttpTransport(Transport):
         """At 2026-07-28, close the stream of ``request_id``'s answer: that cancels it."""
         if not self._state.modern:
             return False
-        with self._lock:
-            response = self._answering.pop(request_id, None)
-            if response is None:
-                return False
-            self._abandoned.add(request_id)
-        wake_reader(response)
-        return True
+        return self._responses.cancel(request_id)
 
     def close(self) -> None:
         """Stop the listening thread, end the session with DELETE, release connections."""
@@ -290,10 +279,7 @@ class StreamableHttpTransport(Transport):
             return
         self._closing.set()
         self._listener.stop()
-        with self._lock:
-            open_now = list(self._open)
-        for response in open_now:
-            wake_reader(response)
+        self._responses.wake_all()
         with self._lock:
             readers = list(self._readers)
         for thread in readers:
@@ -407,21 +393,8 @@ class StreamableHttpTransport(Transport):
 
     @contextmanager
     def _tracked(self, response: requests.Response, *, answering: Any = None) -> Iterator[None]:
-        """Register a response being read so close() can wake its reader.
-
-        ``answering`` is the id of the request whose answer it carries, if any.
-        """
-        with self._lock:
-            self._open.add(response)
-            if answering is not None:
-                self._answering[answering] = response
-        try:
+        """Read ``response`` registered (see :class:`.OpenResponses`); not once closing."""
+        with self._responses.tracked(response, answering=answering):
             if self._closing.is_set():
                 raise self._error("send", "transport is closed")
             yield
-        finally:
-            with self._lock:
-                self._open.discard(response)
-                if answering is not None and self._answering.get(answering) is response:
-                    del self._answering[answering]
-            response.close()

@@ -1,7 +1,7 @@
 """The Session protocol: where one conversation lives between turns, workers and restarts.
 
 A session stores what was said in one conversation — every message, in order,
-in the JSON form of :func:`~agent_smith.messages.messages_to_json` — plus at
+in the JSON form of :func:`~agent_smith.messages_to_json` — plus at
 most one paused turn (opaque JSON text), and it arbitrates turns: one turn at
 a time per session id, across threads and processes. ``Agent(...,
 session=...)`` loads the history when it is built and writes each message as

@@ -28,7 +28,8 @@ from typing import Literal
 
 from .._internal import json_input
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError, SessionError
-from ..messages import Message, message_from_dict, message_to_dict
+from ..history_json import message_from_dict, message_to_dict
+from ..messages import Message
 from . import lease, schema
 from .database import Database
 from .session import Session, SessionState

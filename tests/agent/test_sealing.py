@@ -54,16 +54,20 @@ def paused(agent: Agent, text: str = "go") -> PausedTurn:
     return caught.value.state
 
 
-def test_a_sealed_pause_resumes_after_a_round_trip_through_a_client(
-    llm_server: ScriptedLlmServer,
-    llm: LlmClient,
-    tools: list[Tool],
-    ledger: Ledger,
-    session: SqliteSession,
-) -> None:
+@pytest.fixture
+def sealed_pause(
+    llm_server: ScriptedLlmServer, llm: LlmClient, tools: list[Tool], session: SqliteSession
+) -> tuple[Agent, PausedTurn]:
+    """A sealed agent on ``session`` paused before deleting "a" (then it answers "Deleted.")."""
     llm_server.script(Calls(("delete_file", {"path": "a"})), Text("Deleted."))
     agent = Agent(llm, tools=tools, config=SEALED, session=session)
-    state = paused(agent)
+    return agent, paused(agent)
+
+
+def test_a_sealed_pause_resumes_after_a_round_trip_through_a_client(
+    sealed_pause: tuple[Agent, PausedTurn], ledger: Ledger
+) -> None:
+    agent, state = sealed_pause
     data = json.loads(state.to_json())
     assert data["session"] == "c1" and len(data["seal"]) == 64
     assert agent.resume(through_client(state), {"call_0": True}).content == "Deleted."
@@ -119,15 +123,9 @@ def test_a_state_sealed_with_another_key_or_for_another_session_is_refused(
 
 
 def test_a_pause_resumed_once_cannot_be_replayed(
-    llm_server: ScriptedLlmServer,
-    llm: LlmClient,
-    tools: list[Tool],
-    ledger: Ledger,
-    session: SqliteSession,
+    sealed_pause: tuple[Agent, PausedTurn], ledger: Ledger
 ) -> None:
-    llm_server.script(Calls(("delete_file", {"path": "a"})), Text("Deleted."))
-    agent = Agent(llm, tools=tools, config=SEALED, session=session)
-    state = paused(agent)
+    agent, state = sealed_pause
     agent.resume(state, {"call_0": True})
     with pytest.raises(PausedTurnMismatch, match="resumed, abandoned or paused again"):
         agent.resume(state, {"call_0": True})

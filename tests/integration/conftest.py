@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith import LlmClient, Runtime, SamplingParams
+from agent_smith import LlmClient, Runtime, SamplingParams, tool
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import ConfigError
 from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
@@ -139,4 +139,23 @@ def embedding_llama() -> Iterator[LocalLlamaServer]:
     with LocalLlamaServer(
         scripted_model_path(), ctx_size=2048, threads=2, options=options
     ) as server:
+        yield server
+
+
+#: The context window of :func:`small_llama`, in tokens.
+SMALL_WINDOW = 1024
+#: ~5,000 tokens: five times the small window.
+BIG = "".join(f"line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(400))
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a text file and return its content."""
+    return BIG
+
+
+@pytest.fixture(scope="module")
+def small_llama() -> Iterator[LocalLlamaServer]:
+    """The local test model with a SMALL_WINDOW context (one per module), for overflow tests."""
+    with LocalLlamaServer(require_local_llama(), ctx_size=SMALL_WINDOW, threads=2) as server:
         yield server

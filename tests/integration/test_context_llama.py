@@ -11,7 +11,6 @@ Any model serves (see conftest.py: ``$AGENT_SMITH_TEST_MODEL``, e.g.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 
 import pytest
 
@@ -30,28 +29,13 @@ from agent_smith import (
     UsageLimitExceeded,
     UsageLimits,
     UserMessage,
-    tool,
 )
 from agent_smith.llm.local_server import LocalLlamaServer
-from tests.integration.conftest import require_local_llama
+from tests.integration.conftest import BIG, SMALL_WINDOW, read_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
 
-WINDOW = 1024
 SAMPLING = SamplingParams(temperature=0, max_tokens=48)
-BIG = "".join(f"line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(400))
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a text file and return its content."""
-    return BIG
-
-
-@pytest.fixture(scope="module")
-def small_llama() -> Iterator[LocalLlamaServer]:
-    with LocalLlamaServer(require_local_llama(), ctx_size=WINDOW, threads=2) as server:
-        yield server
 
 
 @pytest.fixture
@@ -65,7 +49,7 @@ def test_the_server_counts_tokens_exactly_and_names_its_window(llm: LlmClient) -
     reply = llm.complete(request)
     assert counted is not None and reply.usage is not None
     assert counted == reply.usage.prompt  # what the server then counted for the request
-    assert llm.context_window() == WINDOW
+    assert llm.context_window() == SMALL_WINDOW
 
 
 def test_a_long_conversation_passes_the_window_and_keeps_working(llm: LlmClient) -> None:
@@ -77,8 +61,8 @@ def test_a_long_conversation_passes_the_window_and_keeps_working(llm: LlmClient)
             if isinstance(event, ContextCompacted):
                 compactions.append(event)
     assert compactions, "the history never reached the threshold"
-    assert all(c.exact and c.window == WINDOW for c in compactions)
-    assert all(c.tokens_before > 0.5 * WINDOW > c.tokens_after for c in compactions)
+    assert all(c.exact and c.window == SMALL_WINDOW for c in compactions)
+    assert all(c.tokens_before > 0.5 * SMALL_WINDOW > c.tokens_after for c in compactions)
     assert len(agent.history) < 2 * 24  # compacted, yet every turn was answered
 
 

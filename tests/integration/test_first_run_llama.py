@@ -25,7 +25,6 @@ from agent_smith import (
     SamplingParams,
     TokenDelta,
     ToolResultReady,
-    tool,
 )
 from agent_smith.cancellation import CancellationToken
 from agent_smith.llm.events import StreamEvent
@@ -33,27 +32,12 @@ from agent_smith.llm.local_server import LocalLlamaServer
 from agent_smith.llm.request import LlmRequest
 from agent_smith.memory import FullMemory
 from agent_smith.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
-from tests.integration.conftest import require_local_llama
+from tests.integration.conftest import BIG, SMALL_WINDOW, read_file
 from tests.support.invoices import City
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
 
-WINDOW = 1024
 SAMPLING = SamplingParams(temperature=0, max_tokens=64)
-#: ~5,000 tokens: five times the window.
-BIG = "".join(f"line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(400))
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a text file and return its content."""
-    return BIG
-
-
-@pytest.fixture(scope="module")
-def small_llama() -> Iterator[LocalLlamaServer]:
-    with LocalLlamaServer(require_local_llama(), ctx_size=WINDOW, threads=2) as server:
-        yield server
 
 
 @pytest.fixture
@@ -83,7 +67,7 @@ def test_an_overflowing_history_is_trimmed_and_the_session_goes_on(
     retries = [r for r in caplog.records if "sending it again trimmed" in r.getMessage()]
     assert len(retries) == 1
     assert "exceeds the available context size" in retries[0].getMessage()
-    assert llm.context_window(ask=False) == WINDOW
+    assert llm.context_window(ask=False) == SMALL_WINDOW
     assert agent.history[:4] == earlier  # the history is never rewritten
     assert len(agent.history) == 8
 
@@ -100,8 +84,8 @@ def test_a_big_tool_result_is_cut_to_the_window_the_server_reports(llm: LlmClien
         pytest.skip("the model answered without reading the file")
     for result in results:
         assert "cut to fit the model's context window" in result.content
-        assert len(result.content) < WINDOW * 4
-    assert llm.context_window(ask=False) == WINDOW  # asked of /props
+        assert len(result.content) < SMALL_WINDOW * 4
+    assert llm.context_window(ask=False) == SMALL_WINDOW  # asked of /props
 
 
 class RecordingClient(LlmClient):

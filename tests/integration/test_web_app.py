@@ -17,11 +17,18 @@ from typing import Any
 import pytest
 import requests
 
-from agent_smith import Agent, LlmClient, Runtime, Session, SqliteSession
+from agent_smith import LlmClient, Runtime, SqliteSession
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.llm_server import Calls, Chunks, Hold, ScriptedLlmServer, Text, sse_frames
-from tests.support.web import NOTES, chat_body, decision_body, factory, sse_data
+from tests.support.web import (
+    NOTES,
+    chat_body,
+    closing_watched,
+    decision_body,
+    factory,
+    sse_data,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 30
@@ -257,20 +264,7 @@ def test_a_client_that_disconnects_mid_stream_cancels_its_turn(
 ) -> None:
     closed = threading.Event()
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
-    build = factory(llm)
-
-    def watched(session: Session) -> Agent:
-        agent = build(session)
-        real_close = agent.close
-
-        def close() -> None:
-            real_close()
-            closed.set()
-
-        agent.close = close  # type: ignore[method-assign]
-        return agent
-
-    app = WebApp(watched, sessions=store)
+    app = WebApp(closing_watched(llm, closed), sessions=store)
     environs: list[dict[str, Any]] = []
 
     def recording(environ: dict[str, Any], start_response: Any) -> Any:

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from agent_smith import Agent, LlmClient, Runtime, Session
+from agent_smith import LlmClient, Runtime
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
-from tests.support.web import NOTES, factory
+from tests.support.web import NOTES, closing_watched, factory
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -153,20 +153,8 @@ def test_the_stop_button_cancels_the_turn(
 ) -> None:
     closed = threading.Event()
     environs: list[dict[str, Any]] = []
-    build = factory(LlmClient(llm_server.url, "test", runtime=runtime))
-
-    def watched(session: Session) -> Agent:
-        agent = build(session)
-        real_close = agent.close
-
-        def close() -> None:
-            real_close()
-            closed.set()
-
-        agent.close = close  # type: ignore[method-assign]
-        return agent
-
-    app = WebApp(watched, sessions=tmp_path / "c.db")
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    app = WebApp(closing_watched(llm, closed), sessions=tmp_path / "c.db")
 
     def recording(environ: dict[str, Any], start_response: Any) -> Any:
         environs.append(environ)

@@ -17,7 +17,8 @@ import requests
 
 from agent_smith import AgentTimeoutError, ConfigError, TransportError
 from agent_smith.llm import local_server
-from agent_smith.llm.local_server import INSTALL_HINT, LocalLlamaServer, _error_lines
+from agent_smith.llm.llama_log import error_lines
+from agent_smith.llm.local_server import INSTALL_HINT, LocalLlamaServer
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -186,9 +187,9 @@ def test_error_lines_prefer_llama_cpp_errors() -> None:
         "0.01.436.201 E srv          init: exiting due to HTTP server error",
         "0.01.500.000 I srv          done",
     ]
-    assert _error_lines(lines) == (
+    assert error_lines(lines) == (
         "srv start: couldn't bind HTTP server socket, port: 8080 | "
         "srv init: exiting due to HTTP server error"
     )
-    assert _error_lines(["Traceback: boom"]) == "Traceback: boom"
-    assert _error_lines([]) == ""
+    assert error_lines(["Traceback: boom"]) == "Traceback: boom"
+    assert error_lines([]) == ""

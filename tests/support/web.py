@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -39,6 +41,24 @@ def factory(llm: LlmClient, hooks: AgentHooks | None = None) -> Any:
         return Agent(llm, "You help.", [get_weather, save_note], session=session, hooks=hooks)
 
     return build
+
+
+def closing_watched(llm: LlmClient, closed: threading.Event) -> Callable[[Session], Agent]:
+    """A :func:`factory` whose agents set ``closed`` once the app has closed them."""
+    build = factory(llm)
+
+    def watched(session: Session) -> Agent:
+        agent = build(session)
+        real_close = agent.close
+
+        def close() -> None:
+            real_close()
+            closed.set()
+
+        agent.close = close  # type: ignore[method-assign]
+        return agent
+
+    return watched
 
 
 def chat_body(conversation: str, text: str) -> dict[str, Any]:

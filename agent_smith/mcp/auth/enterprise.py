@@ -76,18 +76,8 @@ def enterprise_tokens(
     grant = answer.get("access_token")
     if not isinstance(grant, str) or answer.get("issued_token_type") != ID_JAG:
         raise http.error("the identity provider's token exchange gave no ID-JAG")
-    bearer = {"grant_type": JWT_BEARER, "assertion": grant}
-    if scope:
-        bearer["scope"] = " ".join(scope)
-    return grant_tokens(
-        http,
-        found.server.token_endpoint,
-        client,
-        config,
-        bearer,
-        audience=found.server.issuer,
-        scope=scope,
-    )
+    # The ID-JAG goes to the MCP server's authorization server as a JWT bearer grant.
+    return workload_tokens(http, found, client, config, grant, scope=scope)
 
 
 def workload_tokens(
