@@ -57,7 +57,7 @@ from .demo_tools import demo_tools
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
 from .local import add_model_options, start_local_server
-from .providers import PROVIDER_ENV, provider_api_key, provider_endpoint
+from .providers import add_provider_option, fill_provider_defaults
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
@@ -95,15 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
             "cancels the reply being written, or discards the line at the prompt."
         ),
     )
-    parser.add_argument(
-        "--provider",
-        choices=list(PROVIDER_ENV),
-        default="openai",
-        help=(
-            "the API to speak (default: openai, the OpenAI-compatible chat completions); "
-            "keys from the usual variables: ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENAI_API_KEY"
-        ),
-    )
+    add_provider_option(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "-e",
@@ -190,12 +182,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.max_tokens is not None and args.max_tokens < 0:
         parser.error("--max-tokens must not be negative")
-    if args.provider != "openai" and (args.serve_model or args.local):
-        parser.error("--serve-model and --local serve the openai provider only")
-    if not (args.serve_model or args.local):
-        args.endpoint = args.endpoint or provider_endpoint(args.provider)
-    if args.api_key is None:
-        args.api_key = provider_api_key(args.provider)
+    fill_provider_defaults(parser, args)
     commands = []
     for line in args.mcp:
         try:

@@ -9,6 +9,7 @@ demo's default.
 
 from __future__ import annotations
 
+import argparse
 import os
 
 #: Provider -> (endpoint variables, public default endpoint, key variables), in order.
@@ -52,3 +53,29 @@ def provider_api_key(provider: str) -> str | None:
         if value:
             return value
     return None
+
+
+def add_provider_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--provider`` (default ``openai``) to ``parser``."""
+    parser.add_argument(
+        "--provider",
+        choices=list(PROVIDER_ENV),
+        default="openai",
+        help=(
+            "the API to speak (default: openai, the OpenAI-compatible chat completions); "
+            "keys from the usual variables: ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENAI_API_KEY"
+        ),
+    )
+
+
+def fill_provider_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fill ``args.endpoint`` and ``args.api_key`` from ``args.provider``'s environment.
+
+    A local model (``--local``/``--serve-model``) is served for ``openai`` only.
+    """
+    if args.provider != "openai" and (args.serve_model or args.local):
+        parser.error("--serve-model and --local serve the openai provider only")
+    if not (args.serve_model or args.local):
+        args.endpoint = args.endpoint or provider_endpoint(args.provider)
+    if args.api_key is None:
+        args.api_key = provider_api_key(args.provider)

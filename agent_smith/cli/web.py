@@ -1,6 +1,7 @@
 """``agent-smith web``: the demo agent in a browser, served by :class:`~agent_smith.web.app.WebApp`.
 
-    agent-smith web [--local [MODEL] | --serve-model PATH.gguf | -e URL] [--port N]
+    agent-smith web [--local [MODEL] | --serve-model PATH.gguf | -e URL]
+                    [--provider NAME] [--port N]
 
 Serves the dev UI at ``http://127.0.0.1:<port>/`` plus the Vercel AI SDK and
 AG-UI endpoints (``/api/chat``, ``/api/agui``) with waitress (the optional
@@ -15,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
 
 from ..agent.agent import Agent
 from ..errors import ConfigError
-from ..llm.client import LlmClient
+from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..runtime import Runtime
 from ..sessions.session import Session
@@ -35,6 +35,7 @@ from .main import (
     _note,
     add_verbose_option,
 )
+from .providers import add_provider_option, fill_provider_defaults
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
 
 SYSTEM_PROMPT = (
@@ -53,11 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
             "on 127.0.0.1. Needs agent-smith[web] (waitress)."
         ),
     )
+    add_provider_option(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "-e",
         "--endpoint",
-        help=f"model server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT})",
+        help=(
+            f"server base URL (default: $LLAMA_SERVER_URL, else {DEFAULT_ENDPOINT}; "
+            "other providers: their usual variable, else their public API)"
+        ),
     )
     add_model_options(where)
     parser.add_argument("-k", "--api-key", help="bearer token (default: $LLAMA_API_KEY)")
@@ -87,11 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``agent-smith web``; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    if not (args.serve_model or args.local):
-        args.endpoint = args.endpoint or os.environ.get("LLAMA_SERVER_URL") or DEFAULT_ENDPOINT
-    if args.api_key is None:
-        args.api_key = os.environ.get("LLAMA_API_KEY") or None
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    fill_provider_defaults(parser, args)
     _configure_logging(args.verbose)
     try:
         with contextlib.ExitStack() as stack:
@@ -111,7 +114,8 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     endpoint = args.endpoint or start_local_server(args, stack, note=_note).endpoint
     try:
         runtime = stack.enter_context(Runtime())
-        llm = LlmClient(
+        llm = make_model(
+            args.provider,
             endpoint,
             args.model,
             api_key=args.api_key,
@@ -119,7 +123,7 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
         )
         tools = demo_tools(args.sandbox)
-        if args.endpoint:
+        if args.endpoint and args.provider == "openai":
             check_endpoint(runtime.session, endpoint, api_key=args.api_key)
 
         def agent(session: Session) -> Agent:

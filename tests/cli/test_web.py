@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,44 +16,62 @@ import requests
 
 from agent_smith.cli.main import main
 from tests.support.llm_server import ScriptedLlmServer, Text
+from tests.support.provider_wire import speak
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_agent_smith_web_serves_the_demo_agent_until_interrupted(
-    llm_server: ScriptedLlmServer, tmp_path: Path
-) -> None:
-    store = tmp_path / "web.db"
+@contextlib.contextmanager
+def _web(*args: str) -> Iterator[str]:
+    """``agent-smith web ARGS --port 0`` in a child process; yields its URL, then Ctrl-C."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_smith", "web", "-e", llm_server.url, "--port", "0",
-         "--sessions", str(store), "--sandbox", str(tmp_path)],
+        [sys.executable, "-m", "agent_smith", "web", *args, "--port", "0"],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+    )
     try:
         assert proc.stderr is not None
         ready, _, _ = select.select([proc.stderr], [], [], 60)
         assert ready, "agent-smith web did not start"
         line = proc.stderr.readline().decode()
         assert line.startswith("agent-smith web: open http://127.0.0.1:"), line
-        url = line.split("open ", 1)[1].split("/ ", 1)[0]
-        assert "<title>agent_smith dev UI</title>" in requests.get(url + "/", timeout=30).text
-        llm_server.script(Text("Hello from the model."))
-        message = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-        reply = requests.post(
-            f"{url}/api/chat", json={"id": "c", "messages": [message]}, timeout=30
-        )
-        assert '"delta":" model."' in reply.text
-        tools = {t["function"]["name"] for t in llm_server.requests[-1]["tools"]}
-        assert {"calculator", "read_file", "write_file", "run_command"} <= tools
+        yield line.split("open ", 1)[1].split("/ ", 1)[0]
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) in (0, 130)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def _say_hi(url: str) -> str:
+    message = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    return requests.post(
+        f"{url}/api/chat", json={"id": "c", "messages": [message]}, timeout=30
+    ).text
+
+
+def test_agent_smith_web_serves_the_demo_agent_until_interrupted(
+    llm_server: ScriptedLlmServer, tmp_path: Path
+) -> None:
+    store = tmp_path / "web.db"
+    with _web("-e", llm_server.url, "--sessions", str(store), "--sandbox", str(tmp_path)) as url:
+        assert "<title>agent_smith dev UI</title>" in requests.get(url + "/", timeout=30).text
+        llm_server.script(Text("Hello from the model."))
+        assert '"delta":" model."' in _say_hi(url)
+        tools = {t["function"]["name"] for t in llm_server.requests[-1]["tools"]}
+        assert {"calculator", "read_file", "write_file", "run_command"} <= tools
     assert store.exists()  # the conversation was kept
+
+
+def test_agent_smith_web_speaks_the_provider_it_is_given(tmp_path: Path) -> None:
+    with ScriptedLlmServer() as server:
+        speak(server, "anthropic", Text("Hello from Claude."))
+        args = ("--provider", "anthropic", "-e", server.url, "-m", "wire-model", "-k", "key-1")
+        with _web(*args, "--sessions", str(tmp_path / "w.db"), "--sandbox", str(tmp_path)) as url:
+            assert '"delta":" Claude."' in _say_hi(url)
+    assert server.paths == ["/v1/messages"]
 
 
 def test_a_taken_port_is_one_error_line(
