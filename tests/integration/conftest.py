@@ -156,6 +156,10 @@ def read_file(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def small_llama() -> Iterator[LocalLlamaServer]:
-    """The local test model with a SMALL_WINDOW context (one per module), for overflow tests."""
-    with LocalLlamaServer(require_local_llama(), ctx_size=SMALL_WINDOW, threads=2) as server:
+    """tiny-scripted.gguf with a SMALL_WINDOW context (one per module), for overflow tests.
+
+    The scripted model, not the default one: these tests send many requests
+    near a full window, which a 0.5B model on two loaded cores takes minutes for.
+    """
+    with LocalLlamaServer(scripted_model_path(), ctx_size=SMALL_WINDOW, threads=2) as server:
         yield server

@@ -4,13 +4,15 @@ A long conversation passes the window many times over and keeps working:
 the gate counts with llama-server's own tokenizer (``/apply-template`` and
 ``/tokenize``), compacts through the model, and every turn is answered. A
 big tool result is paged; usage limits and cost hold across real replies.
-Any model serves (see conftest.py: ``$AGENT_SMITH_TEST_MODEL``, e.g.
-``tiny-scripted.gguf``); the assertions are on structure, not the model's words.
+The scripted model serves all but the paging test, which needs a model that
+reads the file it is asked to (the default local model); the assertions are on
+structure, not the model's words.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,7 +33,7 @@ from agent_smith import (
     UserMessage,
 )
 from agent_smith.llm.local_server import LocalLlamaServer
-from tests.integration.conftest import BIG, SMALL_WINDOW, read_file
+from tests.integration.conftest import BIG, SMALL_WINDOW, read_file, require_local_llama
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
 
@@ -61,12 +63,25 @@ def test_a_long_conversation_passes_the_window_and_keeps_working(llm: LlmClient)
             if isinstance(event, ContextCompacted):
                 compactions.append(event)
     assert compactions, "the history never reached the threshold"
-    assert all(c.exact and c.window == SMALL_WINDOW for c in compactions)
+    assert all(c.window == SMALL_WINDOW for c in compactions)
+    # Counted by the server; a count that met a dropped keep-alive connection is estimated.
+    assert any(c.exact for c in compactions)
     assert all(c.tokens_before > 0.5 * SMALL_WINDOW > c.tokens_after for c in compactions)
     assert len(agent.history) < 2 * 24  # compacted, yet every turn was answered
 
 
-def test_a_big_tool_result_is_paged_with_a_handle(llm: LlmClient) -> None:
+@pytest.fixture(scope="module")
+def reading_llama() -> Iterator[LocalLlamaServer]:
+    """The default local model with a SMALL_WINDOW context: it reads the file it is asked
+    to (tiny-scripted.gguf calls ``read_tool_result`` instead, with a made-up handle)."""
+    with LocalLlamaServer(require_local_llama(), ctx_size=SMALL_WINDOW, threads=2) as server:
+        yield server
+
+
+def test_a_big_tool_result_is_paged_with_a_handle(
+    reading_llama: LocalLlamaServer, runtime: Runtime
+) -> None:
+    llm = LlmClient(reading_llama.endpoint, runtime=runtime, default_sampling=SAMPLING)
     config = AgentConfig(max_iterations=2, tool_result_page_chars=1500)
     agent = Agent(llm, "Use read_file to read files.", tools=[read_file], config=config)
     with contextlib.suppress(AgentStopped):
