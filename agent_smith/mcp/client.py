@@ -18,12 +18,11 @@ that needs input is completed by :mod:`.input_required`.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
-from ..errors import ConfigError, McpError, McpProtocolError
+from ..errors import ConfigError, McpError
 from ..messages import Message
 from ..observer import get_observer
 from ..tools.base import ToolResult, ToolSchema
@@ -34,7 +33,7 @@ from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
 from .generation import request_meta
-from .handler_timeout import HandlerBound
+from .handler_timeout import server_request_handlers
 from .input_required import complete
 from .jsonrpc import JsonRpcPeer, RequestHandler
 from .listing import Offerings
@@ -43,7 +42,7 @@ from .progress import ProgressCallback, ProgressRoutes
 from .request_path import RequestPath
 from .result_cache import CACHEABLE, ResultCache
 from .subscriptions import listen
-from .tasks import McpTask, parse_task
+from .tasks import McpTask, TaskTable
 from .tool_call import tool_result
 from .transport import Transport
 
@@ -69,17 +68,9 @@ class McpClient(Closeable):
             raise ConfigError("McpClient needs a ServerConfig")
         self.config = config
         self._runtime = runtime
-        self._handlers: dict[str, RequestHandler] = {
-            "elicitation/create": elicitation_handler or _decline,
-        }
-        if sampling_handler is not None:
-            self._handlers["sampling/createMessage"] = sampling_handler
-        if roots_handler is not None:
-            self._handlers["roots/list"] = roots_handler
-        self._bound: HandlerBound | None = None
-        if config.handler_timeout is not None:
-            bound = self._bound = HandlerBound(config.alias, config.handler_timeout)
-            self._handlers = {m: bound.wrap(m, h) for m, h in self._handlers.items()}
+        self._handlers, self._bound = server_request_handlers(
+            config, elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
+        )
         self._capabilities = client_capabilities(
             elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
         )
@@ -87,7 +78,7 @@ class McpClient(Closeable):
         self._meta = request_meta(self._capabilities, client_info(), log_level=config.log_level)
         self._cache = ResultCache()
         self._progress = ProgressRoutes(config.alias)
-        self._tasks: weakref.WeakValueDictionary[str, McpTask] = weakref.WeakValueDictionary()
+        self._tasks = TaskTable(config.alias)
         self._events = EventDispatcher(config.alias, hook)
         self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
@@ -243,7 +234,14 @@ class McpClient(Closeable):
             if on_progress is not None and progress_token is not None:
                 self._progress.remove(progress_token)
         if task:
-            return self._tracked_task(name, result)
+            return self._tasks.start(
+                name,
+                result,
+                request=lambda method, params, *, timeout: self._call(
+                    method, params, timeout=timeout
+                ),
+                to_result=lambda raw: self._tool_result(name, raw),
+            )
         return self._tool_result(name, result)
 
     def tool_info(self, name: str) -> ToolInfo | None:
@@ -356,22 +354,6 @@ class McpClient(Closeable):
         schema = info.output_schema if info is not None else None
         return tool_result(result, tool=name, output_schema=schema, server=self.alias)
 
-    def _tracked_task(self, name: str, result: dict[str, Any]) -> McpTask:
-        if "task" not in result:
-            raise McpProtocolError(
-                f"MCP server {self.alias!r} ran {name} without making it a task",
-                server=self.alias,
-            )
-        handle = McpTask(
-            name,
-            parse_task(result["task"], server=self.alias),
-            request=lambda method, params, *, timeout: self._call(method, params, timeout=timeout),
-            to_result=lambda raw: self._tool_result(name, raw),
-            server=self.alias,
-        )
-        self._tasks[handle.task_id] = handle  # its status notifications find it here
-        return handle
-
     # -- opening a connection ---------------------------------------------------
 
     def _make_peer(self, transport: Transport) -> JsonRpcPeer:
@@ -415,9 +397,7 @@ class McpClient(Closeable):
             if job is not None:
                 self._events.submit(job)
         elif method == "notifications/tasks/status":
-            handle = self._tasks.get(str(params.get("taskId")))
-            if handle is not None:
-                handle.update(parse_task(params, server=self.alias))
+            self._tasks.on_status(params)
         event = Notification(method, params)
         refresh = self._offered.refresher(method)
         if refresh is None:
@@ -426,8 +406,3 @@ class McpClient(Closeable):
             # A refresh cut short by close() is no news: log it quietly.
             closed = lambda: self._keeper.closed  # noqa: E731
             self._events.refresh_then_emit(refresh, event, quiet=closed)
-
-
-def _decline(params: dict[str, Any]) -> dict[str, Any]:
-    """Elicitation without a handler: decline (there is no user to ask)."""
-    return {"action": "decline"}

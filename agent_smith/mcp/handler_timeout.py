@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from ..errors import McpError
+from .config import ServerConfig
 from .jsonrpc import INTERNAL_ERROR, RequestHandler
 
 log = logging.getLogger(__name__)
@@ -76,3 +77,29 @@ class HandlerBound:
             thread.join(_JOIN_TIMEOUT)
             if thread.is_alive():
                 log.warning("%s is stuck in a handler; not joined", thread.name)
+
+
+def server_request_handlers(
+    config: ServerConfig,
+    *,
+    elicitation: RequestHandler | None,
+    sampling: RequestHandler | None,
+    roots: RequestHandler | None,
+) -> tuple[dict[str, RequestHandler], HandlerBound | None]:
+    """The client's handlers by method, bounded when ``config.handler_timeout`` is set.
+
+    Elicitation without a handler declines: there is no user to ask.
+    """
+    handlers: dict[str, RequestHandler] = {"elicitation/create": elicitation or _decline}
+    if sampling is not None:
+        handlers["sampling/createMessage"] = sampling
+    if roots is not None:
+        handlers["roots/list"] = roots
+    if config.handler_timeout is None:
+        return handlers, None
+    bound = HandlerBound(config.alias, config.handler_timeout)
+    return {method: bound.wrap(method, h) for method, h in handlers.items()}, bound
+
+
+def _decline(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "decline"}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -145,3 +146,44 @@ class McpTask:
 
     def __repr__(self) -> str:
         return f"McpTask({self.tool!r}, id={self.task_id!r}, status={self.status.status!r})"
+
+
+class TaskTable:
+    """The tasks one client started, by id, so their status notifications find them.
+
+    Weak: a handle nobody keeps is forgotten with its notifications.
+    """
+
+    def __init__(self, server: str) -> None:
+        self._server = server
+        self._tasks: weakref.WeakValueDictionary[str, McpTask] = weakref.WeakValueDictionary()
+
+    def start(
+        self,
+        name: str,
+        result: dict[str, Any],
+        *,
+        request: TaskRequest,
+        to_result: Callable[[dict[str, Any]], ToolResult],
+    ) -> McpTask:
+        """The handle of the task a ``tools/call`` of ``name`` answered with."""
+        if "task" not in result:
+            raise McpProtocolError(
+                f"MCP server {self._server!r} ran {name} without making it a task",
+                server=self._server,
+            )
+        handle = McpTask(
+            name,
+            parse_task(result["task"], server=self._server),
+            request=request,
+            to_result=to_result,
+            server=self._server,
+        )
+        self._tasks[handle.task_id] = handle
+        return handle
+
+    def on_status(self, params: dict[str, Any]) -> None:
+        """A ``notifications/tasks/status``: update the task it names, if it is still kept."""
+        handle = self._tasks.get(str(params.get("taskId")))
+        if handle is not None:
+            handle.update(parse_task(params, server=self._server))
