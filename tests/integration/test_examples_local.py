@@ -78,7 +78,7 @@ def test_batch_example_finishes_every_input(served_url: str, tmp_path: Path) -> 
     assert lines[-1] == f"0 skipped (already in {results}), 6 run", out
     assert sorted(line.split(":")[0] for line in lines[:-1]) == [f"q{n}" for n in range(1, 7)]
     assert "failed after" not in out  # none timed out behind another's reply
-    assert all(json.loads(row)["ok"] for row in results.read_text().splitlines())
+    assert all(json.loads(row)["error"] is None for row in results.read_text().splitlines())
 
 
 def test_flask_app_streams_an_answer(
