@@ -15,6 +15,7 @@ HTTP path (retries, timeouts, cancellation, typed errors).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,7 +46,7 @@ class Embedder(Protocol):
         ...
 
 
-class _HttpEmbedder:
+class _HttpEmbedder(ABC):
     """What both implementations share: batching, the transport, the checks."""
 
     _who = "embeddings server"
@@ -122,8 +123,9 @@ class _HttpEmbedder:
             body["dimensions"] = self._ask_dimensions
         return body
 
+    @abstractmethod
     def _vectors(self, reply: dict[str, Any], count: int) -> list[Vector]:
-        raise NotImplementedError
+        """The ``count`` vectors of one batch's reply, in input order."""
 
     def _post(self, body: dict[str, Any], cancel: CancellationToken | None) -> dict[str, Any]:
         parsed, data, status = self._http.post_json(self._url, body, dict(self._headers), cancel)
