@@ -9,7 +9,7 @@ module builds the chat-completions body and reads its replies.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import requests
@@ -92,7 +92,7 @@ class LlmClient(HttpChatModel):
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply (no streaming)."""
-        body = build_body(request, model=self._model, defaults=self._defaults, stream=False)
+        body = self._request_body(request, stream=False)
         with self._chat_span(request, body) as span:
             return span.finish(self._complete(body, cancel, span))
 
@@ -111,8 +111,7 @@ class LlmClient(HttpChatModel):
         """A whole JSON reply: the response, or the error it reports."""
         if isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed:
             raise self._http.json_error(parsed, data, status)
-        reply = LlmResponse.from_openai(parsed, lenient_arguments=True)
-        return split_response(reply) if self._think_tags else reply
+        return self._parse(parsed)
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -121,11 +120,10 @@ class LlmClient(HttpChatModel):
 
         Closing the generator early closes the HTTP response.
         """
-        body = build_body(request, model=self._model, defaults=self._defaults, stream=True)
+        body = self._request_body(request, stream=True)
         with self._chat_span(request, body) as span, self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
             try:
-                decoder = StreamDecoder(endpoint=self._shown)
                 if _is_json(response):
                     # Some proxies answer stream: true with the whole reply
                     # (and a few label their SSE as JSON: the body tells).
@@ -134,9 +132,9 @@ class LlmClient(HttpChatModel):
                         parsed, _ = self._http.read_json_bytes(data)
                         events = response_events(self._whole_reply(parsed, data, 200))
                     else:
-                        events = decoder.events([data])
+                        events = self._decode([data])
                 else:
-                    events = decoder.events(self._http.chunks(response, call))
+                    events = self._decode(self._http.chunks(response, call))
                 if self._think_tags:
                     events = split_events(events)
                 yield from span.watch(events)
@@ -188,13 +186,25 @@ class LlmClient(HttpChatModel):
             timeout=min(self._timeout, 10.0),
         )
 
+    # -- the dialect: OpenAI chat completions -----------------------------------
+
+    def _request_body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
+        return build_body(request, model=self._model, defaults=self._defaults, stream=stream)
+
+    def _parse(self, parsed: Any) -> LlmResponse:
+        reply = LlmResponse.from_openai(parsed, lenient_arguments=True)
+        return split_response(reply) if self._think_tags else reply
+
+    def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
+        return StreamDecoder(endpoint=self._shown).events(chunks)
+
     def count_tokens(self, request: LlmRequest) -> int | None:
         """The exact prompt tokens of ``request`` where the server counts them, else None.
 
         llama-server renders and tokenizes it (see :mod:`~agent_smith.llm.token_count`);
         a server that cannot is asked once. None means: estimate (~4 characters a token).
         """
-        body = build_body(request, model=self._model, defaults=self._defaults, stream=False)
+        body = self._request_body(request, stream=False)
         session = (self._runtime or default_runtime()).session
         timeout = min(self._timeout, 10.0)
         return self._counter.count(session, body, headers=self._headers, timeout=timeout)

@@ -11,6 +11,7 @@ only its dialect: its URL and headers, its request body, its reply decoder.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from .retry import RetryPolicy
 from .transport import HttpTransport, Signer
 
 
-class HttpChatModel:
+class HttpChatModel(ABC):
     """A chat model at ``url`` reached through one :class:`HttpTransport` (see the module doc).
 
     ``who`` names the provider in errors; ``headers`` are sent with every
@@ -150,17 +151,17 @@ class HttpChatModel:
     #: The media type of a streamed reply.
     _accept = "text/event-stream"
 
+    @abstractmethod
     def _request_body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
         """The dialect's request body for ``request``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _parse(self, parsed: Any) -> LlmResponse:
         """The reply in a whole JSON body."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """The events of a streamed body's chunks."""
-        raise NotImplementedError
 
     def _reports_error(self, parsed: Any) -> bool:
         """Whether a 2xx JSON reply is an error report instead of a reply."""

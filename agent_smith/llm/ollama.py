@@ -14,15 +14,14 @@ of an error status or as a line of a stream.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..cancellation import CancellationToken
 from ..errors import ParseError, TransportError
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
-from ..observer import get_observer
 from ..runtime import Runtime
 from .api_error import error_from_json
 from .convert import output_schema, sampling_fields, sampling_of
@@ -109,18 +108,6 @@ class OllamaClient(HttpChatModel):
         self._keep_alive = keep_alive
         self._options = dict(options or {})
 
-    def complete(
-        self, request: LlmRequest, *, cancel: CancellationToken | None = None
-    ) -> LlmResponse:
-        """Send ``request`` and return the whole reply."""
-        body = self.body(request, stream=False)  # the reply: one NDJSON line, decoded as a stream
-        with get_observer().on_chat_start(self, request, body) as span:
-            *_, last = self._http.post_stream(
-                self._url, body, {**self._headers, "Accept": _NDJSON}, cancel, self._decode, span
-            )
-            assert isinstance(last, Finished)  # the decoder always ends with Finished or raises
-            return span.finish(last.response)
-
     def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         """The ``/api/chat`` body for ``request`` (see the module doc)."""
         sampling = sampling_of(request, self._defaults, reserved=_RESERVED)
@@ -153,6 +140,12 @@ class OllamaClient(HttpChatModel):
 
     def _request_body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         return self.body(request, stream=stream)
+
+    def _parse(self, parsed: Any) -> LlmResponse:
+        """A ``stream: false`` reply: its one object, decoded as a one-line stream."""
+        *_, last = self._decode([json.dumps(parsed).encode()])
+        assert isinstance(last, Finished)  # the decoder always ends with Finished or raises
+        return last.response
 
     def _decode(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         return OllamaDecoder(endpoint=self._shown).events(chunks)
