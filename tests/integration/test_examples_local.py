@@ -68,7 +68,16 @@ def _run(argv: list[str], url: str, *, stdin: str = "", cwd: Path = REPO) -> str
 
 
 def test_quickstart_answers(served_url: str) -> None:
-    assert _run([sys.executable, str(EXAMPLES / "quickstart.py")], served_url).strip()
+    argv = [sys.executable, str(EXAMPLES / "quickstart.py")]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=MODEL_TIMEOUT, env=_env(served_url), cwd=REPO
+    )
+    if done.returncode != 0:
+        # The 0.5B model samples (no temperature in the example) and now and then
+        # loops: the turn must then end as the typed repetition stop, not hang.
+        assert "AgentStopped" in done.stderr and "kept repeating" in done.stderr, done.stderr
+    else:
+        assert done.stdout.strip(), done.stderr
 
 
 def test_batch_example_finishes_every_input(served_url: str, tmp_path: Path) -> None:
