@@ -9,6 +9,9 @@ Options:
   --once FILE         refuse to start (exit 1) if FILE exists; create it
   --stubborn          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
   --pid-file FILE     write the process id to FILE
+  --silent-discover   never answer ``server/discover`` (as some handshake-era
+                      servers ignore requests before ``initialize``); log
+                      the methods received to stderr
 
 Tools: ``echo`` (text), ``hang`` (never answers).
 """
@@ -31,6 +34,7 @@ def main() -> None:
     parser.add_argument("--once", default=None)
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--pid-file", default=None)
+    parser.add_argument("--silent-discover", action="store_true")
     args = parser.parse_args()
     if args.once:
         if os.path.exists(args.once):
@@ -56,6 +60,10 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         method = msg.get("method")
+        if args.silent_discover:
+            print(f"received {method}", file=sys.stderr, flush=True)
+            if method == "server/discover":
+                continue
         if method is None:  # an answer to one of our requests
             answers[str(msg.get("id"))] = msg.get("result", msg.get("error"))
             if len(answers) == 2:
