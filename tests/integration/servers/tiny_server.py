@@ -13,7 +13,8 @@ Options:
                       servers ignore requests before ``initialize``); log
                       the methods received to stderr
 
-Tools: ``echo`` (text), ``hang`` (never answers).
+Tools: ``echo`` (text), ``hang`` (never answers), ``visit`` (asks the client
+to visit a page: URL-mode elicitation; returns the client's answer as JSON).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def main() -> None:
 
     answers: dict[str, object] = {}
     deferred: list[object] = []  # ids of ``answers`` calls waiting for both answers
+    visits: dict[str, object] = {}  # our elicitation's id -> the ``visit`` call waiting for it
 
     def write(frame: dict[str, object]) -> None:
         if args.noise:  # text, invalid UTF-8, and JSON nested past the parser's depth
@@ -64,6 +66,11 @@ def main() -> None:
             print(f"received {method}", file=sys.stderr, flush=True)
             if method == "server/discover":
                 continue
+        if method is None and str(msg.get("id")) in visits:
+            content = [{"type": "text", "text": json.dumps(msg.get("result", msg.get("error")))}]
+            call_id = visits.pop(str(msg["id"]))
+            write({"jsonrpc": "2.0", "id": call_id, "result": {"content": content}})
+            continue
         if method is None:  # an answer to one of our requests
             answers[str(msg.get("id"))] = msg.get("result", msg.get("error"))
             if len(answers) == 2:
@@ -96,10 +103,22 @@ def main() -> None:
                 {"name": "echo", "inputSchema": {"type": "object"}},
                 {"name": "hang", "inputSchema": {"type": "object"}},
                 {"name": "answers", "inputSchema": {"type": "object"}},
+                {"name": "visit", "inputSchema": {"type": "object"}},
             ]
             write({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
         elif method == "tools/call":
             name = msg["params"]["name"]
+            if name == "visit":
+                visits[ask := f"visit-{msg['id']}"] = msg["id"]
+                params = {
+                    "mode": "url",
+                    "message": "Sign in to the example service.",
+                    "url": "https://example.com/sign-in?session=42",
+                    "elicitationId": ask,
+                }
+                request = {"jsonrpc": "2.0", "id": ask, "method": "elicitation/create"}
+                write({**request, "params": params})
+                continue
             if name == "hang" or (name == "answers" and len(answers) < 2):
                 if name == "answers":
                     deferred.append(msg["id"])
