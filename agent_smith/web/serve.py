@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._internal.closing import Closeable
+from .._internal.extras import install_hint
 from ..errors import ConfigError
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-INSTALL_HINT = "pip install 'agent-smith[web]' (waitress)"
+INSTALL_HINT = install_hint("web")
 _JOIN_SECONDS = 30.0
 
 
