@@ -167,3 +167,16 @@ def test_no_answer_is_asked_again_later_and_not_forever(
     for _ in range(MAX_ASKS + 2):
         assert stubborn.context_window() is None
     assert len(ollama.asked) == 2 + MAX_ASKS
+
+
+def test_an_agent_fits_its_requests_into_the_window_ollama_names(
+    ollama: FakeOllama, runtime: Runtime
+) -> None:
+    from agent_smith.agent.context_fit import ContextFit
+
+    ollama.loaded = [running("qwen2.5-coder:7b", 8192)]
+    fit = ContextFit(None, client(ollama, runtime))  # as an agent with no context_window set
+    assert fit.window(ask=False) is None
+    assert fit.window(ask=True) == 8192
+    assert ContextFit(4096, client(ollama, runtime)).window(ask=True) == 4096
+    assert ollama.asked == ["/api/ps"]  # AgentConfig.context_window set: the server is not asked
