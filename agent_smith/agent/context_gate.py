@@ -15,10 +15,11 @@ So the check before a request is a few additions and one comparison
 (configured, or said by the server before); the server is asked for it
 only once the count passes :meth:`ContextGate.worth_asking`'s floor, below
 which no window in use could need compacting, so a short conversation with
-a model whose window is unknown costs no request. Only when the count passes ``threshold`` of the
-window does the gate look closer: the exact count where the model offers one
-(llama-server's ``/tokenize``, :meth:`~agent_smith.LlmClient.count_tokens`),
-then :func:`~agent_smith.agent.compaction.compact`. A compaction that fails
+a model whose window is unknown costs no request. Only when the count
+passes ``threshold`` of the window does the gate look closer: the exact
+count where the model offers one (llama-server's ``/tokenize``,
+:meth:`~agent_smith.LlmClient.count_tokens`), then
+:func:`~agent_smith.agent.compaction.compact`. A compaction that fails
 is not tried again until the history has grown by a tenth of the window;
 meanwhile what is sent is trimmed to fit. A request whose system prompt and
 newest message alone cannot fit raises

@@ -169,8 +169,9 @@ class LlmClient(HttpChatModel):
     def context_window(self, *, ask: bool = True) -> int | None:
         """The tokens one request may fill, when the server says; None while unknown.
 
-        Asked of the server once (llama-server's ``GET /props``, see
-        :mod:`~agent_smith.llm.server_props`) and remembered; also learned from a
+        Asked of the server (llama-server's ``GET /props``, see
+        :mod:`~agent_smith.llm.server_props`) until it answers, and the answer
+        remembered (a 404 too: no window); also learned from a
         :class:`~agent_smith.errors.ContextOverflowError` that names it.
         ``ask=False`` returns what is known without asking. A known window is
         also the capabilities' ``context_size``.
