@@ -10,8 +10,7 @@ Options:
   --stubborn          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
   --pid-file FILE     write the process id to FILE
   --silent-discover   never answer ``server/discover`` (as some handshake-era
-                      servers ignore requests before ``initialize``); log
-                      the methods received to stderr
+                      servers ignore requests before ``initialize``)
 
 Tools: ``echo`` (text), ``hang`` (never answers), ``visit`` (asks the client
 to visit a page: URL-mode elicitation; returns the client's answer as JSON).
@@ -62,10 +61,8 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         method = msg.get("method")
-        if args.silent_discover:
-            print(f"received {method}", file=sys.stderr, flush=True)
-            if method == "server/discover":
-                continue
+        if args.silent_discover and method == "server/discover":
+            continue
         if method is None and str(msg.get("id")) in visits:
             content = [{"type": "text", "text": json.dumps(msg.get("result", msg.get("error")))}]
             call_id = visits.pop(str(msg["id"]))
