@@ -104,9 +104,9 @@ def _discover(
     pinned = config.protocol == "modern"
     conn.transport.protocol_chosen(MODERN_VERSION)
     params = {"_meta": request_meta(capabilities, client_info())}
-    if wait is None:
-        wait = config.request_timeout if pinned else config.discover_wait
-    timeout = wait
+    timeout = (
+        wait if wait is not None else (config.request_timeout if pinned else config.discover_wait)
+    )
     try:
         try:
             result = _ask(conn, params, config.alias, timeout)
