@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -202,6 +203,12 @@ class _Server(ThreadingHTTPServer):
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.owner._count_connection()
         return conn, addr
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a cancel, a probe) is normal here; anything else is printed."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
