@@ -104,7 +104,7 @@ class FunctionTool(Tool):
             kwargs[self._context_param] = ctx
         try:
             value = self._fn(**kwargs)
-            if inspect.isawaitable(value):
+            if type(value) is not str and inspect.isawaitable(value):  # str: the usual result
                 from .coroutines import run_awaitable  # asyncio loads only for async tools
 
                 value = run_awaitable(value, ctx.cancel)
