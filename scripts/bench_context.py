@@ -4,14 +4,18 @@
 Two measurements:
 
 * **The compaction check** when no compaction is due: what the loop does
-  before each request of an agent with ``AgentConfig.compaction`` (the
-  gate's incremental count, the window, the threshold), timed alone on a
-  history of 200 messages, plus the per-message ``note`` the loop makes as
-  it records. The target is at most 20 us per check.
+  before each request of an agent with ``AgentConfig.compaction`` (on by
+  default: the gate's incremental count, the window, the threshold), timed
+  alone on a history of 200 messages with a known window, and with the
+  default's common case, a client whose server said no window; plus the
+  per-message ``note`` the loop makes as it records. The target is at most
+  20 us per check.
 * **Whole turns** (user message -> one tool call -> answer, two LLM round
   trips, not streamed) against the scripted server in its own process, with
-  nothing configured, with usage limits and a price table, with one input,
-  one output and one tool-call guardrail, with compaction on (never due),
+  compaction off (nothing configured at all), with the defaults (compaction
+  on, no window known: the scripted server has no ``/props``), with usage
+  limits and a price table, with one input, one output and one tool-call
+  guardrail, with compaction on and a window known (never due),
   and with all of it: fastest and median per turn (a shared machine's
   noise is larger than these features: the fastest turns compare best).
 * **A turn's own work** of the usage meter and of three guardrails, timed
@@ -51,6 +55,7 @@ from agent_smith import (  # noqa: E402
 )
 from agent_smith.agent.context_fit import ContextFit  # noqa: E402
 from agent_smith.agent.context_gate import ContextGate  # noqa: E402
+from agent_smith.llm.server_props import Asked  # noqa: E402
 from agent_smith.memory import FullMemory  # noqa: E402
 
 MODEL = "bench"
@@ -67,16 +72,21 @@ def allow(_: object) -> None:
 
 
 CONFIGS: dict[str, tuple[AgentConfig, Guardrails | None]] = {
-    "nothing configured": (AgentConfig(), None),
+    "compaction off": (AgentConfig(compaction=None), None),
+    "defaults": (AgentConfig(), None),
     "usage limits + prices": (
         AgentConfig(
+            compaction=None,
             usage_limits=UsageLimits(
                 max_requests=10**9, max_cost=10.0**9, prices={MODEL: ModelPrice(1.0, 2.0)}
-            )
+            ),
         ),
         None,
     ),
-    "3 guardrails": (AgentConfig(), Guardrails(input=[allow], output=[allow], tool_calls=[allow])),
+    "3 guardrails": (
+        AgentConfig(compaction=None),
+        Guardrails(input=[allow], output=[allow], tool_calls=[allow]),
+    ),
     "compaction (not due)": (AgentConfig(compaction=Compaction(), context_window=10**6), None),
 }
 CONFIGS["all of it"] = (
@@ -89,8 +99,12 @@ CONFIGS["all of it"] = (
 )
 
 
-def check_cost(checks: int) -> tuple[float, float]:
-    """Microseconds per compaction check (nothing due) and per recorded message's note."""
+def check_cost(checks: int) -> tuple[float, float, float]:
+    """Microseconds per compaction check (nothing due; window known, then unknown) and per note.
+
+    The unknown window is a client whose server said it has none (a 404 to
+    ``/props``, remembered): the check the default configuration makes there.
+    """
     memory = FullMemory()
     for n in range(100):
         memory.append(UserMessage(f"question {n} " + "x" * 200))
@@ -107,12 +121,20 @@ def check_cost(checks: int) -> tuple[float, float]:
         window = fit.window(ask=True)
         assert window is not None and not gate.due(tokens, window)
     per_check = (time.perf_counter() - started) / checks * 1e6
+    silent = LlmClient("http://127.0.0.1:9", runtime=None)
+    silent._window.get(lambda: Asked(None))  # what a 404 to /props leaves: no window, final
+    unknown = ContextFit(None, silent)
+    started = time.perf_counter()
+    for _ in range(checks):
+        tokens = gate.tokens(memory, prompt, schemas)
+        assert unknown.window(ask=gate.worth_asking(tokens)) is None
+    per_unknown = (time.perf_counter() - started) / checks * 1e6
     message = AssistantMessage("a reply of some length " * 10)
     started = time.perf_counter()
     for _ in range(checks):
         gate.note(message)
     per_note = (time.perf_counter() - started) / checks * 1e6
-    return per_check, per_note
+    return per_check, per_unknown, per_note
 
 
 def turn_work(count: int) -> tuple[float, float]:
@@ -195,8 +217,9 @@ def main() -> None:
     if args.serve:
         _serve()
         return
-    per_check, per_note = check_cost(args.checks)
+    per_check, per_unknown, per_note = check_cost(args.checks)
     print(f"compaction check, nothing due: {per_check:.2f} us per request (target <= 20 us)")
+    print(f"  the same, no window known:   {per_unknown:.2f} us per request (the default's case)")
     print(f"counting a recorded message:   {per_note:.2f} us per message")
     metered, guarded = turn_work(args.checks)
     print(f"usage meter, one turn's work:  {metered:.2f} us (2 requests, 1 tool call, 2 replies)")
@@ -207,7 +230,7 @@ def main() -> None:
             results = turns(url, runtime, args.turns)
     finally:
         bench_server.stop(proc)
-    base = results["nothing configured"][0]  # the fastest turn: the least noise
+    base = results["compaction off"][0]  # the fastest turn: the least noise
     print(f"\nturns ({args.turns} each, one tool call, not streamed): fastest / median ms")
     for name, (median, p95) in results.items():
         print(f"  {name:24} {median:6.3f} / {p95:6.3f}   ({(median - base) * 1000:+.0f} us)")

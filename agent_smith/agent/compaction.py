@@ -45,7 +45,7 @@ OMITTED = "\n[... part of the conversation omitted to fit the summary request ..
 
 @dataclass(frozen=True)
 class Compaction:
-    """When an agent compacts its history, and how (``AgentConfig(compaction=Compaction())``).
+    """When an agent compacts its history, and how (``AgentConfig.compaction``, on by default).
 
     ``threshold``: compact before a request over this share of the window
     (less the reply's room).

@@ -50,8 +50,9 @@ class AgentConfig:
     root agent's run and its whole sub-agent tree, and prices its usage
     (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).
     ``compaction`` summarises older turns before a request would fill its
-    share of the context window (:mod:`agent_smith.agent.compaction`; off
-    when ``None``).
+    share of the context window (:mod:`agent_smith.agent.compaction`); on
+    by default, and it only acts once the window is known. ``None`` turns
+    it off.
     ``tool_result_page_chars``: a tool result longer than this many
     characters (or cut to fit the window) reaches the model as its head and
     a handle for the built-in ``read_tool_result`` tool, which reads the
@@ -100,7 +101,7 @@ class AgentConfig:
     output_retries: int = 2
     text_tool_calls: bool = True
     usage_limits: UsageLimits | None = None
-    compaction: Compaction | None = None
+    compaction: Compaction | None = field(default_factory=Compaction)
     tool_result_page_chars: int | None = None
     finish_check: bool = False
     mode: Literal["read", "write", "yolo"] = "write"

@@ -11,10 +11,15 @@ prompt and tool schemas stands in. A memory whose size changed behind the
 gate's back (a session reloaded, a ``clear()``) is counted again, once.
 
 So the check before a request is a few additions and one comparison
-(:meth:`ContextGate.due`). Only when the count passes ``threshold`` of the
-window does the gate look closer: the exact count where the model offers one
-(llama-server's ``/tokenize``, :meth:`~agent_smith.LlmClient.count_tokens`),
-then :func:`~agent_smith.agent.compaction.compact`. A compaction that fails
+(:meth:`ContextGate.due`). The window comes from what is already known
+(configured, or said by the server before); the server is asked for it
+only once the count passes :meth:`ContextGate.worth_asking`'s floor, below
+which no window in use could need compacting, so a short conversation with
+a model whose window is unknown costs no request. Only when the count
+passes ``threshold`` of the window does the gate look closer: the exact
+count where the model offers one (llama-server's ``/tokenize``,
+:meth:`~agent_smith.LlmClient.count_tokens`), then
+:func:`~agent_smith.agent.compaction.compact`. A compaction that fails
 is not tried again until the history has grown by a tenth of the window;
 meanwhile what is sent is trimmed to fit. A request whose system prompt and
 newest message alone cannot fit raises
@@ -35,6 +40,7 @@ from ..messages import Message, SystemMessage
 from ..tools.base import ToolSchema
 from ..tracing.agent_span import compaction_event
 from .compaction import Compaction, compact, estimate
+from .context_fit import request_room
 from .events import ContextCompacted
 
 if TYPE_CHECKING:
@@ -42,14 +48,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The smallest context window the gate looks out for unasked: a request under its
+#: threshold share (~300 tokens) could not need compacting in any window in use, so the
+#: server is not asked for its window on its account. A smaller window is learned from
+#: the first context-overflow answer.
+SMALL_WINDOW = 512
+
 
 class ContextGate:
     """One agent's token count of its next request, and the decision to compact (module doc)."""
 
-    __slots__ = ("_all", "_base", "_failed", "_schemas", "_since", "_size", "settings")
+    __slots__ = ("_all", "_base", "_failed", "_floor", "_schemas", "_since", "_size", "settings")
 
     def __init__(self, settings: Compaction) -> None:
         self.settings = settings
+        self._floor = settings.threshold * request_room(SMALL_WINDOW, None)
         self._base: int | None = None  # the server's count of the last request
         self._since = 0  # estimated tokens recorded after it
         self._all = 0  # estimated tokens of the whole history
@@ -87,6 +100,13 @@ class ContextGate:
         if self._base is not None:
             return max(self._base + self._since, estimated)
         return estimated
+
+    def worth_asking(self, tokens: int) -> bool:
+        """Whether a request of ``tokens`` could need compacting in the smallest window in use.
+
+        Below that, the server is not asked for an unknown window.
+        """
+        return tokens > self._floor
 
     def due(self, tokens: int, room: int) -> bool:
         """Whether a request of ``tokens`` passes the threshold (and no failure holds it back).

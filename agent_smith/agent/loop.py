@@ -196,7 +196,7 @@ class TurnLoop:
         """Compact the history if ``request`` would pass the gate's share of the window."""
         agent = self._agent
         tokens = gate.tokens(agent.memory, prompt, request.tools)
-        window = self._fit.window(ask=True)
+        window = self._fit.window(ask=gate.worth_asking(tokens))
         if window is None:
             return None
         room = request_room(window, request.sampling.max_tokens)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._internal import json_input
 from ..errors import ConfigError
 
 
@@ -53,7 +54,7 @@ def read_inputs(path: str | os.PathLike[str]) -> list[BatchInput]:
         if not line.strip():
             continue
         try:
-            raw.append(json.loads(line))
+            raw.append(json_input.loads(line))
         except json.JSONDecodeError as err:
             raise ConfigError(f"{name}:{number}: not valid JSON ({err.msg})") from err
         numbers.append(number)

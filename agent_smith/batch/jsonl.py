@@ -13,6 +13,7 @@ import logging
 import os
 from pathlib import Path
 
+from .._internal import json_input
 from ..errors import ParseError, ResultsError
 from .result import BatchResult
 from .sink import ResultSink, lock_exclusively, results_closed, results_failure
@@ -108,7 +109,7 @@ def _read(path: Path, *, repair: int | None) -> list[BatchResult]:
         if not line.strip():
             continue
         try:
-            results.append(BatchResult.from_dict(json.loads(line)))
+            results.append(BatchResult.from_dict(json_input.loads(line)))
         except (json.JSONDecodeError, ParseError) as err:
             message = f"{path}:{number}: not a batch result ({err})"
             raise ResultsError(message, path=str(path)) from err

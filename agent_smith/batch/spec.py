@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._internal import json_input
 from ..agent.config import AgentConfig
 from ..errors import ConfigError
 from ..llm.endpoint import resolve_chat_url
@@ -150,7 +151,7 @@ class AgentSpec:
     def from_json(cls, text: str) -> AgentSpec:
         """Build a spec from JSON text."""
         try:
-            data = json.loads(text)
+            data = json_input.loads(text)
         except json.JSONDecodeError as err:
             raise ConfigError(f"agent spec is not valid JSON: {err}") from err
         return cls.from_dict(data)

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from .._internal import json_input
 from ..errors import ResultsError
 from ..messages import TokenUsage
 from .result import BatchResult, ItemError
@@ -99,7 +100,10 @@ def read_sqlite(path: Path) -> list[BatchResult]:
         raise results_failure("read", path, err) from err
     finally:
         db.close()
-    return [_result(row) for row in rows]
+    try:
+        return [_result(row) for row in rows]
+    except json.JSONDecodeError as err:
+        raise results_failure("read", path, err) from err
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -163,7 +167,7 @@ def _result(row: tuple[Any, ...]) -> BatchResult:
         id=ident,
         input=text,
         content=content,
-        output=None if output is None else json.loads(output),
+        output=None if output is None else json_input.loads(output),
         usage=TokenUsage(prompt, completion, total, cost=cost),
         error=None if ok else ItemError(error_type or "", error_message or ""),
         attempts=attempts,

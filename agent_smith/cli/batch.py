@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
+from .._internal.extras import install_hint
 from ..batch.inputs import read_inputs
 from ..batch.run import run_batch
 from ..batch.spec import AgentSpec
@@ -44,7 +45,7 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
 EXIT_SOME_FAILED = 3
 #: How long to wait for a Dask scheduler to answer.
 CONNECT_TIMEOUT = "20s"
-DASK_HINT = "pip install 'agent-smith[dask]'"
+DASK_HINT = install_hint("dask")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,7 +23,8 @@ def add_model_options(group: argparse._MutuallyExclusiveGroup) -> None:
     group.add_argument(
         "--serve-model",
         metavar="PATH.gguf",
-        help="serve this GGUF model with a local llama.cpp server (needs agent-smith[local])",
+        help="serve this GGUF model with a local llama.cpp server "
+        "(needs the local extra: pip install -e '.[local]')",
     )
     group.add_argument(
         "--local",

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agent-smith serve",
         description=(
             "Serve a local model with llama.cpp's server (OpenAI-compatible API under /v1) "
-            "on 127.0.0.1 until Ctrl-C; needs agent-smith[local]."
+            "on 127.0.0.1 until Ctrl-C; needs the local extra (pip install -e '.[local]')."
         ),
         epilog=(
             "Then, in another terminal: python examples/quickstart.py (or agent-smith, or "

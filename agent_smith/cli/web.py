@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agent-smith web",
         description=(
             "Serve the demo agent's dev UI (and the Vercel AI SDK and AG-UI endpoints) "
-            "on 127.0.0.1. Needs agent-smith[web] (waitress)."
+            "on 127.0.0.1. Needs the web extra (pip install -e '.[web]')."
         ),
     )
     add_provider_option(parser)

@@ -4,7 +4,7 @@
 posts JSON over the shared HTTP path and signs each attempt with botocore's
 SigV4 (credentials from the standard AWS chain: environment, profile, SSO,
 instance role; resolved once, at construction). botocore is imported only
-here: ``pip install 'agent-smith[bedrock]'``; no AWS SDK client is used.
+here: ``pip install -e '.[bedrock]'``; no AWS SDK client is used.
 
 Conversion at this edge: system messages become ``system`` blocks; user
 messages and tool results (``toolResult`` blocks) ``user`` turns; an
@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from .._internal.extras import install_hint
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
@@ -36,7 +37,7 @@ from .retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'agent-smith[bedrock]'"
+INSTALL_HINT = install_hint("bedrock")
 _RESERVED = ("messages", "system", "toolConfig", "inferenceConfig")
 _CACHE_POINT = {"cachePoint": {"type": "default"}}
 

@@ -24,7 +24,7 @@ from .events import Finished, StreamEvent, response_events
 from .http_model import HttpChatModel
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
-from .server_props import KnownWindow, fetch_context_window, props_url
+from .server_props import Asked, KnownWindow, fetch_context_window, props_url
 from .stream_decoder import StreamDecoder
 from .think_tags import split_events, split_response
 from .token_count import TokenCounter
@@ -169,14 +169,18 @@ class LlmClient(HttpChatModel):
     def context_window(self, *, ask: bool = True) -> int | None:
         """The tokens one request may fill, when the server says; None while unknown.
 
-        Asked of the server once (llama-server's ``GET /props``, see
-        :mod:`~agent_smith.llm.server_props`) and remembered; also learned from a
+        Asked of the server (llama-server's ``GET /props``, see
+        :mod:`~agent_smith.llm.server_props`) until it answers, and the answer
+        remembered (a 404 too: no window); also learned from a
         :class:`~agent_smith.errors.ContextOverflowError` that names it.
-        ``ask=False`` returns what is known without asking.
+        ``ask=False`` returns what is known without asking. A known window is
+        also the capabilities' ``context_size``.
         """
-        return self._window.get(self._ask_window if ask else None)
+        window = self._window.get(self._ask_window if ask else None)
+        self._learned(context_size=window)
+        return window
 
-    def _ask_window(self) -> int | None:
+    def _ask_window(self) -> Asked:
         session = (self._runtime or default_runtime()).session
         url = props_url(self._url)
         return fetch_context_window(
@@ -203,11 +207,15 @@ class LlmClient(HttpChatModel):
 
         llama-server renders and tokenizes it (see :mod:`~agent_smith.llm.token_count`);
         a server that cannot is asked once. None means: estimate (~4 characters a token).
+        Once the server has counted, the capabilities say ``token_counting``.
         """
         body = self._request_body(request, stream=False)
         session = (self._runtime or default_runtime()).session
         timeout = min(self._timeout, 10.0)
-        return self._counter.count(session, body, headers=self._headers, timeout=timeout)
+        counted = self._counter.count(session, body, headers=self._headers, timeout=timeout)
+        if counted is not None:
+            self._learned(token_counting=True)
+        return counted
 
     # -- internals ---------------------------------------------------------
 
@@ -230,6 +238,7 @@ class LlmClient(HttpChatModel):
             return self._http.post(self._url, body, headers, call, span)
         except ContextOverflowError as failure:
             self._window.learn(failure.context_window)  # the server said how big it is
+            self._learned(context_size=failure.context_window)
             raise
 
 

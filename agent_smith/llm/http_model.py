@@ -11,8 +11,10 @@ only its dialect: its URL and headers, its request body, its reply decoder.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..cancellation import CancellationToken
@@ -24,6 +26,8 @@ from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .transport import HttpTransport, Signer
+
+_LEARNING = threading.Lock()  # capabilities are rarely learned: one lock for every model
 
 
 class HttpChatModel(ABC):
@@ -81,8 +85,23 @@ class HttpChatModel(ABC):
 
     @property
     def capabilities(self) -> ModelCapabilities:
-        """What this model is and can do."""
+        """What this model is and can do (what the server said of itself, once it said it)."""
         return self._capabilities
+
+    def _learned(self, *, context_size: int | None = None, token_counting: bool = False) -> None:
+        """Update the capabilities with what the server said: its window, or exact counting."""
+        known = self._capabilities
+        if (context_size is None or context_size == known.context_size) and (
+            not token_counting or known.token_counting
+        ):
+            return
+        with _LEARNING:
+            known = self._capabilities
+            self._capabilities = replace(
+                known,
+                context_size=context_size or known.context_size,
+                token_counting=token_counting or known.token_counting,
+            )
 
     @property
     def model(self) -> str:

@@ -43,12 +43,13 @@ from typing import IO, Any
 import requests
 
 from .._internal.closing import Closeable
+from .._internal.extras import install_hint
 from ..errors import AgentTimeoutError, ConfigError, TransportError
 from .llama_log import error_lines, read_stderr, read_stdout
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'agent-smith[local]'"
+INSTALL_HINT = install_hint("local")
 _OPERATION = "start llama.cpp server"
 _STDERR_KEPT = 40
 _counter = itertools.count(1)

@@ -4,6 +4,7 @@
 what Ollama's OpenAI layer lacks: ``think`` (with the reply's ``thinking``
 field), ``keep_alive``, ``options`` (``num_ctx``, ...), and ``format`` as a
 JSON schema for typed output. The server is ``$OLLAMA_HOST`` unless given.
+Its context window is asked of the server (:mod:`.ollama_window`).
 
 Wire facts: the stream is newline-delimited JSON, one object a line; tool
 calls arrive whole on one line, their ``arguments`` an object; the last
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..errors import ParseError, TransportError
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
-from ..runtime import Runtime
+from ..runtime import Runtime, default_runtime
 from .api_error import error_from_json
 from .convert import output_schema, sampling_fields, sampling_of
 from .endpoint import resolve_url
@@ -35,8 +36,10 @@ from .events import (
     ToolCallStarted,
 )
 from .http_model import HttpChatModel
+from .ollama_window import ask_ollama_window
 from .request import LlmRequest, LlmResponse, SamplingParams, string_field
 from .retry import RetryPolicy
+from .server_props import Asked, KnownWindow
 from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
@@ -69,7 +72,8 @@ class OllamaClient(HttpChatModel):
     or ``"low"``/``"medium"``/``"high"``); ``keep_alive`` (``"5m"``, seconds)
     likewise; ``options`` are Ollama's model options, under the request's
     sampling (``temperature``, ``top_p``, ``num_predict``, ``stop``).
-    Thread-safe.
+    ``context_size`` (else ``options["num_ctx"]``) is the context window;
+    when neither is set, :meth:`context_window` asks the server. Thread-safe.
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class OllamaClient(HttpChatModel):
         context_size: int | None = None,
     ) -> None:
         size = context_size or (options or {}).get("num_ctx")
+        size = size if isinstance(size, int) and not isinstance(size, bool) else None
         super().__init__(
             resolve_url(endpoint or ollama_host(), "/chat", prefix="/api"),
             model,
@@ -102,11 +107,39 @@ class OllamaClient(HttpChatModel):
             retry_policy=retry_policy,
             default_sampling=default_sampling,
             runtime=runtime,
-            context_size=size if isinstance(size, int) else None,
+            context_size=size,
         )
         self._think = think
         self._keep_alive = keep_alive
         self._options = dict(options or {})
+        self._configured = size
+        self._window = KnownWindow()
+        self._timeout = request_timeout
+
+    def context_window(self, *, ask: bool = True) -> int | None:
+        """The tokens one request may fill: configured, else as the server says (None: unknown).
+
+        ``num_ctx`` in ``options`` (or ``context_size``) is the window as it
+        is. Otherwise the server is asked (``/api/ps`` for the loaded model,
+        else ``/api/show``; the rule is in :mod:`~agent_smith.llm.ollama_window`)
+        and the answer remembered; ``ask=False`` returns what is known
+        without asking. A known window is also the capabilities' ``context_size``.
+        """
+        if self._configured is not None:
+            return self._configured
+        window = self._window.get(self._ask_window if ask else None)
+        self._learned(context_size=window)
+        return window
+
+    def _ask_window(self) -> Asked:
+        session = (self._runtime or default_runtime()).session
+        return ask_ollama_window(
+            session,
+            self._url.removesuffix("/chat"),
+            self._model,
+            headers={**self._headers, "Accept": "application/json"},
+            timeout=min(self._timeout, 10.0),
+        )
 
     def body(self, request: LlmRequest, *, stream: bool) -> JsonObject:
         """The ``/api/chat`` body for ``request`` (see the module doc)."""

@@ -19,20 +19,24 @@ from typing import Any
 
 import requests
 
-from .server_props import props_url
+from .server_props import get_json, props_url
 
 log = logging.getLogger(__name__)
 
 
 class TokenCounter:
-    """Counts a chat body's prompt tokens on one llama-server; None once it cannot (thread-safe)."""
+    """Counts a chat body's prompt tokens on one llama-server; None once it cannot (thread-safe).
 
-    __slots__ = ("_base", "_lock", "_unsupported")
+    :attr:`counts` says whether the server has counted (True), cannot
+    (False), or is not known yet (None).
+    """
+
+    __slots__ = ("_base", "_lock", "counts")
 
     def __init__(self, chat_url: str) -> None:
         self._base = props_url(chat_url).removesuffix("/props")
         self._lock = threading.Lock()
-        self._unsupported = False
+        self.counts: bool | None = None
 
     def count(
         self,
@@ -43,43 +47,33 @@ class TokenCounter:
         timeout: float,
     ) -> int | None:
         """The prompt tokens of ``body`` (a chat-completions body), or None if not counted."""
-        with self._lock:
-            if self._unsupported:
-                return None
+        if self.counts is False:
+            return None
         wanted: dict[str, Any] = {k: body[k] for k in ("messages", "tools") if k in body}
+        base = self._base
         try:
-            prompt = self._post(session, "/apply-template", wanted, headers, timeout)
+            prompt = get_json(
+                session, base + "/apply-template", headers=headers, timeout=timeout, body=wanted
+            )
             text = prompt.get("prompt") if prompt is not None else None
             if isinstance(text, str):
                 payload = {"content": text, "add_special": False}
-                tokenized = self._post(session, "/tokenize", payload, headers, timeout)
+                tokenized = get_json(
+                    session, base + "/tokenize", headers=headers, timeout=timeout, body=payload
+                )
                 tokens = tokenized.get("tokens") if tokenized is not None else None
                 if isinstance(tokens, list):
+                    self._settle(True)
                     return len(tokens)
         except requests.RequestException as err:  # no answer: ask again next time
-            log.debug("counting tokens on %s failed: %s", self._base, err)
+            log.debug("counting tokens on %s failed: %s", base, err)
             return None
-        with self._lock:
-            self._unsupported = True
-        log.debug("%s does not count tokens: estimating instead", self._base)
+        self._settle(False)
+        log.debug("%s does not count tokens: estimating instead", base)
         return None
 
-    def _post(
-        self,
-        session: requests.Session,
-        path: str,
-        payload: dict[str, Any],
-        headers: dict[str, str],
-        timeout: float,
-    ) -> dict[str, Any] | None:
-        """The JSON object the server answered, None for any other answer; RequestException."""
-        response = session.post(self._base + path, json=payload, headers=headers, timeout=timeout)
-        try:
-            if response.status_code != 200:
-                return None
-            data = response.json()
-        except ValueError:
-            return None
-        finally:
-            response.close()
-        return data if isinstance(data, dict) else None
+    def _settle(self, counts: bool) -> None:
+        if self.counts is None:
+            with self._lock:
+                if self.counts is None:
+                    self.counts = counts

@@ -12,15 +12,17 @@ frame and ends the stream, which cancels the turn.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._internal.closing import Closeable
+from .._internal.extras import install_hint
 from ..errors import ConfigError
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-INSTALL_HINT = "pip install 'agent-smith[web]' (waitress)"
+INSTALL_HINT = install_hint("web")
 _JOIN_SECONDS = 30.0
 
 
@@ -52,6 +54,7 @@ class WebServer(Closeable):
         )
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._stopping = threading.Event()
 
     @property
     def url(self) -> str:
@@ -65,39 +68,49 @@ class WebServer(Closeable):
 
     def start(self) -> WebServer:
         """Serve from a background thread; return self."""
-        self._thread = threading.Thread(target=self._server.run, name="agent_smith-web-server")
+        self._thread = threading.Thread(target=self._serve, name="agent_smith-web-server")
         self._thread.start()
         return self
+
+    def _serve(self) -> None:
+        """waitress's event loop, until :meth:`close` asks it to stop; then drop every connection.
+
+        The loop is ours rather than ``server.run()`` so that stopping it does
+        not depend on waitress's trigger pipe still being open: the loop
+        checks the stop flag at every tick, and the trigger only wakes it early.
+        """
+        from waitress import wasyncore
+        from waitress.channel import HTTPChannel
+
+        server = self._server
+        poll = wasyncore.poll2 if server.adj.asyncore_use_poll else wasyncore.poll
+        while server._map and not self._stopping.is_set():
+            poll(server.adj.asyncore_loop_timeout, server._map)
+        for dispatcher in list(server._map.values()):
+            if isinstance(dispatcher, HTTPChannel):
+                dispatcher.handle_close()  # also wakes a worker waiting to write
+            elif dispatcher is server:  # the listening socket (server.close() would
+                wasyncore.dispatcher.close(server)  # also close the trigger: not yet)
 
     def close(self) -> None:
         """Stop accepting, end open streams (cancelling their turns), join every thread.
 
         In that order, so that no worker thread still finishing a stream
         touches the event loop's trigger after it was closed: the event loop
-        (on its own thread) first closes the listening socket and every
-        connection, the workers then end their streams and exit, and only
-        then does the loop close its trigger and stop.
+        stops and closes the listening socket and every connection, the
+        workers then end their streams and exit, and only then are the
+        trigger and what is left closed.
         """
         if self._closed:
             return
         self._closed = True
         from waitress import wasyncore
-        from waitress.channel import HTTPChannel
 
         server = self._server
-        if self._thread is None:
-            wasyncore.close_all(server._map)
-            server.task_dispatcher.shutdown(timeout=_JOIN_SECONDS)
-            return
-
-        def close_connections() -> None:
-            for dispatcher in list(server._map.values()):
-                if isinstance(dispatcher, HTTPChannel):
-                    dispatcher.handle_close()  # also wakes a worker waiting to write
-                elif dispatcher is server:  # the listening socket (server.close() would
-                    wasyncore.dispatcher.close(server)  # also close the trigger: not yet)
-
-        server.trigger.pull_trigger(close_connections)
+        if self._thread is not None:
+            self._stopping.set()
+            with contextlib.suppress(OSError):  # the loop sees the flag at its next tick anyway
+                server.trigger.pull_trigger()
+            self._thread.join(_JOIN_SECONDS)
         server.task_dispatcher.shutdown(timeout=_JOIN_SECONDS)
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-        self._thread.join(_JOIN_SECONDS)
+        wasyncore.close_all(server._map)

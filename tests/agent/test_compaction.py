@@ -219,3 +219,47 @@ def test_a_count_that_fails_falls_back_to_the_estimate() -> None:
     tokens = gate.tokens(memory, "", ())
     event = gate.compact(summarise, count, memory, request, "", tokens, WINDOW, WINDOW)
     assert event is not None and not event.exact
+
+
+# -- on by default -------------------------------------------------------------
+
+
+def test_compaction_is_on_by_default_and_none_turns_it_off(llm: LlmClient) -> None:
+    assert AgentConfig().compaction == Compaction()
+    assert Agent(llm)._context_gate is not None
+    assert Agent(llm, config=AgentConfig(compaction=None))._context_gate is None
+
+
+def test_by_default_a_window_the_server_names_is_compacted_into(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    llm_server.props = {"default_generation_settings": {"n_ctx": WINDOW}}
+    llm_server.script(Text("They asked ten questions."), Text("Eleven."))
+    agent = Agent(llm, memory=filled(long_history()))  # nothing configured
+    events = list(agent.stream("How many questions?"))
+    assert [type(e) for e in events if isinstance(e, ContextCompacted)] == [ContextCompacted]
+    assert llm_server.props_asked == 1
+    assert is_summary_request(llm_server.requests[0])
+
+
+def test_by_default_a_short_conversation_asks_nothing_and_sends_no_summary(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    llm_server.props = {"default_generation_settings": {"n_ctx": 64}}  # would be due at once
+    agent = Agent(llm)
+    for n in range(3):
+        agent.send(f"Hello {n}.")
+    assert llm_server.props_asked == 0  # under ~300 tokens nothing could be due: not asked
+    assert not any(is_summary_request(body) for body in llm_server.requests)
+    assert len(llm_server.requests) == 3
+
+
+def test_by_default_an_unknown_window_is_asked_once_and_then_costs_nothing(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    agent = Agent(llm, memory=filled(long_history()))  # the server has no /props (404)
+    for n in range(4):
+        agent.send(f"Question {n}?")
+    assert llm_server.props_asked == 1
+    assert not any(is_summary_request(body) for body in llm_server.requests)
+    assert len(llm_server.requests) == 4

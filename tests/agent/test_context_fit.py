@@ -1,4 +1,8 @@
-"""A tool result never breaks a session: results cut to the window, overflows trimmed, retried."""
+"""A tool result never breaks a session: results cut to the window, overflows trimmed, retried.
+
+The agents here run without compaction (on by default, it summarises before
+trimming is needed: tests/agent/test_compaction.py) to pin the trimming itself.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from agent_smith.tools.base import ToolSchema
 from tests.llm.test_context_window import LLAMA_OVERFLOW
 from tests.support.llm_server import Calls, Raw, ScriptedLlmServer, Text
 
+UNCOMPACTED = AgentConfig(compaction=None)
 BIG = "".join(f"line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(800))
 
 
@@ -103,7 +108,7 @@ def test_an_overflow_trims_tool_results_then_the_oldest_messages() -> None:
 def test_a_big_result_is_cut_to_the_configured_window(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
-    agent = Agent(llm, tools=[read_file], config=AgentConfig(context_window=2048))
+    agent = Agent(llm, tools=[read_file], config=AgentConfig(context_window=2048, compaction=None))
     events = list(agent.stream("What is the first line of README.md?"))
     (ready,) = [e for e in events if isinstance(e, ToolResultReady)]
     result = agent.history[2]
@@ -117,7 +122,7 @@ def test_the_window_is_asked_of_llama_server_when_a_result_is_big(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
     llm_server.props = {"default_generation_settings": {"n_ctx": 1024}}
-    agent = Agent(llm, tools=[read_file])
+    agent = Agent(llm, tools=[read_file], config=UNCOMPACTED)
     agent.send("What is the first line of README.md?")
     agent.send("And the second?")
     assert llm_server.props_asked == 1
@@ -129,7 +134,9 @@ def test_the_window_is_asked_of_llama_server_when_a_result_is_big(
 def test_an_overflow_is_trimmed_and_retried_once_and_later_turns_fit_at_once(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
-    agent = Agent(llm, tools=[read_file])  # no window known: the result goes in whole
+    agent = Agent(
+        llm, tools=[read_file], config=UNCOMPACTED
+    )  # no window known: the result goes in whole
     agent.send("Read README.md")
     assert agent.history[2].content == BIG
     before = len(llm_server.requests)
@@ -151,7 +158,7 @@ def test_an_overflow_is_trimmed_and_retried_once_and_later_turns_fit_at_once(
 def test_a_second_overflow_is_raised_and_the_history_stays_whole(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
-    agent = Agent(llm)
+    agent = Agent(llm, config=UNCOMPACTED)
     agent.send("old " * 300)
     before = len(llm_server.requests)
     llm_server.script(overflow(prompt=900, window=64), overflow(prompt=300, window=64))
@@ -169,7 +176,7 @@ def test_a_second_overflow_is_raised_and_the_history_stays_whole(
 def test_the_newest_message_alone_too_long_is_not_retried(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
-    agent = Agent(llm, config=AgentConfig(stream=False))
+    agent = Agent(llm, config=AgentConfig(stream=False, compaction=None))
     llm_server.script(Raw(400, json.dumps({"error": {"message": "context length exceeded"}})))
     with pytest.raises(ContextOverflowError):
         agent.send("short")
@@ -180,7 +187,7 @@ def test_results_of_a_call_round_reach_the_model_cut(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
     llm_server.script(Calls(("read_file", {"path": "a"}), ("read_file", {"path": "b"})))
-    agent = Agent(llm, tools=[read_file], config=AgentConfig(context_window=4096))
+    agent = Agent(llm, tools=[read_file], config=AgentConfig(context_window=4096, compaction=None))
     agent.send("Compare a and b.")
     first, second = tool_contents(llm_server.requests[-1])
     assert first.endswith("if it takes one.]") and second.endswith("if it takes one.]")

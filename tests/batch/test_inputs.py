@@ -48,5 +48,8 @@ def test_read_inputs_skips_blank_lines_and_names_the_bad_line(tmp_path: Path) ->
     path.write_text('{"id": "a", "input": "x"}\n{oops\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"in\.jsonl:2: not valid JSON"):
         read_inputs(path)
+    path.write_text("[" * 100_000 + "\n", encoding="utf-8")  # deeper than the parser goes
+    with pytest.raises(ConfigError, match=r"in\.jsonl:1: not valid JSON \(nested too deeply\)"):
+        read_inputs(path)
     with pytest.raises(ConfigError, match="cannot read inputs"):
         read_inputs(tmp_path / "missing.jsonl")

@@ -93,6 +93,20 @@ def test_a_corrupt_line_in_the_middle_names_the_line(tmp_path: Path) -> None:
     path.write_text(f'{good}\n{{"id": "x"}}\n', encoding="utf-8")
     with pytest.raises(ResultsError, match=r"out\.jsonl:2: not a batch result"):
         read_results(path)
+    path.write_text(f"{good}\n{'[' * 100_000}\n", encoding="utf-8")  # deeper than the parser goes
+    with pytest.raises(ResultsError, match=r"out\.jsonl:2: not a batch result.*nested too deeply"):
+        read_results(path)
+
+
+def test_a_corrupt_output_in_a_results_database_is_a_results_error(tmp_path: Path) -> None:
+    path = tmp_path / "out.sqlite"
+    with open_sink(path) as sink:
+        sink.write(OK)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE results SET output = ?", ("[" * 100_000,))
+    db.close()
+    with pytest.raises(ResultsError, match=r"cannot read results file.*nested too deeply"):
+        read_results(path)
 
 
 def test_the_sqlite_sink_refuses_a_duplicate_id_and_a_foreign_schema(tmp_path: Path) -> None:

@@ -59,9 +59,10 @@ def test_load_names_the_file_and_the_problem(tmp_path: Path) -> None:
     path.write_text('{"model": "m"}', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"spec\.json: agent spec: missing key 'base_url'"):
         AgentSpec.load(path)
-    path.write_text("{not json", encoding="utf-8")
-    with pytest.raises(ConfigError, match="not valid JSON"):
-        AgentSpec.load(path)
+    for text in ("{not json", "[" * 100_000):  # the second: deeper than the parser goes
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError, match="not valid JSON"):
+            AgentSpec.load(path)
     with pytest.raises(ConfigError, match="cannot read agent spec"):
         AgentSpec.load(tmp_path / "missing.json")
 

@@ -156,7 +156,7 @@ def test_without_dask_the_cluster_options_say_what_to_install(
     monkeypatch.delitem(sys.modules, "agent_smith.cli.dask_cluster", raising=False)
     spec, inputs, out = files
     assert main(["batch", str(spec), str(inputs), "-o", str(out), "--local-cluster", "2"]) == 1
-    assert "pip install 'agent-smith[dask]'" in capsys.readouterr().err
+    assert "pip install -e '.[dask]'" in capsys.readouterr().err
 
 
 def test_the_repl_help_points_at_the_batch_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -167,7 +167,7 @@ def test_local_modes_without_xllamacpp_say_how_to_install_it(
     assert main([*flag, "--no-default-mcp"]) == 1
     assert capsys.readouterr().err == (
         "agent-smith: error: --local and --serve-model need llama.cpp's server: "
-        "pip install 'agent-smith[local]'\n"
+        "pip install -e '.[local]' (in the agent_smith checkout)\n"
     )
     assert fetched == []  # nothing downloaded for a server that cannot run
 

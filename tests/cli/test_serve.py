@@ -45,5 +45,5 @@ def test_serve_without_xllamacpp_says_how_to_install_it(
     assert main(["serve", "--local"]) == 1
     assert capsys.readouterr().err == (
         "agent-smith serve: error: --local and --serve-model need llama.cpp's server: "
-        "pip install 'agent-smith[local]'\n"
+        "pip install -e '.[local]' (in the agent_smith checkout)\n"
     )

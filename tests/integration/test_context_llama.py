@@ -20,7 +20,6 @@ from agent_smith import (
     Agent,
     AgentConfig,
     AgentStopped,
-    Compaction,
     ContextCompacted,
     LlmClient,
     LlmRequest,
@@ -55,7 +54,7 @@ def test_the_server_counts_tokens_exactly_and_names_its_window(llm: LlmClient) -
 
 
 def test_a_long_conversation_passes_the_window_and_keeps_working(llm: LlmClient) -> None:
-    agent = Agent(llm, "Be brief.", config=AgentConfig(compaction=Compaction()))
+    agent = Agent(llm, "Be brief.")  # compaction is on by default
     compactions: list[ContextCompacted] = []
     for n in range(24):  # ~60 tokens a turn: the window is passed several times over
         question = f"Turn {n}: remember that item {n} is a {'blue' if n % 2 else 'red'} box."

@@ -2,9 +2,11 @@
 
 The server here has a 1,024-token window (``ctx_size=1024``, one slot), so
 what overflows it is real: llama-server's own 400 ``exceed_context_size_error``
-and its own ``/props``. Any model serves (see conftest.py: the test model of
-``$AGENT_SMITH_TEST_MODEL``, e.g. ``tiny-scripted.gguf``, else the default
-local model); the assertions are on structure, never on the model's words.
+and its own ``/props``. The agents run without compaction (on by default, it
+would summarise first: test_context_llama.py) to pin the trimming. Any model
+serves (see conftest.py: the test model of ``$AGENT_SMITH_TEST_MODEL``, e.g.
+``tiny-scripted.gguf``, else the default local model); the assertions are on
+structure, never on the model's words.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def test_an_overflowing_history_is_trimmed_and_the_session_goes_on(
     memory = FullMemory()
     for message in earlier:
         memory.append(message)
-    agent = Agent(llm, memory=memory)
+    agent = Agent(llm, memory=memory, config=AgentConfig(compaction=None))
     with caplog.at_level(logging.WARNING, "agent_smith"):
         first = agent.send("What is its first line?")
         second = agent.send("Thank you.")
@@ -74,7 +76,7 @@ def test_an_overflowing_history_is_trimmed_and_the_session_goes_on(
 
 def test_a_big_tool_result_is_cut_to_the_window_the_server_reports(llm: LlmClient) -> None:
     # Two rounds at most: a model that reads the file again and again is not the point.
-    config = AgentConfig(max_iterations=2)
+    config = AgentConfig(max_iterations=2, compaction=None)
     agent = Agent(llm, "Use read_file to read files.", tools=[read_file], config=config)
     events: list[object] = []
     with contextlib.suppress(AgentStopped):

@@ -9,9 +9,9 @@ import pytest
 from agent_smith import ContextOverflowError, LlmApiError, LlmClient, Runtime
 from agent_smith.llm.api_error import error_from_body
 from agent_smith.llm.request import LlmRequest
-from agent_smith.llm.server_props import props_url
+from agent_smith.llm.server_props import MAX_ASKS, props_url
 from agent_smith.messages import UserMessage
-from tests.support.llm_server import Raw, ScriptedLlmServer
+from tests.support.llm_server import Drop, Raw, ScriptedLlmServer
 
 #: What llama-server (xllamacpp 2026.10, n_ctx 256) answered a 2,030-token request.
 LLAMA_OVERFLOW = {
@@ -88,6 +88,29 @@ def test_the_window_is_asked_of_the_server_once(
     assert llm_server.props_asked == 1
 
 
+def test_a_props_request_without_an_answer_is_asked_again_later(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.props = Drop()  # the connection closes before any answer (a dropped keep-alive)
+    client = LlmClient(llm_server.url, runtime=runtime)
+    assert client.context_window() is None
+    llm_server.props = {"default_generation_settings": {"n_ctx": 4096}}
+    assert client.context_window() == 4096  # not remembered as "no window": asked again
+    assert client.context_window() == 4096
+    assert llm_server.props_asked == 2
+    assert client.capabilities.context_size == 4096
+
+
+def test_a_server_that_never_answers_props_is_asked_a_bounded_number_of_times(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.props = Drop()
+    client = LlmClient(llm_server.url, runtime=runtime)
+    for _ in range(MAX_ASKS + 2):
+        assert client.context_window() is None
+    assert llm_server.props_asked == MAX_ASKS
+
+
 def test_a_server_without_props_has_no_known_window(
     llm_server: ScriptedLlmServer, runtime: Runtime
 ) -> None:
@@ -107,4 +130,5 @@ def test_an_overflow_answer_teaches_the_client_the_window(
     assert "exceeds the available context size" in str(raised.value)
     assert len(llm_server.requests) == 1  # a 400 is never retried by the client
     assert client.context_window(ask=False) == 256
+    assert client.capabilities.context_size == 256
     assert llm_server.props_asked == 0

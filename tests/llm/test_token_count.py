@@ -12,9 +12,11 @@ def test_a_server_that_counts_gives_the_exact_count(
     llm_server.counts_tokens = True
     client = LlmClient(llm_server.url, runtime=runtime)
     request = LlmRequest((UserMessage("hello"),))
+    assert client.capabilities.token_counting is False  # not known before the server counted
     # the scripted server's template is the messages' JSON, 4 characters a token
     assert client.count_tokens(request) == len('[{"role": "user", "content": "hello"}]') // 4
     assert llm_server.requests == []  # no chat request was made
+    assert client.capabilities.token_counting is True
 
 
 def test_a_server_that_cannot_count_is_asked_once(
@@ -26,3 +28,4 @@ def test_a_server_that_cannot_count_is_asked_once(
     llm_server.counts_tokens = True  # asked no more: the answer stays None
     assert client.count_tokens(request) is None
     assert llm_server.tokens_counted == 0
+    assert client.capabilities.token_counting is False

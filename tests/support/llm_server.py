@@ -127,8 +127,9 @@ class ScriptedLlmServer:
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []  # each request's path and query, in order
         self.connections = 0
-        #: What ``GET /props`` answers (llama-server's server properties); None: 404.
-        self.props: JsonObject | None = None
+        #: What ``GET /props`` answers (llama-server's server properties); None: 404;
+        #: a :class:`Drop`: the connection is closed without an answer.
+        self.props: JsonObject | Drop | None = None
         self.props_asked = 0
         #: Whether ``POST /apply-template`` and ``/tokenize`` answer like llama-server's
         #: (the prompt is the messages' JSON, one token per 4 characters); else 404.
@@ -215,6 +216,9 @@ class _Handler(BaseHTTPRequestHandler):
         with owner._lock:
             owner.props_asked += 1
             props = owner.props
+        if isinstance(props, Drop):
+            self._drop()
+            return
         if self.path != "/props" or props is None:
             self._send(404, b'{"error": {"code": 404, "message": "File Not Found"}}')
             return

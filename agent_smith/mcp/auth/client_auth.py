@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..._internal.extras import install_hint
 from ...errors import ConfigError
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def client_assertion(client_id: str, *, audience: str, private_key: str, algorit
         import jwt
     except ImportError as err:
         raise ConfigError(
-            "private_key_jwt needs PyJWT with cryptography: pip install 'agent-smith[oauth-jwt]'"
+            f"private_key_jwt needs PyJWT with cryptography: {install_hint('oauth-jwt')}"
         ) from err
     now = int(time.time())
     claims = {

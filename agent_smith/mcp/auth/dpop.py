@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..._internal.extras import install_hint
 from ...errors import ConfigError
 
 ALGORITHM = "ES256"
@@ -54,7 +55,7 @@ class DpopProofs:
             from cryptography.hazmat.primitives.asymmetric import ec
         except ImportError as err:
             raise ConfigError(
-                "DPoP needs PyJWT with cryptography: pip install 'agent-smith[oauth-jwt]'"
+                f"DPoP needs PyJWT with cryptography: {install_hint('oauth-jwt')}"
             ) from err
         self._key = ec.generate_private_key(ec.SECP256R1())
         numbers = self._key.public_key().public_numbers()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from ..._internal import json_input
 from ...errors import ConfigError, ParseError
 from .registration import ClientInfo
 from .tokens import OAuthTokens
@@ -152,7 +153,7 @@ class FileTokenStorage:
             log.warning("token file %s was readable by others; now 0600", self.path)
             self.path.chmod(0o600)
         try:
-            data = json.loads(text)
+            data = json_input.loads(text)
         except ValueError:
             log.warning("token file %s is not JSON; starting afresh", self.path)
             return empty

@@ -76,6 +76,10 @@ def test_a_corrupt_file_is_set_aside_not_fatal(
     assert json.loads(path.read_text())["tokens"]["k"]["access_token"] == "acc-1"
     path.write_text(json.dumps({"tokens": {"k": {"no": "token"}}, "clients": {}}))
     assert store.load_tokens("k") is None
+    path.write_text("[" * 100_000)  # deeper than the parser goes
+    with caplog.at_level(logging.WARNING):
+        assert store.load_tokens("k") is None
+    assert "is not JSON" in caplog.text
 
 
 def test_an_unwritable_file_is_logged_without_its_contents(
