@@ -4,8 +4,11 @@ The agent calls the approver on the turn's thread (or a sub-agent's), but
 only the main thread may prompt: it is the one reading the terminal, and the
 one Ctrl-C reaches. So :class:`TerminalApprovals` hands each request to the
 REPL as a :class:`Question` (through the turn's event queue) and waits for
-the main thread's answer, or for the turn to be cancelled. The REPL calls
-:meth:`Question.ask`, which settles it by the session's rules:
+the main thread's answer, or for the turn to be cancelled or to end. Other
+prompts of a turn (an MCP server's URL request,
+:mod:`~agent_smith.cli.url_elicitation`) take the same way: any
+:class:`TerminalQuestion`. The REPL calls :meth:`Question.ask`, which
+settles an approval by the session's rules:
 
 * ``--yes``: approved, with a status line saying so;
 * no terminal (stdin is not a TTY) and no ``--yes``: denied, without
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from ..agent.approvals import ApprovalRequest, Decision
+from ..cancellation import CancellationToken
 from ..tools.dispatch import error_payload
 
 #: Why a call is denied when there is no terminal to ask.
@@ -33,14 +38,28 @@ Status = Callable[[str], None]
 Read = Callable[[str], str]
 
 
-class Question:
-    """One request waiting for the main thread's answer."""
+class TerminalQuestion(ABC):
+    """Something a worker thread needs the user to answer; asked on the main thread."""
+
+    def __init__(self) -> None:
+        self.answered = threading.Event()
+
+    @abstractmethod
+    def ask(self, *, status: Status, read: Read) -> None:
+        """On the main thread: show it, read the answer (``read`` prompts), settle it.
+
+        Ctrl-C at a prompt settles it as a refusal, then propagates (it cancels the reply).
+        """
+
+
+class Question(TerminalQuestion):
+    """One approval request waiting for the main thread's answer."""
 
     def __init__(self, request: ApprovalRequest, approvals: TerminalApprovals) -> None:
+        super().__init__()
         self.request = request
         self._approvals = approvals
         self._decision: Decision | None = None
-        self.answered = threading.Event()
 
     @property
     def decision(self) -> Decision | None:
@@ -87,24 +106,50 @@ class TerminalApprovals:
         self.assume_yes = assume_yes
         self.interactive = interactive
         self._post: Post | None = None
+        self._lock = threading.Lock()
+        self._waiting: set[TerminalQuestion] = set()
 
     def bind(self, post: Post | None) -> None:
-        """Where questions go during a turn (``None`` between turns)."""
-        self._post = post
+        """Where questions go during a turn (``None`` between turns).
 
-    def __call__(self, request: ApprovalRequest) -> Decision:
-        post = self._post
-        if post is None:
-            return Decision.deny("no one to ask outside a REPL turn")
-        question = Question(request, self)
-        unregister = request.cancel.on_cancel(question.answered.set)
+        Unbinding wakes every question still waiting: nobody will ask it now.
+        """
+        with self._lock:
+            self._post = post
+            orphans = list(self._waiting) if post is None else []
+        for question in orphans:
+            question.answered.set()
+
+    def wait_for_answer(
+        self, question: TerminalQuestion, *, cancel: CancellationToken | None = None
+    ) -> bool:
+        """Hand ``question`` to the main thread and block until it is settled.
+
+        Also returns when ``cancel`` fires or the turn ends (the question is
+        then unanswered); False at once outside a turn (nobody to ask).
+        """
+        with self._lock:
+            post = self._post
+            if post is None:
+                return False
+            self._waiting.add(question)
+        unregister = cancel.on_cancel(question.answered.set) if cancel is not None else None
         try:
             post(question)
             # Waiting for a person has no natural bound; the main thread
-            # always answers, and a cancelled turn wakes us through the token.
+            # always answers, and a cancelled or finished turn wakes us.
             question.answered.wait()
         finally:
-            unregister()
+            if unregister is not None:
+                unregister()
+            with self._lock:
+                self._waiting.discard(question)
+        return True
+
+    def __call__(self, request: ApprovalRequest) -> Decision:
+        question = Question(request, self)
+        if not self.wait_for_answer(question, cancel=request.cancel):
+            return Decision.deny("no one to ask outside a REPL turn")
         return question.decision or Decision.deny("the reply was cancelled")
 
 

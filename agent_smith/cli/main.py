@@ -6,9 +6,11 @@ local llama.cpp server for ``--serve-model``/``--local``), the demo tools
 writes and risky commands ask ``y/N`` first — see
 :mod:`~agent_smith.cli.approval`), the bundled example MCP server
 (``echo``, ``now``) unless ``--no-default-mcp``, any ``--mcp`` stdio servers
-and ``--skill`` folders; a line naming a file in the sandbox asks for it to be
-read (:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by one ExitStack,
-so each is closed on the way out, also after a failed setup step. The loop
+(a server's request to visit a page is asked on the terminal:
+:mod:`~agent_smith.cli.url_elicitation`) and ``--skill`` folders; a line
+naming a file in the sandbox asks for it to be read
+(:mod:`~agent_smith.cli.file_mentions`). Every resource it starts is owned by
+one ExitStack, so each is closed on the way out, also after a failed setup step. The loop
 that chats is :class:`~agent_smith.cli.repl.Repl`. The subcommands have
 modules of their own: ``agent-smith batch`` (:mod:`~agent_smith.cli.batch`),
 ``agent-smith serve`` (:mod:`~agent_smith.cli.serve`) and ``agent-smith web``
@@ -59,6 +61,7 @@ from .file_mentions import mention_files
 from .local import add_model_options, start_local_server
 from .providers import add_provider_option, fill_provider_defaults
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
+from .url_elicitation import TerminalElicitation
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 SYSTEM_PROMPT = (
@@ -231,7 +234,9 @@ def _sampling(args: argparse.Namespace) -> SamplingParams:
     return dataclasses.replace(sampling, max_tokens=cap or None)
 
 
-def _connect_mcp(agent: Agent, args: argparse.Namespace) -> list[str]:
+def _connect_mcp(
+    agent: Agent, args: argparse.Namespace, elicitation: TerminalElicitation
+) -> list[str]:
     """Start the default example server and every --mcp server; return their aliases."""
     aliases: list[str] = []
     taken: set[str] = set()
@@ -244,14 +249,15 @@ def _connect_mcp(agent: Agent, args: argparse.Namespace) -> list[str]:
             config = ServerConfig(alias="demo", command=(sys.executable, str(EXAMPLE_MCP_SERVER)))
             taken.add("demo")
             try:
-                agent.connect_mcp(config)
+                agent.connect_mcp(config, elicitation_handler=elicitation.handler("demo"))
                 aliases.append("demo")
             except (TransportError, McpError, McpProtocolError) as err:
                 _note(f"the bundled MCP example server did not start ({err}); going on without")
     for command in args.mcp:
         alias = mcp_alias(command, taken)
         try:
-            agent.connect_mcp(ServerConfig(alias=alias, command=command))
+            config = ServerConfig(alias=alias, command=command)
+            agent.connect_mcp(config, elicitation_handler=elicitation.handler(alias))
         except (TransportError, McpError, McpProtocolError, ConfigError) as err:
             raise Fatal(f"--mcp {shlex.join(command)!r}: {err}") from err
         aliases.append(alias)
@@ -346,7 +352,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             approver=approvals,
         )
     )
-    aliases = _connect_mcp(agent, args)
+    aliases = _connect_mcp(agent, args, TerminalElicitation(approvals))
     _activate_skills(agent, skills)
     if args.endpoint and args.provider == "openai":  # a local server was just seen healthy
         check_endpoint(runtime.session, endpoint, api_key=args.api_key)

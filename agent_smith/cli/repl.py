@@ -8,7 +8,8 @@ The main thread alone writes: reply tokens to stdout, tool calls and tool
 results as one-line status messages on stderr (so stdout holds only the
 answers). The LLM client's retry warnings go to the log (shown with ``-v``),
 not between the lines of a conversation. It also asks the ``y/N`` questions
-of calls that need approval (:mod:`~agent_smith.cli.approval`), which reach
+of calls that need approval (:mod:`~agent_smith.cli.approval`) and of MCP
+servers' URL requests (:mod:`~agent_smith.cli.url_elicitation`), which reach
 it through the same queue as the turn's events.
 
 Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
@@ -36,7 +37,7 @@ from ..agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
 from ..errors import AgentSmithError, CancelledError, LlmApiError, TransportError
 from ..llm.events import TokenDelta
 from .activity import Activity
-from .approval import Question, TerminalApprovals, is_denial
+from .approval import TerminalApprovals, TerminalQuestion, is_denial
 from .commands import EXIT_COMMANDS, is_command, one_line, run_command
 
 if TYPE_CHECKING:
@@ -261,7 +262,7 @@ class Repl:
                 event.call.arguments, ensure_ascii=False
             )
             self._status(f"[tool] {event.call.name} {args}")
-        elif isinstance(event, Question):
+        elif isinstance(event, TerminalQuestion):
             self._clear_status()
             self._end_line()
             event.ask(status=self._status, read=input)

@@ -2,18 +2,17 @@
 
 ``McpClient.connect(config)`` spawns (stdio) or reaches (Streamable HTTP, or
 the legacy HTTP+SSE transport; OAuth when ``config.auth`` is set) the
-server, runs the ``initialize`` handshake, lists its tools, resources and
-prompts (:mod:`.listing`, which also keeps them current), and returns the
-connected client. Calls may come from many threads
-at once. Hook events, ``list_changed`` refreshes and user handlers for
+server, settles the protocol generation (:mod:`.negotiation`), lists its
+tools, resources and prompts (:mod:`.listing`, which also keeps them
+current), and returns the connected client. Calls may come from many
+threads at once. Hook events, ``list_changed`` refreshes and user handlers for
 server requests (elicitation, sampling, roots) run on one event thread per
 client (:mod:`.dispatcher`), in arrival order, so neither a slow hook nor a
 slow handler holds up the frames of other calls.
 
-Every request goes through :meth:`McpClient._call`: a fresh cached result
-(:mod:`.result_cache`) is returned as is; otherwise the request is sent
-under the reconnect policy of :mod:`.request_path`, and a 2026-07-28 answer
-that needs input is completed by :mod:`.input_required`.
+Every request goes through :mod:`.request_path`: the result cache, the
+request's span, the reconnect policy and, at 2026-07-28, the loop that
+answers a server needing input.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from .._internal.closing import Closeable
 from ..cancellation import CancellationToken
 from ..errors import ConfigError, McpError
 from ..messages import Message
-from ..observer import get_observer
 from ..tools.base import ToolResult, ToolSchema
 from .catalog import PromptInfo, ResourceInfo, ServerInfo, ToolInfo
 from .config import ServerConfig
@@ -34,13 +32,12 @@ from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
 from .generation import request_meta
 from .handler_timeout import server_request_handlers
-from .input_required import complete
 from .jsonrpc import JsonRpcPeer, RequestHandler
 from .listing import Offerings
 from .negotiation import client_capabilities, client_info
 from .progress import ProgressCallback, ProgressRoutes
 from .request_path import RequestPath
-from .result_cache import CACHEABLE, ResultCache
+from .result_cache import ResultCache
 from .subscriptions import listen
 from .tasks import McpTask, TaskTable
 from .tool_call import tool_result
@@ -80,7 +77,6 @@ class McpClient(Closeable):
         self._progress = ProgressRoutes(config.alias)
         self._tasks = TaskTable(config.alias)
         self._events = EventDispatcher(config.alias, hook)
-        self._offered = Offerings(config, call=self._call, current=lambda: self._keeper.current())
         self._keeper = ConnectionKeeper(
             config,
             capabilities=self._capabilities,
@@ -89,7 +85,12 @@ class McpClient(Closeable):
             on_open=self._opened,
             emit=self._events.emit,
         )
-        self._path = RequestPath(config, self._keeper, self._meta)
+        self._path = RequestPath(
+            config, self._keeper, self._meta, handlers=self._handlers, cache=self._cache
+        )
+        self._offered = Offerings(
+            config, call=self._path.request, current=lambda: self._keeper.current()
+        )
         self._oauth: OAuthProvider | None = None
 
     @classmethod
@@ -229,7 +230,9 @@ class McpClient(Closeable):
         if progress_token is not None:
             params["_meta"] = {"progressToken": progress_token}
         try:
-            result = self._call("tools/call", params, timeout=timeout, cancel=cancel, replay=False)
+            result = self._path.request(
+                "tools/call", params, timeout=timeout, cancel=cancel, replay=False
+            )
         finally:
             if on_progress is not None and progress_token is not None:
                 self._progress.remove(progress_token)
@@ -237,7 +240,7 @@ class McpClient(Closeable):
             return self._tasks.start(
                 name,
                 result,
-                request=lambda method, params, *, timeout: self._call(
+                request=lambda method, params, *, timeout: self._path.request(
                     method, params, timeout=timeout
                 ),
                 to_result=lambda raw: self._tool_result(name, raw),
@@ -267,14 +270,14 @@ class McpClient(Closeable):
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        result = self._call("completion/complete", params, timeout=timeout)
+        result = self._path.request("completion/complete", params, timeout=timeout)
         completion = result.get("completion")
         values = completion.get("values") if isinstance(completion, dict) else None
         return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> str:
         """The resource's text contents joined; binary contents are described."""
-        result = self._call("resources/read", {"uri": uri}, timeout=timeout)
+        result = self._path.request("resources/read", {"uri": uri}, timeout=timeout)
         return content_text(result.get("contents"))
 
     def get_prompt(
@@ -284,7 +287,7 @@ class McpClient(Closeable):
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
-        result = self._call("prompts/get", params, timeout=timeout)
+        result = self._path.request("prompts/get", params, timeout=timeout)
         return prompt_messages(result, prompt=name, server=self.alias)
 
     def refresh_tools(self) -> list[ToolSchema]:
@@ -302,52 +305,6 @@ class McpClient(Closeable):
 
     def __repr__(self) -> str:
         return f"McpClient(alias={self.alias!r})"
-
-    # -- requests, reconnect and stale sessions -------------------------------
-
-    def _call(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        timeout: float | None = None,
-        cancel: CancellationToken | None = None,
-        replay: bool = True,
-        conn: Connection | None = None,
-    ) -> dict[str, Any]:
-        """One request (see the module docstring), inside its MCP client span.
-
-        ``conn`` pins a connection being opened.
-        """
-        cacheable = method in CACHEABLE
-        if cacheable:
-            cached = self._cache.get(method, params)
-            if cached is not None:
-                return cached
-        with get_observer().on_mcp_request(self.config, method, params) as span:
-            params = span.propagate(params)
-            result = self._path.send(
-                method, params, span, timeout, cancel, replay=replay, conn=conn
-            )
-            if "resultType" in result:  # 2026-07-28: maybe input required (one place for it)
-
-                def retry(again: dict[str, Any]) -> dict[str, Any]:
-                    return self._path.send(
-                        method, again, span, timeout, cancel, replay=replay, conn=conn
-                    )
-
-                result = complete(
-                    method,
-                    params,
-                    result,
-                    retry=retry,
-                    handlers=self._handlers,
-                    server=self.alias,
-                    cancel=cancel,
-                )
-            if cacheable:
-                self._cache.put(method, params, result)
-            return span.finish(result)
 
     def _tool_result(self, name: str, result: dict[str, Any]) -> ToolResult:
         info = self._offered.tool_infos.get(name)
@@ -385,7 +342,7 @@ class McpClient(Closeable):
             listen(conn, self._meta, timeout=self.config.request_timeout)
         elif self.config.log_level is not None and "logging" in conn.capabilities:
             # The handshake generation sets the level once per session (later: in ``_meta``).
-            self._call("logging/setLevel", {"level": self.config.log_level}, conn=conn)
+            self._path.request("logging/setLevel", {"level": self.config.log_level}, conn=conn)
 
     # -- events ------------------------------------------------------------------
 

@@ -18,6 +18,9 @@ SUPPORTED_PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_PROTOCOL_VERSION = "2025-06-18"
 #: Log levels a server may be asked for (RFC 5424 severities, as MCP names them).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: How long ``protocol="auto"`` waits for a stdio server's ``server/discover`` answer
+#: (capped by ``request_timeout``) before taking it for an old server that ignores it.
+STDIO_DISCOVER_TIMEOUT = 5.0
 #: Transports for a ``url``: Streamable HTTP, the 2024-11-05 HTTP+SSE transport,
 #: or Streamable HTTP falling back to HTTP+SSE when the server does not speak it.
 URL_TRANSPORTS = ("streamable-http", "sse", "auto")
@@ -38,7 +41,11 @@ class ServerConfig:
     ``allow_tools``; an empty ``allow_tools`` allows every tool not denied.
     ``require_approval`` makes calls wait for a person's approval: ``True``
     for every tool of the server (its ``read_resource`` too), or a tuple of
-    the server's tool names.
+    the server's tool names. ``discover_timeout`` bounds the wait for the
+    ``server/discover`` answer (``protocol="auto"``): a server that stays
+    silent that long is spoken to with the ``initialize`` handshake. By
+    default it is 5 s for a stdio server (an old one may never answer) and
+    ``request_timeout`` over HTTP.
     """
 
     alias: str
@@ -57,6 +64,7 @@ class ServerConfig:
     protocol: str = "auto"
     log_level: str | None = None
     handler_timeout: float | None = None
+    discover_timeout: float | None = None
     require_approval: bool | tuple[str, ...] = False
     transport: str | None = None
     auth: OAuthConfig | None = None
@@ -90,8 +98,10 @@ class ServerConfig:
                 f"MCP server {self.alias!r}: 'protocol_version' must be one of "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
             )
-        if self.handler_timeout is not None and not self.handler_timeout > 0:
-            raise ConfigError(f"MCP server {self.alias!r}: 'handler_timeout' must be positive")
+        for name in ("handler_timeout", "discover_timeout"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"MCP server {self.alias!r}: {name!r} must be positive")
         if self.protocol not in PROTOCOLS:
             raise ConfigError(
                 f"MCP server {self.alias!r}: 'protocol' must be one of {', '.join(PROTOCOLS)}"
@@ -129,6 +139,15 @@ class ServerConfig:
                 raise ConfigError(
                     f"MCP server {self.alias!r}: give either 'bearer_token' or 'auth', not both"
                 )
+
+    @property
+    def discover_wait(self) -> float:
+        """How long ``server/discover`` is waited for (see ``discover_timeout``)."""
+        if self.discover_timeout is not None:
+            return self.discover_timeout
+        if self.command:
+            return min(STDIO_DISCOVER_TIMEOUT, self.request_timeout)
+        return self.request_timeout
 
     @property
     def endpoint(self) -> str:
@@ -195,8 +214,8 @@ def _check(alias: str, key: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise wrong("true or false")
         return value
-    if key in ("request_timeout", "handler_timeout"):
-        if value is None and key == "handler_timeout":
+    if key in ("request_timeout", "handler_timeout", "discover_timeout"):
+        if value is None and key != "request_timeout":
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong("a number of seconds")

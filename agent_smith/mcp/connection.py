@@ -108,6 +108,12 @@ class ConnectionKeeper:
 
     def live(self) -> Connection:
         """The live connection, reconnecting once if it was lost."""
+        conn = self._conn
+        if conn is not None and conn.alive and not self._closed:
+            # Every request comes here: in the steady state it takes no lock, so
+            # concurrent callers do not queue behind one another. A connection lost
+            # just after this check fails the request as it would a moment later.
+            return conn
         with self._lock:
             if self._closed:
                 raise self.error("request", "the client is closed")

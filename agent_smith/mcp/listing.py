@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 
 class ListCall(Protocol):
-    """The client's request path (``McpClient._call``): method, params, a pinned connection."""
+    """The client's request path (``RequestPath.request``): method, params, a pinned connection."""
 
     def __call__(
         self, method: str, params: dict[str, Any] | None, *, conn: Connection | None

@@ -6,7 +6,11 @@ its ``supportedVersions`` is spoken to statelessly from then on. A server
 that does not know the method (a JSON-RPC error, or an HTTP 4xx from a
 Streamable HTTP server that wants a session first) is an older one: the
 ``initialize`` handshake follows on the same transport, offering
-``ServerConfig.protocol_version``. ``"modern"`` pins the new generation (no
+``ServerConfig.protocol_version``; so does one that stays silent for
+``ServerConfig.discover_wait`` (a few seconds over stdio, where some old
+servers ignore requests before ``initialize``), and one that then refuses the
+handshake naming 2026-07-28 (a slow start: it read the probe late) is asked
+again. ``"modern"`` pins the new generation (no
 fallback), ``"legacy"`` the handshake (no probe). What was learned is kept
 on the :class:`~agent_smith.mcp.connection.Connection`; nothing else
 branches on versions.
@@ -73,23 +77,45 @@ def negotiate(conn: Connection, config: ServerConfig, capabilities: dict[str, An
             f"MCP server {config.alias!r}: protocol 'modern' needs stdio or Streamable HTTP",
             server=config.alias,
         )
-    initialize(conn, config, capabilities)
+    try:
+        initialize(conn, config, capabilities)
+    except McpError as err:
+        # A slow server may read server/discover after its short wait ended,
+        # settle on 2026-07-28, then refuse the handshake naming that version.
+        if config.protocol == "legacy" or MODERN_VERSION not in (_supported(err) or ()):
+            raise
+        log.info("MCP server %s speaks %s after all; asking again", config.alias, MODERN_VERSION)
+        if not _discover(conn, config, capabilities, wait=config.request_timeout):
+            raise
 
 
-def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, Any]) -> bool:
-    """``server/discover``; True if the server speaks 2026-07-28 (``conn`` then set up)."""
+def _discover(
+    conn: Connection,
+    config: ServerConfig,
+    capabilities: dict[str, Any],
+    *,
+    wait: float | None = None,
+) -> bool:
+    """``server/discover``; True if the server speaks 2026-07-28 (``conn`` then set up).
+
+    The answer is waited for ``wait`` seconds (default: ``config.discover_wait``,
+    or the request timeout when the generation is pinned: there is no fallback).
+    """
     pinned = config.protocol == "modern"
     conn.transport.protocol_chosen(MODERN_VERSION)
     params = {"_meta": request_meta(capabilities, client_info())}
+    timeout = (
+        wait if wait is not None else (config.request_timeout if pinned else config.discover_wait)
+    )
     try:
         try:
-            result = _ask(conn, params, config)
+            result = _ask(conn, params, config.alias, timeout)
         except McpError as err:
             if _supported(err) is None or MODERN_VERSION not in (_supported(err) or ()):
                 raise
             # "Unsupported version", yet it names ours: a server whose era was not
             # settled yet (one that answered another client first). Ask once more.
-            result = _ask(conn, params, config)
+            result = _ask(conn, params, config.alias, timeout)
     except McpError as err:
         supported = _supported(err)
         if pinned or (supported is not None and not set(supported) & set(HANDSHAKE_VERSIONS)):
@@ -111,7 +137,11 @@ def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, An
         if pinned:
             raise
         # Some older servers ignore requests before ``initialize`` instead of refusing them.
-        log.info("MCP server %s did not answer server/discover; initialising", config.alias)
+        log.info(
+            "MCP server %s did not answer server/discover within %gs; initialising",
+            config.alias,
+            timeout,
+        )
         return False
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or MODERN_VERSION not in versions:
@@ -137,19 +167,19 @@ def _discover(conn: Connection, config: ServerConfig, capabilities: dict[str, An
     return True
 
 
-def _ask(conn: Connection, params: dict[str, Any], config: ServerConfig) -> dict[str, Any]:
+def _ask(conn: Connection, params: dict[str, Any], alias: str, timeout: float) -> dict[str, Any]:
     """``server/discover``, sent once more if the exchange (not the server) failed.
 
     The first request on a pooled HTTP connection may meet a connection the
     server just closed; that says nothing about which generation it speaks.
     """
     try:
-        return conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+        return conn.rpc.request("server/discover", params, timeout=timeout)
     except TransportError as err:
         if err.http_status is not None or not conn.alive:
             raise
-        log.info("MCP server %s: server/discover failed (%s); once more", config.alias, err)
-        return conn.rpc.request("server/discover", params, timeout=config.request_timeout)
+        log.info("MCP server %s: server/discover failed (%s); once more", alias, err)
+        return conn.rpc.request("server/discover", params, timeout=timeout)
 
 
 def _supported(err: McpError) -> list[str] | None:

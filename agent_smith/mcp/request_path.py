@@ -1,10 +1,16 @@
-"""One request on the current connection, with the reconnect and stale-session policy.
+"""One request of a client, end to end: cache, span, reconnect policy, input loop.
 
-The policy of seed §11.2 (:mod:`.connection` keeps the connection): an
-operation other than ``tools/call`` that failed because the connection broke,
-or because the server forgot the session, is sent once more after
-reconnecting or re-initialising; a ``tools/call`` already written is never
-sent again. At 2026-07-28 each attempt carries the client's ``_meta``.
+Every request of an :class:`~agent_smith.mcp.client.McpClient` goes through
+:meth:`RequestPath.request`: a fresh cached list or read result
+(:mod:`.result_cache`) is returned as is; otherwise the request is sent,
+inside its MCP client span (:mod:`agent_smith.observer`), on the current
+connection under the policy of seed §11.2 (:mod:`.connection` keeps the
+connection): an operation other than ``tools/call`` that failed because the
+connection broke, or because the server forgot the session, is sent once
+more after reconnecting or re-initialising; a ``tools/call`` already written
+is never sent again. At 2026-07-28 each attempt carries the client's
+``_meta``, and an answer that needs input is completed by
+:mod:`.input_required` with the client's handlers.
 """
 
 from __future__ import annotations
@@ -13,25 +19,81 @@ from typing import Any
 
 from ..cancellation import CancellationToken
 from ..errors import TransportError
-from ..observer import McpObservation
+from ..observer import McpObservation, get_observer
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
 from .generation import stamped
-from .jsonrpc import PendingRequest
+from .input_required import complete
+from .jsonrpc import PendingRequest, RequestHandler
+from .result_cache import CACHEABLE, ResultCache
 from .transport import StaleSession
 
 
 class RequestPath:
-    """Sends requests for one client (``meta``: its 2026-07-28 ``_meta``)."""
+    """Sends the requests of one client (see the module docstring).
+
+    ``meta`` is its 2026-07-28 ``_meta``, ``handlers`` answer input requests,
+    ``cache`` keeps list and read results.
+    """
 
     def __init__(
-        self, config: ServerConfig, keeper: ConnectionKeeper, meta: dict[str, Any]
+        self,
+        config: ServerConfig,
+        keeper: ConnectionKeeper,
+        meta: dict[str, Any],
+        *,
+        handlers: dict[str, RequestHandler],
+        cache: ResultCache,
     ) -> None:
         self._config = config
         self._keeper = keeper
         self._meta = meta
+        self._handlers = handlers
+        self._cache = cache
 
-    def send(
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+        replay: bool = True,
+        conn: Connection | None = None,
+    ) -> dict[str, Any]:
+        """``method``'s result (see the module docstring); ``conn`` pins a connection being opened.
+
+        ``replay=False`` (``tools/call``) never sends the request twice.
+        """
+        cacheable = method in CACHEABLE
+        if cacheable:
+            cached = self._cache.get(method, params)
+            if cached is not None:
+                return cached
+        with get_observer().on_mcp_request(self._config, method, params) as span:
+            params = span.propagate(params)
+            result = self._send(method, params, span, timeout, cancel, replay=replay, conn=conn)
+            if "resultType" in result:  # 2026-07-28: maybe input required (one place for it)
+
+                def retry(again: dict[str, Any]) -> dict[str, Any]:
+                    return self._send(
+                        method, again, span, timeout, cancel, replay=replay, conn=conn
+                    )
+
+                result = complete(
+                    method,
+                    params,
+                    result,
+                    retry=retry,
+                    handlers=self._handlers,
+                    server=self._config.alias,
+                    cancel=cancel,
+                )
+            if cacheable:
+                self._cache.put(method, params, result)
+            return span.finish(result)
+
+    def _send(
         self,
         method: str,
         params: dict[str, Any] | None,

@@ -86,8 +86,9 @@ def _validator(parameters: JsonObject) -> Any:
     from referencing import Registry
 
     key = id(parameters)
-    with _cache_lock:
-        cached = _cache.get(key)
+    # A dict read is atomic: only writers take the lock, so concurrent
+    # validations of known schemas never wait on one another.
+    cached = _cache.get(key)
     # The cache keeps the schema alive, so a matching id means the same object.
     if cached is not None and cached[0] is parameters:
         return cached[1]

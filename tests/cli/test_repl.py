@@ -24,6 +24,7 @@ from agent_smith import (
 from agent_smith.agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
 from agent_smith.cli.approval import TerminalApprovals
 from agent_smith.cli.repl import EXIT_OK, Fatal, Repl, describe_fatal
+from agent_smith.cli.url_elicitation import TerminalElicitation
 
 ENDPOINT = "http://127.0.0.1:8080"
 
@@ -341,6 +342,52 @@ def test_repl_asks_y_n_on_the_main_thread_and_shows_a_denial(
     assert [d.approved for d in decisions] == [approved]
     assert err.getvalue().splitlines()[-1] == "[tool] write_local_file denied: the user said no"
     assert out.getvalue() == "Not written.\n"
+
+
+def test_repl_asks_about_an_mcp_servers_page_on_the_main_thread_and_opens_it_on_yes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[tuple[str, str]] = []
+    replies = iter(["y", "y"])
+
+    def fake_input(prompt: str) -> str:
+        asked.append((threading.current_thread().name, prompt))
+        return next(replies)
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    opened: list[str] = []
+    approvals = TerminalApprovals(assume_yes=False, interactive=True)
+    handler = TerminalElicitation(approvals, opener=lambda url: opened.append(url) or True)
+    url = "https://example.com/sign-in?session=42"
+    params = {"mode": "url", "message": "Sign in.", "url": url, "elicitationId": "e1"}
+    answers: list[Any] = []
+    call = ToolCall("call_0", "mcp_demo__visit", {})
+    agent = _FakeAgent(
+        [
+            ToolCallRequested(call),
+            # The MCP client's thread asks the handler and blocks until the main thread answers.
+            lambda: answers.append(handler.handler("demo")(params)),
+            ToolResultReady(ToolMessage("call_0", "mcp_demo__visit", "signed in")),
+            FinalAnswer(AssistantMessage("You are signed in.")),
+        ]
+    )
+    repl, out, err = _repl(agent, "sign me in\n", approvals=approvals)
+
+    assert repl.run() == EXIT_OK
+
+    main = threading.current_thread().name
+    assert asked == [
+        (main, f"  {url}\nOpen it in your browser? [y/N] "),
+        (main, "Done on that page? [y/N] "),
+    ]
+    assert opened == [url]
+    assert answers == [{"action": "accept"}]
+    assert err.getvalue().splitlines()[1:4] == [
+        "[mcp demo] asks you to visit a page: Sign in.",
+        "[mcp demo] accepted",
+        "[tool] mcp_demo__visit -> signed in",
+    ]
+    assert out.getvalue() == "You are signed in.\n"
 
 
 def test_repl_sends_each_line_as_prepare_makes_it() -> None:

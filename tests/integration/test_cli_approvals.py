@@ -1,6 +1,7 @@
 """The CLI asks before write_file runs: y/N at a terminal (a real pty), --yes, no terminal.
 
 And before a shell command that is not read-only: a listing runs free, a deletion is asked about.
+And, the same way, whether to open the page an MCP server asks the user to visit.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.pipes import PipeReader
 
 REPO = Path(__file__).resolve().parents[2]
+TINY_SERVER = REPO / "tests" / "integration" / "servers" / "tiny_server.py"
 TIMEOUT = 60.0
 WRITE = Calls(("write_file", {"path": "note.txt", "content": "remember the milk"}))
 PROMPT = '[approve] write_file {"path": "note.txt", "content": "remember the milk"}? [y/N] '
@@ -140,3 +142,43 @@ def test_at_a_terminal_the_cli_asks_y_n_and_does_what_it_was_told(
     assert (tmp_path / "note.txt").exists() is (answer == "y")
     expected = "created note.txt (17 bytes)" if answer == "y" else denied("the user said no")
     assert tool_contents(server.requests[1]) == [expected]
+
+
+def test_at_a_terminal_an_mcp_servers_page_is_opened_on_yes_and_the_server_hears_accept(
+    tmp_path: Path, terminal: tuple[int, int, list[subprocess.Popen[bytes]]]
+) -> None:
+    keyboard, tty, procs = terminal
+    # The "browser" (webbrowser runs $BROWSER) only notes the address it was given.
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser"
+    note = f"open({str(opened)!r}, 'a').write(sys.argv[1] + '\\n')"
+    browser.write_text(f"#!{sys.executable}\nimport sys\n{note}\n")
+    browser.chmod(0o755)
+    url = "https://example.com/sign-in?session=42"  # what tiny_server's ``visit`` asks for
+    with ScriptedLlmServer() as server:
+        server.script(Calls(("mcp_tiny_server__visit", {})), Text("Signed in."))
+        proc = subprocess.Popen(
+            _cli(server.url, "--mcp", f"{sys.executable} {TINY_SERVER}"),
+            stdin=tty,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**_env(), "BROWSER": str(browser)},
+            cwd=tmp_path,
+        )
+        procs.append(proc)
+        assert proc.stdout is not None and proc.stderr is not None
+        out = PipeReader(proc.stdout, "out")
+        err = PipeReader(proc.stderr, "err")
+        out.wait_for("> ")
+        os.write(keyboard, b"sign me in\n")
+        out.wait_for(f"  {url}\nOpen it in your browser? [y/N] ")
+        err.wait_for("[mcp tiny_server] asks you to visit a page: Sign in to the example service.")
+        os.write(keyboard, b"y\n")
+        out.wait_for("Done on that page? [y/N] ")
+        assert opened.read_text() == f"{url}\n"  # opened, and the server still waits
+        assert len(server.requests) == 1
+        os.write(keyboard, b"y\n")
+        out.wait_for("Signed in.")
+        os.write(keyboard, b"/exit\n")
+        assert proc.wait(TIMEOUT) == 0
+    assert tool_contents(server.requests[1]) == ['{"action": "accept"}']

@@ -237,6 +237,22 @@ def test_non_json_stdout_lines_are_logged_and_skipped(caplog: pytest.LogCaptureF
     assert "non-JSON line" in caplog.text
 
 
+def test_a_server_silent_on_discover_is_initialised_after_a_short_wait_not_the_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The server never answers server/discover; were the probe bounded by the
+    # request timeout, connecting would take 120 s (and the log would say so).
+    config = tiny_stdio("--silent-discover", request_timeout=120)
+    assert config.discover_wait == 5.0
+    with (
+        caplog.at_level(logging.INFO, logger="agent_smith.mcp"),
+        McpClient.connect(config) as client,
+    ):
+        assert client.protocol_version == "2025-06-18"
+        assert client.call_tool("echo", {"text": "old"}).content == "old"
+    assert "did not answer server/discover within 5s; initialising" in caplog.text
+
+
 def test_server_requests_with_id_zero_are_answered_from_the_reader() -> None:
     with McpClient.connect(tiny_stdio("--server-requests")) as client:
         answers = json.loads(client.call_tool("answers", {}, timeout=10).content)

@@ -20,9 +20,10 @@ Handler = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 class RpcFailure(Exception):
-    def __init__(self, code: int, message: str = "failed") -> None:
+    def __init__(self, code: int, message: str = "failed", *, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
+        self.data = data
 
 
 class ScriptedServer(Transport):
@@ -77,13 +78,10 @@ class ScriptedServer(Transport):
                 raise RpcFailure(-32601, f"method not found: {method}")
             result = handler(frame.get("params") or {})
         except RpcFailure as err:
-            self.push(
-                {
-                    "jsonrpc": "2.0",
-                    "id": frame["id"],
-                    "error": {"code": err.code, "message": str(err)},
-                }
-            )
+            error: dict[str, Any] = {"code": err.code, "message": str(err)}
+            if err.data is not None:
+                error["data"] = err.data
+            self.push({"jsonrpc": "2.0", "id": frame["id"], "error": error})
             return
         if result is not None:
             self.push({"jsonrpc": "2.0", "id": frame["id"], "result": result})

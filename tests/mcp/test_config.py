@@ -104,3 +104,14 @@ def test_require_approval_must_be_a_flag_or_tool_names(value: object) -> None:
         )
     with pytest.raises(ConfigError, match="require_approval"):
         ServerConfig(alias="a", url="http://127.0.0.1:1/mcp", require_approval=value)  # type: ignore[arg-type]
+
+
+def test_the_discover_wait_is_short_over_stdio_only_and_configurable() -> None:
+    stdio = ServerConfig(alias="a", command=("x",))
+    assert stdio.discover_wait == 5.0
+    assert ServerConfig(alias="a", command=("x",), request_timeout=2).discover_wait == 2
+    assert ServerConfig(alias="a", url="http://127.0.0.1:1/mcp").discover_wait == 30
+    given = ServerConfig.from_dict({"alias": "a", "command": ["x"], "discover_timeout": 1})
+    assert given.discover_wait == 1.0
+    with pytest.raises(ConfigError, match="discover_timeout"):
+        ServerConfig(alias="a", command=("x",), discover_timeout=0)

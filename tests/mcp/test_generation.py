@@ -82,6 +82,36 @@ def test_a_modern_only_server_that_rejects_the_version_is_not_taken_for_an_old_o
     assert client.protocol_version != MODERN
 
 
+def test_a_server_silent_on_discover_gets_the_handshake_after_discover_timeout(
+    scripted: Connect,
+) -> None:
+    server = ScriptedServer({"server/discover": lambda p: None})  # never answers
+    client = scripted(server, discover_timeout=0.05, request_timeout=60)
+    assert client.protocol_version == "2025-06-18"
+    assert server.methods()[:3] == ["server/discover", "notifications/cancelled", "initialize"]
+
+
+def test_a_slow_server_that_settled_on_2026_after_the_probe_is_asked_again(
+    scripted: Connect,
+) -> None:
+    # It read server/discover after the client stopped waiting, so it refuses the
+    # handshake naming 2026-07-28; the second probe is waited for in full.
+    answers = iter([None, discover()({})])
+
+    def refuse(params: dict[str, Any]) -> dict[str, Any]:
+        raise RpcFailure(-32022, "unsupported", data={"supported": [MODERN], "requested": "x"})
+
+    server = ScriptedServer({"server/discover": lambda p: next(answers), "initialize": refuse})
+    client = scripted(server, discover_timeout=0.05)
+    assert client.protocol_version == MODERN
+    assert server.methods()[:4] == [
+        "server/discover",
+        "notifications/cancelled",
+        "initialize",
+        "server/discover",
+    ]
+
+
 def input_loop_server(rounds: list[dict[str, Any]], seen: list[dict[str, Any]]) -> ScriptedServer:
     """tools/call answers each of ``rounds`` in turn (recording the params), then completes."""
 

@@ -250,6 +250,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path in ("/apply-template", "/tokenize"):
             self._count_tokens(owner, body)
             return
+        if self.path == "/api/show":  # Ollama's model info: this server has none
+            self._send(404, b'{"error": "model info is not served here"}')
+            return
         reply = owner._next_reply(body, dict(self.headers))
         if isinstance(reply, Hold):
             with owner._lock:

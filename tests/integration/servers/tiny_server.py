@@ -9,8 +9,11 @@ Options:
   --once FILE         refuse to start (exit 1) if FILE exists; create it
   --stubborn          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
   --pid-file FILE     write the process id to FILE
+  --silent-discover   never answer ``server/discover`` (as some handshake-era
+                      servers ignore requests before ``initialize``)
 
-Tools: ``echo`` (text), ``hang`` (never answers).
+Tools: ``echo`` (text), ``hang`` (never answers), ``visit`` (asks the client
+to visit a page: URL-mode elicitation; returns the client's answer as JSON).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ def main() -> None:
     parser.add_argument("--once", default=None)
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--pid-file", default=None)
+    parser.add_argument("--silent-discover", action="store_true")
     args = parser.parse_args()
     if args.once:
         if os.path.exists(args.once):
@@ -44,6 +48,7 @@ def main() -> None:
 
     answers: dict[str, object] = {}
     deferred: list[object] = []  # ids of ``answers`` calls waiting for both answers
+    visits: dict[str, object] = {}  # our elicitation's id -> the ``visit`` call waiting for it
 
     def write(frame: dict[str, object]) -> None:
         if args.noise:  # text, invalid UTF-8, and JSON nested past the parser's depth
@@ -56,6 +61,13 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         method = msg.get("method")
+        if args.silent_discover and method == "server/discover":
+            continue
+        if method is None and str(msg.get("id")) in visits:
+            content = [{"type": "text", "text": json.dumps(msg.get("result", msg.get("error")))}]
+            call_id = visits.pop(str(msg["id"]))
+            write({"jsonrpc": "2.0", "id": call_id, "result": {"content": content}})
+            continue
         if method is None:  # an answer to one of our requests
             answers[str(msg.get("id"))] = msg.get("result", msg.get("error"))
             if len(answers) == 2:
@@ -88,10 +100,22 @@ def main() -> None:
                 {"name": "echo", "inputSchema": {"type": "object"}},
                 {"name": "hang", "inputSchema": {"type": "object"}},
                 {"name": "answers", "inputSchema": {"type": "object"}},
+                {"name": "visit", "inputSchema": {"type": "object"}},
             ]
             write({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
         elif method == "tools/call":
             name = msg["params"]["name"]
+            if name == "visit":
+                visits[ask := f"visit-{msg['id']}"] = msg["id"]
+                params = {
+                    "mode": "url",
+                    "message": "Sign in to the example service.",
+                    "url": "https://example.com/sign-in?session=42",
+                    "elicitationId": ask,
+                }
+                request = {"jsonrpc": "2.0", "id": ask, "method": "elicitation/create"}
+                write({**request, "params": params})
+                continue
             if name == "hang" or (name == "answers" and len(answers) < 2):
                 if name == "answers":
                     deferred.append(msg["id"])
