@@ -25,7 +25,7 @@ Callback = Callable[[], None]
 
 
 class CancellationToken:
-    """Read-only view of a :class:`CancellationSource`."""
+    """Read-only view of a :class:`CancellationSource` (made by it; it keeps the state here)."""
 
     __slots__ = ("_callbacks", "_cancelled", "_event", "_lock", "_next_key")
 
