@@ -117,10 +117,10 @@ def _written_message(obj: JsonObject) -> Message | None:
     """``obj`` read at once if it has the shape :func:`message_to_dict` writes, else None.
 
     Loading a long session reads thousands of messages: a message as written
-    is checked here with a few type tests; anything else (a
-    missing, null or mistyped field, or extra nesting) returns None and goes
-    through the field-by-field reading that explains what is wrong. Both
-    readings give the same message.
+    is checked here with a few type tests; anything else (a missing, null or
+    mistyped field, provider data) returns None and goes through the
+    field-by-field reading that explains what is wrong. Both readings give
+    the same message.
     """
     role = obj.get("role")
     if role == "user" or role == "system":
