@@ -77,6 +77,15 @@ def message_to_dict(message: Message) -> JsonObject:
 
 def message_from_dict(data: object, where: str = "message") -> Message:
     """Read one message written by :func:`message_to_dict`; ParseError naming ``where``."""
+    if type(data) is dict:
+        message = _written_message(data)
+        if message is not None:
+            return message
+    return _checked_message(data, where)
+
+
+def _checked_message(data: object, where: str) -> Message:
+    """:func:`message_from_dict` field by field: ParseError saying what is wrong, and where."""
     obj = expect_object(data, where)
     role = obj.get("role")
     if not isinstance(role, str) or role not in BY_ROLE:  # a list would not hash
@@ -102,6 +111,71 @@ def message_from_dict(data: object, where: str = "message") -> Message:
         )
     content = json_field(obj, "content", str, REQUIRED, where, what)
     return SystemMessage(content) if role == "system" else UserMessage(content)
+
+
+def _written_message(obj: JsonObject) -> Message | None:
+    """``obj`` read at once if it has the shape :func:`message_to_dict` writes, else None.
+
+    Loading a long session reads thousands of messages: a message as written
+    is checked here with a few type tests; anything else (a missing, null or
+    mistyped field, provider data) returns None and goes through the
+    field-by-field reading that explains what is wrong. Both readings give
+    the same message.
+    """
+    role = obj.get("role")
+    if role == "user" or role == "system":
+        content = obj.get("content")
+        if type(content) is not str:
+            return None
+        return UserMessage(content) if role == "user" else SystemMessage(content)
+    if role == "tool":
+        call_id, name = obj.get("tool_call_id"), obj.get("name")
+        content, is_error = obj.get("content"), obj.get("is_error", False)
+        if type(call_id) is not str or type(name) is not str or type(content) is not str:
+            return None
+        return ToolMessage(call_id, name, content, is_error) if type(is_error) is bool else None
+    if role != "assistant":
+        return None
+    content, written_calls = obj.get("content", ""), obj.get("tool_calls", [])
+    usage, reasoning = obj.get("usage"), obj.get("reasoning")
+    if type(content) is not str or type(written_calls) is not list:
+        return None
+    if obj.get("provider_data") is not None:
+        return None
+    if reasoning is not None and type(reasoning) is not str:
+        return None
+    calls = []
+    for call in written_calls:
+        if type(call) is not dict:
+            return None
+        call_id, name = call.get("id"), call.get("name")
+        arguments, invalid = call.get("arguments", {}), call.get("invalid_arguments")
+        if type(call_id) is not str or type(name) is not str or type(arguments) is not dict:
+            return None
+        if invalid is not None and type(invalid) is not str:
+            return None
+        calls.append(ToolCall(call_id, name, arguments, invalid))
+    if usage is not None:
+        if type(usage) is not dict:
+            return None
+        prompt, completion, total = (
+            usage.get("prompt", 0),
+            usage.get("completion", 0),
+            usage.get("total", 0),
+        )
+        read, write, cost = (
+            usage.get("cache_read", 0),
+            usage.get("cache_write", 0),
+            usage.get("cost"),
+        )
+        if not (
+            type(prompt) is type(completion) is type(total) is type(read) is type(write) is int
+        ):
+            return None
+        if cost is not None and type(cost) is not float:
+            return None
+        usage = TokenUsage(prompt, completion, total, read, write, cost)
+    return AssistantMessage(content, tuple(calls), usage, reasoning)
 
 
 def tool_call_to_dict(call: ToolCall) -> JsonObject:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from dataclasses_json import DataClassJsonMixin, config
 
-from ._internal import json_input
+from ._internal import json_input, json_output
 from .content_parts import content_from_wire, details_text, made_up_call_id
 from .errors import ParseError
 from .json_fields import JsonObject, expect_object
@@ -120,7 +120,7 @@ class ToolCall(DataClassJsonMixin):
         """The arguments as sent on the wire (the raw text if they were invalid)."""
         if self.invalid_arguments is not None:
             return self.invalid_arguments
-        return json.dumps(self.arguments, ensure_ascii=False)
+        return json_output.dumps(self.arguments)
 
     def to_openai(self) -> JsonObject:
         return {

@@ -15,6 +15,9 @@ One run measures, side by side:
   by hand (no validation); the agent validates and converts it. A second
   floor also validates the arguments (a compiled ``jsonschema`` validator),
   which shows what the agent adds beyond the validation itself;
+* how often the garbage collector ran during each path's turns (a pass
+  lands on whichever turn allocates next; a turn that leaves no reference
+  cycles does not call for one);
 * one turn whose four tools each sleep 0.2 s (they run in parallel);
 * building an ``Agent`` with a shared ``LlmClient``: time and memory
   (``tracemalloc``) per agent.
@@ -253,20 +256,36 @@ def timed(turn: Callable[[], str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def per_turn(
-    runs: dict[str, Callable[[], str]], turns: int
-) -> dict[str, tuple[list[float], list[float]]]:
-    """Wall and CPU time per turn; the paths alternate so background load hits all alike."""
+Times = dict[str, tuple[list[float], list[float]]]
+
+
+def per_turn(runs: dict[str, Callable[[], str]], turns: int) -> tuple[Times, dict[str, int]]:
+    """Wall and CPU time per turn, and garbage collector passes, per path.
+
+    The paths alternate so background load hits all alike.
+    """
     for run in runs.values():  # warm up: connections, caches, pool threads
         for _ in range(20):
             run()
-    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
-    for _ in range(turns):
-        for name, run in runs.items():
-            wall, cpu = timed(run)
-            times[name][0].append(wall)
-            times[name][1].append(cpu)
-    return times
+    times: Times = {name: ([], []) for name in runs}
+    passes = dict.fromkeys(runs, 0)
+    running = [""]
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes[running[0]] += 1
+
+    gc.callbacks.append(count)
+    try:
+        for _ in range(turns):
+            for name, run in runs.items():
+                running[0] = name
+                wall, cpu = timed(run)
+                times[name][0].append(wall)
+                times[name][1].append(cpu)
+    finally:
+        gc.callbacks.remove(count)
+    return times, passes
 
 
 def p95(values: list[float]) -> float:
@@ -311,7 +330,7 @@ def main() -> None:
     try:
         with Runtime() as runtime:
             llm = LlmClient(url, MODEL, runtime=runtime, max_retries=0)
-            rows = []
+            rows: list[tuple[bool, bool, Times, dict[str, int]]] = []
             for typed in (False, True):
                 for stream in (False, True):
                     runs = {
@@ -320,7 +339,7 @@ def main() -> None:
                     }
                     if typed:
                         runs["checking floor"] = make_floor(url, args.tools, stream, True, True)
-                    rows.append((typed, stream, per_turn(runs, args.turns)))
+                    rows.append((typed, stream, *per_turn(runs, args.turns)))
             sleepy = make_agent_turn(llm, runtime, 4, False, sleep=0.2)
             sleepy()
             sleepy_times = [timed(sleepy)[0] for _ in range(10)]
@@ -333,10 +352,11 @@ def main() -> None:
     print(f"\nPer turn: {what} ({args.turns} turns)\n")
     print(
         "| turn | floor median (ms) | agent median (ms) | ratio | floor p95 (ms) "
-        "| agent p95 (ms) | framework time (ms) | CPU per turn, floor / agent (ms) |"
+        "| agent p95 (ms) | framework time (ms) | CPU per turn, floor / agent (ms) "
+        "| GC passes per 100 turns, floor / agent |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for typed, stream, times in rows:
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for typed, stream, times, passes in rows:
         (floor, floor_cpu), (agent, agent_cpu) = times["floor"], times["agent"]
         fm, am = statistics.median(floor), statistics.median(agent)
         kind = ("streamed" if stream else "not streamed") + (", typed output" if typed else "")
@@ -344,12 +364,14 @@ def main() -> None:
             f"| {kind} | {fm * 1e3:.2f} | {am * 1e3:.2f} "
             f"| {am / fm:.2f}x | {p95(floor) * 1e3:.2f} | {p95(agent) * 1e3:.2f} "
             f"| {(am - fm) * 1e3:.2f} | {statistics.median(floor_cpu) * 1e3:.2f} / "
-            f"{statistics.median(agent_cpu) * 1e3:.2f} |"
+            f"{statistics.median(agent_cpu) * 1e3:.2f} "
+            f"| {passes['floor'] * 100 / args.turns:.1f} / "
+            f"{passes['agent'] * 100 / args.turns:.1f} |"
         )
     print("\nTyped output against a floor that validates too (compiled jsonschema):\n")
     print("| turn | checking floor median (ms) | agent median (ms) | ratio |")
     print("|---|---:|---:|---:|")
-    for typed, stream, times in rows:
+    for typed, stream, times, _passes in rows:
         if typed:
             cm, am = (
                 statistics.median(times["checking floor"][0]),

@@ -59,3 +59,52 @@ def test_one_arbitrary_message_raises_only_parse_errors(parse: Any, value: Any) 
 )
 def test_an_arbitrary_whole_reply_raises_only_parse_errors(body: Any) -> None:
     parse_only(LlmResponse.from_openai, body)
+
+
+_CALLS = json_objects_with(["id", "name", "arguments", "invalid_arguments"])
+_USAGE = json_objects_with(["prompt", "completion", "total", "cache_read", "cache_write", "cost"])
+_WRITTEN = st.fixed_dictionaries(
+    {"role": _ROLES},
+    optional={
+        "content": st.text(max_size=5) | json_values,
+        "tool_calls": st.lists(_CALLS | json_values, max_size=2) | json_values,
+        "usage": _USAGE | st.none() | json_values,
+        "reasoning": st.text(max_size=5) | st.none() | json_values,
+        "provider_data": st.none() | json_values,
+        "tool_call_id": st.text(max_size=5) | json_values,
+        "name": st.text(max_size=5) | json_values,
+        "is_error": st.booleans() | json_values,
+    },
+)
+
+
+@QUICK
+@given(_WRITTEN)
+@example({"role": "assistant", "provider_data": {}})
+@example({"role": "assistant", "usage": {"prompt": True}})
+@example({"role": "assistant", "usage": {"cost": 1}})
+@example({"role": "tool", "tool_call_id": "c", "name": "n", "content": "x", "is_error": None})
+def test_the_quick_reading_of_a_stored_message_agrees_with_the_checked_one(obj: Any) -> None:
+    from agent_smith.history_json import _checked_message, _written_message
+
+    quick = _written_message(obj)
+    try:
+        checked = _checked_message(obj, "m")
+    except ParseError:
+        assert quick is None
+        return
+    assert quick is None or (type(quick) is type(checked) and quick == checked)
+
+
+@QUICK
+@given(st.lists(_messages, max_size=4))
+def test_stored_messages_read_back_equal_through_both_readings(items: list[Any]) -> None:
+    from agent_smith.history_json import _checked_message, _written_message, message_to_dict
+
+    for item in items:
+        try:
+            message = _checked_message(item, "m")
+        except ParseError:
+            continue
+        written = json.loads(json.dumps(message_to_dict(message)))
+        assert _written_message(written) == message == _checked_message(written, "m")

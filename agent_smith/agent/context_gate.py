@@ -173,7 +173,9 @@ class ContextGate:
 
     def _schema_chars(self, schemas: Sequence[ToolSchema]) -> int:
         known, chars = self._schemas
-        if schemas is not known:
+        # Equal, not identical: each round builds a new tuple of the same schema objects
+        # (compared by identity first), and printing them all costs more than the rest.
+        if schemas != known:
             chars = sum(len(str(schema)) for schema in schemas)
             self._schemas = (schemas, chars)
         return chars

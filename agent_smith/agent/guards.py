@@ -29,7 +29,7 @@ class LoopGuard:
 
     def __init__(self, repeats: int) -> None:
         self._repeats = repeats
-        self._last: tuple[tuple[str, str], ...] | None = None
+        self._last: Sequence[ToolCall] = ()  # the last call set
         self._count = 0
 
     @property
@@ -39,15 +39,14 @@ class LoopGuard:
 
     def restore(self, calls: Sequence[ToolCall], repeats: int) -> None:
         """Continue a paused turn: ``calls`` were the last set, requested ``repeats`` times."""
-        self._last, self._count = _key(calls), repeats
+        self._last, self._count = tuple(calls), repeats
 
     def check(self, calls: Sequence[ToolCall]) -> None:
         """Record one round's tool calls; raise before the repeated round runs."""
-        key = _key(calls)
-        if key == self._last:
+        if self._count and _same(calls, self._last):
             self._count += 1
         else:
-            self._last, self._count = key, 1
+            self._last, self._count = tuple(calls), 1
         if self._count >= self._repeats:
             names = ", ".join(c.name for c in calls)
             raise AgentStopped(
@@ -100,9 +99,15 @@ class FailureGuard:
         return None
 
 
-def _key(calls: Sequence[ToolCall]) -> tuple[tuple[str, str], ...]:
-    # Ids differ between rounds even when the model repeats itself.
-    return tuple((c.name, _canonical(c)) for c in calls)
+def _same(calls: Sequence[ToolCall], last: Sequence[ToolCall]) -> bool:
+    """Whether ``calls`` repeat ``last``: the same names and arguments, in order.
+
+    Ids differ between rounds even when the model repeats itself. The
+    arguments are compared only when the names match (most rounds differ there).
+    """
+    if len(calls) != len(last) or any(a.name != b.name for a, b in zip(calls, last, strict=True)):
+        return False
+    return all(_canonical(a) == _canonical(b) for a, b in zip(calls, last, strict=True))
 
 
 def _canonical(call: ToolCall) -> str:

@@ -32,6 +32,7 @@ microsecond per token (``scripts/bench_reply_bounds.py``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from ..errors import AgentStopped
@@ -64,7 +65,14 @@ def reply_sampling(
     chosen = sampling if sampling is not None else _NO_SAMPLING
     if cap is None or _caps(chosen) or (defaults is not None and _caps(defaults)):
         return chosen
+    if sampling is None:  # the usual turn: the same value every time
+        return _capped(cap)
     return replace(chosen, max_tokens=cap)
+
+
+@functools.lru_cache(maxsize=32)
+def _capped(cap: int) -> SamplingParams:
+    return replace(_NO_SAMPLING, max_tokens=cap)
 
 
 def _caps(sampling: SamplingParams) -> bool:

@@ -8,6 +8,7 @@ keywords of those calls, into one request.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from ..llm.request import SamplingParams
@@ -33,8 +34,9 @@ class AgentRequest:
     def __post_init__(self) -> None:
         check_output_options(self.output_type, self.output_mode)
 
-    @property
+    @cached_property
     def user_message(self) -> UserMessage:
+        """:attr:`message` as a UserMessage (made once: a turn asks several times)."""
         m = self.message
         return m if isinstance(m, UserMessage) else UserMessage(m)
 

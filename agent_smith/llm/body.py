@@ -19,8 +19,13 @@ JsonObject = dict[str, Any]
 RESERVED_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "stream"})
 
 
+_UNSET = SamplingParams()
+
+
 def merge_sampling(defaults: SamplingParams, override: SamplingParams) -> SamplingParams:
     """``defaults`` with every field that ``override`` sets; ``extra`` dicts merged."""
+    if defaults == _UNSET:  # a client without defaults (the usual one): nothing to merge
+        return override
     return replace(
         defaults,
         temperature=_pick(override.temperature, defaults.temperature),

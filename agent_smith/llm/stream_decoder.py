@@ -19,7 +19,6 @@ read to its end lets ``urllib3`` put the connection back in the pool.
 from __future__ import annotations
 
 import json
-import json.scanner
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from .request import LlmResponse
 log = logging.getLogger(__name__)
 
 _DONE = "[DONE]"
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_scan = json_input.scan
 #: The C JSON scanner: ``scan_json(text, 0) -> (value, end)``, without json.loads' two
 #: regex passes and extra calls (a measurable share of a token's cost). Every stream
 #: decoder's hot loop uses it and falls back to json.loads to explain a bad frame.

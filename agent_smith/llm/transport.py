@@ -16,7 +16,6 @@ that names the provider (``who``) and its server.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
@@ -28,7 +27,7 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
-from .._internal import json_input
+from .._internal import json_input, json_output
 from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
@@ -162,7 +161,7 @@ class HttpTransport:
         trace context into the headers and hears of each retry. ``sign(url, data,
         headers)`` adds a request signature (AWS SigV4) to the headers of each attempt.
         """
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = json_output.dumps(body).encode("utf-8")
         observer.inject(headers)
         if log.isEnabledFor(TRACE):
             log.log(TRACE, "POST %s headers: %s", self.shown, redact_headers(headers))

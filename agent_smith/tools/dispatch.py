@@ -10,6 +10,12 @@ behind others at a busy depth does not time out in the queue. A call that
 overruns has its token cancelled and its worker abandoned (the pool grows by
 one until it returns), so hung tools never starve later calls.
 
+The dispatching thread sleeps until every call has ended, the next deadline
+comes, or the dispatch is cancelled (:class:`_Wake`). It is not woken by each
+call that ends, nor by a call that starts after one whose deadline it waits
+for already and with the same timeout: each wake-up is a thread switch,
+which on a busy machine costs more than a quick tool.
+
 Outcomes come back in the order of ``calls`` (some chat templates need the
 tool messages in ``tool_calls`` order). Every failure of a single call becomes
 an error tool message with compact JSON content ``{"error":true,"message":...}``;
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -113,12 +120,14 @@ def dispatch_tool_calls(
     """
     cancel.raise_if_cancelled("tool dispatch")
     outcomes: list[ToolOutcome | None] = [None] * len(calls)
-    wake = threading.Event()
     running: dict[int, _Running] = {}
+    wake: _Wake | None = None  # made with the first call that goes to the pool
     pool = runtime.pool(depth) if calls else None
     log.debug("dispatching %d tool call(s) at depth %d", len(calls), depth)
-    for index, call in enumerate(calls):
-        tool, problem = check_call(call, registry)
+    # Every call is checked before the first one starts: a worker started
+    # early would only compete with the checks for the GIL.
+    checked = [check_call(call, registry) for call in calls]
+    for index, (call, (tool, problem)) in enumerate(zip(calls, checked, strict=True)):
         if tool is None:
             log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
             get_observer().on_tool_rejected(call, problem, runtime)
@@ -128,31 +137,65 @@ def dispatch_tool_calls(
         run = _Running(call, tool, timeout, CancellationSource(cancel))
         if tool.inline:  # returns at once (final_result): no thread hop to the pool
             ran: Future[ToolResult] = Future()
-            ran.set_result(_invoke(run, runtime, depth, agent, wake))
+            ran.set_result(_invoke(run, runtime, depth, agent, None))
             outcomes[index] = _finish(run, ran, max_result_bytes)
             run.source.detach()
             continue
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
+        wake = wake or _Wake()
         run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)
-        run.future.add_done_callback(lambda _future: wake.set())
+        wake.runs.append(run)
         running[index] = run
-    if running:
+    if wake is not None:
         assert pool is not None
-        unregister = cancel.on_cancel(wake.set)
+        for run in wake.runs:  # once all are listed, so the last to end knows it is
+            assert run.future is not None
+            run.future.add_done_callback(wake.ended)
+        unregister = cancel.on_cancel(wake.event.set)
         try:
             _wait(running, outcomes, pool, cancel, wake, max_result_bytes)
         finally:
             unregister()
+            wake.runs = []  # the futures' callbacks hold it: no reference cycle left
             for run in running.values():
                 run.source.detach()
     return [outcome for outcome in outcomes if outcome is not None]
 
 
+class _Wake:
+    """When the dispatching thread must look at its calls again.
+
+    It looks by :attr:`until` unaided (a deadline of a started call, or
+    never); it is woken before that by a call that starts with an earlier
+    deadline, by the last call to end (or the last but those it gave up
+    on), and by cancellation.
+    """
+
+    __slots__ = ("event", "runs", "until")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.runs: list[_Running] = []  # the calls submitted
+        self.until = math.inf  # inf while the dispatcher has not looked at the calls
+
+    def started(self, run: _Running) -> None:
+        """``run`` started (its ``started_at`` set): wake the dispatcher if it would look late."""
+        assert run.started_at is not None
+        if run.started_at + run.timeout < self.until:
+            self.event.set()
+
+    def ended(self, _future: Future[ToolResult]) -> None:
+        """A call ended: wake the dispatcher if it was the last one it waits for."""
+        # The last call to end sees every other one ended (or given up).
+        if all(run.given_up or (run.future is not None and run.future.done()) for run in self.runs):
+            self.event.set()
+
+
 class _Running:
     """Book-keeping for one submitted call."""
 
-    __slots__ = ("call", "future", "source", "span", "started_at", "timeout", "tool")
+    __slots__ = ("call", "future", "given_up", "source", "span", "started_at", "timeout", "tool")
 
     def __init__(self, call: ToolCall, tool: Tool, timeout: float, source: CancellationSource):
         self.call = call
@@ -161,6 +204,7 @@ class _Running:
         self.source = source
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
+        self.given_up = False  # timed out: the dispatcher no longer waits for it
         self.span: ToolObservation = NO_TOOL  # set by the worker as the call starts
 
 
@@ -180,7 +224,7 @@ def check_call(call: ToolCall, registry: ToolRegistry) -> tuple[Tool | None, str
 
 
 def _invoke(
-    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: threading.Event
+    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: _Wake | None
 ) -> ToolResult:
     with get_observer().on_tool_start(run.call, run.tool, runtime) as span:
         run.span = span
@@ -188,10 +232,11 @@ def _invoke(
 
 
 def _call_tool(
-    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: threading.Event
+    run: _Running, runtime: Runtime, depth: int, agent: CallingAgent | None, wake: _Wake | None
 ) -> ToolResult:
-    run.started_at = time.monotonic()
-    wake.set()  # the dispatcher starts this call's clock now
+    run.started_at = time.monotonic()  # the call's clock starts now
+    if wake is not None:
+        wake.started(run)
     ctx = ToolContext(
         cancel=run.source.token,
         budget=run.timeout,
@@ -217,12 +262,14 @@ def _wait(
     outcomes: list[ToolOutcome | None],
     pool: WorkerPool,
     cancel: CancellationToken,
-    wake: threading.Event,
+    wake: _Wake,
     max_result_bytes: int,
 ) -> None:
     pending = dict(running)
     while pending:
-        wake.clear()  # anything that happens after this sets it again
+        wake.until = math.inf  # a call that starts while we look wakes us
+        wake.event.clear()  # anything that happens after this sets it again
+        gave_up = False
         if cancel.cancelled:
             for run in pending.values():
                 run.source.cancel()
@@ -232,7 +279,7 @@ def _wait(
             log.debug("tool dispatch cancelled with %d call(s) unfinished", len(pending))
             raise CancelledError("tool dispatch was cancelled", operation="tool dispatch")
         now = time.monotonic()
-        next_deadline: float | None = None
+        next_deadline = math.inf
         for index, run in list(pending.items()):
             assert run.future is not None
             if run.future.done():
@@ -243,8 +290,10 @@ def _wait(
                 continue  # still queued: its clock has not started
             deadline = run.started_at + run.timeout
             if now < deadline:
-                next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
+                next_deadline = min(next_deadline, deadline)
                 continue
+            run.given_up = True
+            gave_up = True
             run.source.cancel()
             pool.abandon(run.future)
             run.span.abandon(timed_out=True)
@@ -253,9 +302,11 @@ def _wait(
                 run.call, f"tool {run.call.name!r} timed out after {run.timeout:g} s"
             )
             del pending[index]
-        if pending:
-            # Queued calls wake us when they start; running ones when they end.
-            wake.wait(None if next_deadline is None else max(0.0, next_deadline - now))
+        if pending and not gave_up:
+            wake.until = next_deadline
+            wake.event.wait(min(max(0.0, next_deadline - now), threading.TIMEOUT_MAX))
+        # After a give-up, look again before waiting: a call that ended meanwhile
+        # did not know it was the last one waited for.
 
 
 def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) -> ToolOutcome:

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import logging
 import typing
 from collections.abc import Callable
 from typing import Any, overload
 
+from .._internal import json_output
 from ..errors import CancelledError, ConfigError, ToolError
 from ..observer import get_observer
 from .base import (
@@ -104,7 +104,7 @@ class FunctionTool(Tool):
             kwargs[self._context_param] = ctx
         try:
             value = self._fn(**kwargs)
-            if inspect.isawaitable(value):
+            if type(value) is not str and inspect.isawaitable(value):  # str: the usual result
                 from .coroutines import run_awaitable  # asyncio loads only for async tools
 
                 value = run_awaitable(value, ctx.cancel)
@@ -245,7 +245,7 @@ def normalize_result(value: Any) -> ToolResult:
         return ToolResult(value)
     value = to_json_value(value)
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        text = json_output.dumps(value)
     except (TypeError, ValueError):
         return ToolResult(str(value))
     return ToolResult(text, structured=value)

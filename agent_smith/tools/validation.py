@@ -36,12 +36,15 @@ def validation_errors(schema: JsonObject, instance: Any) -> list[str]:
     Each entry names where (``at 'lines.0.qty': ...``) unless it is about the
     whole value. A schema that is itself invalid gives one entry saying so.
     """
+    cached = _cache.get(id(schema))  # the common case, without imports or the lock
+    if cached is not None and cached[0] is schema and cached[1].is_valid(instance):
+        return []
     import jsonschema.exceptions
     from referencing.exceptions import Unresolvable
 
     try:
         validator = _validator(schema)
-        if validator.is_valid(instance):  # the common case, without collecting anything
+        if validator.is_valid(instance):  # without collecting anything
             return []
         found = list(islice(validator.iter_errors(instance), 64))
     except jsonschema.exceptions.SchemaError as err:

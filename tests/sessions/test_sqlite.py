@@ -198,6 +198,34 @@ def test_a_damaged_message_row_is_a_session_error(open_session: OpenSession, db:
         session.messages()
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"role": "user", "content": "a"}, {"role": "user", "content": "b"}',  # two in one row
+        b'{"role": "user", "content": "a"}',  # a BLOB, not text
+        ' {"role": "user", "content": "a"} x',
+    ],
+)
+def test_a_row_that_is_not_one_stored_message_is_damaged(
+    open_session: OpenSession, db: Path, body: str | bytes
+) -> None:
+    session = open_session()
+    session.append(UserMessage("fine"))
+    sql(db, "INSERT INTO messages (session_id, body) VALUES ('s', ?)", body)
+    with pytest.raises(SessionError, match=r"holds a damaged message: .*message 1"):
+        session.messages()
+
+
+def test_a_row_with_space_around_its_json_still_reads(open_session: OpenSession, db: Path) -> None:
+    session = open_session()
+    sql(
+        db,
+        "INSERT INTO messages (session_id, body) VALUES ('s', ?)",
+        ' {"role": "user", "content": "a"}\n',
+    )
+    assert session.messages() == [UserMessage("a")]
+
+
 def test_appending_something_that_is_not_a_message_is_a_config_error(
     open_session: OpenSession,
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -250,6 +251,63 @@ def test_timeout_counts_from_start_not_from_submission(no_thread_leak: None) -> 
         calls = [ToolCall("1", "slow", {}), ToolCall("2", "quick", {})]
         outcomes = dispatch(calls, registry, rt)
     assert [o.message.content for o in outcomes] == ["slow", "quick"]
+
+
+def test_a_queued_call_that_overruns_times_out_once_it_started(no_thread_leak: None) -> None:
+    # The dispatcher waits for the running call's far deadline; the queued
+    # call's nearer one, known only once it starts, must wake it.
+    release = threading.Event()
+
+    @tool(timeout=BOUND * 3)
+    def first(ctx: ToolContext) -> str:
+        ctx.cancel.wait(0.2)  # holds the only worker for a while
+        return "first"
+
+    @tool(timeout=0.05)
+    def hang(ctx: ToolContext) -> str:
+        release.wait(BOUND)
+        return "late"
+
+    registry = registry_of(first, hang)
+    with Runtime(max_workers=1) as rt:
+        try:
+            started = time.monotonic()
+            calls = [ToolCall("1", "first", {}), ToolCall("2", "hang", {})]
+            outcomes = dispatch(calls, registry, rt)
+            took = time.monotonic() - started
+        finally:
+            release.set()
+    assert outcomes[0].message.content == "first"
+    assert error_of(outcomes[1]) == "tool 'hang' timed out after 0.05 s"
+    assert took < BOUND  # not at first's deadline (3 x BOUND)
+
+
+def test_a_call_ending_after_another_timed_out_ends_the_dispatch(runtime: Runtime) -> None:
+    # The dispatcher gives up on the hung call, which stays hung; the other call
+    # ends after that and is the last one waited for, not at its far deadline.
+    may_end, release = threading.Event(), threading.Event()
+
+    @tool(timeout=0.05)
+    def hang(ctx: ToolContext) -> str:
+        ctx.cancel.wait(BOUND)  # cancelled as it times out
+        may_end.set()
+        release.wait(BOUND)
+        return "late"
+
+    @tool(timeout=BOUND * 3)
+    def waits(ctx: ToolContext) -> str:
+        may_end.wait(BOUND)
+        return "done"
+
+    started = time.monotonic()
+    calls = [ToolCall("h", "hang", {}), ToolCall("w", "waits", {})]
+    try:
+        outcomes = dispatch(calls, registry_of(hang, waits), runtime)
+    finally:
+        release.set()
+    assert time.monotonic() - started < BOUND  # not at waits' deadline (3 x BOUND)
+    assert error_of(outcomes[0]) == "tool 'hang' timed out after 0.05 s"
+    assert outcomes[1].message.content == "done"
 
 
 def test_cancelling_the_dispatch_cancels_running_calls_and_raises(runtime: Runtime) -> None:
