@@ -18,6 +18,7 @@ from agent_smith.cli.approval import (
 )
 from tests.support.approvals import denied
 from tests.support.background import Background
+from tests.support.scripted_input import scripted_read
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -32,17 +33,8 @@ def _request(*, depth: int = 0, cancel: CancellationSource | None = None) -> App
 
 def _ask(approvals: TerminalApprovals, *replies: str | BaseException) -> tuple[Question, Any]:
     """Ask one question as the REPL would; what was prompted and shown."""
-    prompts: list[str] = []
+    read, prompts = scripted_read(*replies)
     lines: list[str] = []
-    answers = list(replies)
-
-    def read(prompt: str) -> str:
-        prompts.append(prompt)
-        answer = answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
-
     question = Question(_request(), approvals)
     question.ask(status=lines.append, read=read)
     return question, (prompts, lines)

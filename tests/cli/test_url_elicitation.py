@@ -10,6 +10,7 @@ import pytest
 from agent_smith.cli.approval import TerminalApprovals
 from agent_smith.cli.url_elicitation import TerminalElicitation, UrlQuestion
 from tests.support.background import Background
+from tests.support.scripted_input import scripted_read
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -38,17 +39,8 @@ def _ask(
     browser: Browser | None = None,
 ) -> tuple[UrlQuestion, list[str], list[str]]:
     """Ask one question as the REPL would; what was prompted and shown."""
-    prompts: list[str] = []
+    read, prompts = scripted_read(*replies)
     lines: list[str] = []
-    answers = list(replies)
-
-    def read(prompt: str) -> str:
-        prompts.append(prompt)
-        answer = answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
-
     opener = browser if browser is not None else Browser()
     question = UrlQuestion("demo", "Sign in.\x1b[2J", url, opener=opener, interactive=interactive)
     question.ask(status=lines.append, read=read)
