@@ -56,7 +56,8 @@ class FallbackModel:
     :func:`falls_through`); ``on_fallback(model, error)`` is called, on the
     calling thread, each time ``model`` failed and the next one is tried.
     Capabilities are the first model's, with native structured output only
-    if every model has it and the smallest known context size.
+    if every model has it and the smallest known context size
+    (:meth:`context_window` asks the models that ask their servers).
     """
 
     def __init__(
@@ -88,6 +89,20 @@ class FallbackModel:
     @property
     def capabilities(self) -> ModelCapabilities:
         return self._capabilities
+
+    def context_window(self, *, ask: bool = True) -> int | None:
+        """The smallest window the chain's models know; None while none is known.
+
+        A model that asks its server for its window (``context_window()``,
+        as :class:`~agent_smith.LlmClient` and the Ollama client do) is asked
+        when ``ask``; the others say it in their capabilities. A window
+        learned here is also the capabilities' ``context_size``.
+        """
+        known = [w for w in (_window_of(m, ask) for m in self._models) if w is not None]
+        window = min(known) if known else None
+        if window is not None and window != self._capabilities.context_size:
+            self._capabilities = replace(self._capabilities, context_size=window)
+        return window
 
     def complete(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -137,6 +152,15 @@ class FallbackModel:
         )
         if self._on_fallback is not None:
             self._on_fallback(model, error)
+
+
+def _window_of(model: ChatModel, ask: bool) -> int | None:
+    """``model``'s window: asked of it when it can say, else from its capabilities."""
+    asked = getattr(model, "context_window", None)
+    if callable(asked):
+        window = asked(ask=ask)
+        return window if isinstance(window, int) else None
+    return model.capabilities.context_size
 
 
 def _named(response: LlmResponse, model: ChatModel) -> LlmResponse:

@@ -130,3 +130,18 @@ def test_capabilities_are_the_chains_common_ground() -> None:
     assert model.capabilities.model == "a" and model.capabilities.native_output is False
     with pytest.raises(ConfigError):
         FallbackModel([])
+
+
+def test_the_window_is_the_smallest_any_model_knows_asked_of_their_servers(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.props = {"default_generation_settings": {"n_ctx": 2048}}
+    served = LlmClient(llm_server.url, "served", runtime=runtime)
+    sized = TestModel([], capabilities=ModelCapabilities(provider="test", context_size=8192))
+    model = FallbackModel([sized, served])
+    assert model.context_window(ask=False) == 8192  # the server was not asked yet
+    assert llm_server.props_asked == 0
+    assert model.context_window() == 2048  # asked of the llama-server once, then remembered
+    assert model.capabilities.context_size == 2048
+    assert model.context_window() == 2048 and llm_server.props_asked == 1
+    assert FallbackModel([named("a"), named("b")]).context_window() is None
