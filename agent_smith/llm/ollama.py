@@ -36,7 +36,7 @@ from .events import (
     ToolCallStarted,
 )
 from .http_model import HttpChatModel
-from .ollama_window import ask_ollama_window
+from .ollama_window import api_root, ask_ollama_window
 from .request import LlmRequest, LlmResponse, SamplingParams, string_field
 from .retry import RetryPolicy
 from .server_props import Asked, KnownWindow
@@ -135,7 +135,7 @@ class OllamaClient(HttpChatModel):
         session = (self._runtime or default_runtime()).session
         return ask_ollama_window(
             session,
-            self._url.removesuffix("/chat"),
+            api_root(self._url),
             self._model,
             headers={**self._headers, "Accept": "application/json"},
             timeout=min(self._timeout, 10.0),

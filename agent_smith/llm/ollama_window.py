@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -38,6 +39,12 @@ log = logging.getLogger(__name__)
 DEFAULT_NUM_CTX = 4096
 
 _NUM_CTX = re.compile(r"^num_ctx\s+(\d+)\s*$", re.MULTILINE)
+
+
+def api_root(chat_url: str) -> str:
+    """The API root (``…/api``) of an Ollama ``…/api/chat`` URL, without its query."""
+    parts = urlsplit(chat_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.removesuffix("/chat"), "", ""))
 
 
 def ask_ollama_window(

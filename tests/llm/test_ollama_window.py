@@ -112,6 +112,15 @@ def test_a_loaded_model_has_the_window_its_runner_runs_at_asked_once(
     assert model.capabilities.context_size == 8192
 
 
+def test_an_endpoint_with_a_query_is_asked_at_its_api_root(
+    ollama: FakeOllama, runtime: Runtime
+) -> None:
+    ollama.loaded = [running("qwen2.5-coder:7b", 8192)]
+    model = OllamaClient(f"{ollama.base}/api/chat?tenant=a", "qwen2.5-coder:7b", runtime=runtime)
+    assert model.context_window() == 8192
+    assert ollama.asked == ["/api/ps"]
+
+
 def test_a_model_name_without_a_tag_matches_its_latest(
     ollama: FakeOllama, runtime: Runtime
 ) -> None:
