@@ -109,11 +109,14 @@ class RepetitionDetector:
         """The reply up to and including the first copy of its repeating passage.
 
         The copy is taken to the end of its last word: where the repeating run
-        starts depends on the text before it, not on word boundaries.
+        starts depends on the text before it, not on word boundaries. A copy
+        that already ends at a word's end (a line, say) is kept as it is.
         """
         text = self.text()
         end = len(text) - span + period
         limit = min(len(text), end + period)
+        if end > 0 and text[end - 1].isspace():
+            limit = end
         while end < limit and not text[end].isspace():
             end += 1
         return text[:end].rstrip()
