@@ -354,20 +354,19 @@ class TurnLoop:
         agent = self._agent
         on_stream_event = agent.hooks.on_stream_event
         bounds = StreamBounds(agent.name, guard=agent.config.repetition_guard)
-        events = written.stream(agent._llm.stream(request, cancel=token), request)
+        streamed = bounds.watch(agent._llm.stream(request, cancel=token))
+        events = written.stream(streamed, request)
         try:
             for event in events:
                 self._streamed = True
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
-                cut = bounds.feed(event)
-                if cut is not None:
-                    self._repeated = bounds.stopped
-                    return cut
         finally:
             close = getattr(events, "close", None)
             if close is not None:
                 close()  # closes the HTTP response if we stopped early
+        if bounds.stopped is not None:
+            self._repeated = bounds.stopped
         if bounds.response is None:
             raise ParseError("the LLM stream ended without a Finished event")
         return bounds.response

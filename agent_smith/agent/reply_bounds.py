@@ -33,6 +33,7 @@ microsecond per token (``scripts/bench_reply_bounds.py``).
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import replace
 
 from ..errors import AgentStopped
@@ -138,9 +139,10 @@ class RepetitionDetector:
 class StreamBounds:
     """Watches one streamed reply of agent ``agent`` for repeats (when ``guard``).
 
-    :meth:`feed` each event; it returns the reply to read instead once the
-    text or the reasoning repeats (:attr:`stopped` then says why). Otherwise
-    :attr:`response` is the stream's own once its ``Finished`` event came.
+    :meth:`watch` the stream (or :meth:`feed` each event): once the text or
+    the reasoning repeats, the stream ends with a ``Finished`` event whose
+    response is the cut-off reply (:attr:`stopped` then says why).
+    :attr:`response` is the reply to read: the stream's own, or the cut one.
     """
 
     __slots__ = ("_agent", "_guard", "_text", "_thinking", "response", "stopped")
@@ -152,6 +154,26 @@ class StreamBounds:
         self._thinking: RepetitionDetector | None = None
         self.response: LlmResponse | None = None
         self.stopped: AgentStopped | None = None
+
+    def watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+        """``events`` as they come, ended early by the cut-off reply's ``Finished``.
+
+        Watched before anything downstream holds text back (a would-be
+        written call), so the cut reply reaches it as the reply's end.
+        Ending early, or closing this iterator, closes ``events``.
+        """
+        try:
+            for event in events:
+                cut = self.feed(event)
+                if cut is not None:
+                    self.response = cut
+                    yield Finished(cut.finish_reason, None, cut)
+                    return
+                yield event
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
 
     def feed(self, event: StreamEvent) -> LlmResponse | None:
         """Note ``event``; the cut-off reply once the stream repeats itself, else None."""

@@ -202,6 +202,22 @@ def test_a_call_written_again_and_again_after_a_result_gets_the_answer_note(
     assert not never.is_set()
 
 
+def test_a_call_written_again_token_by_token_is_held_back_and_gets_the_answer_note(
+    llm_server: ScriptedLlmServer, llm: LlmClient
+) -> None:
+    # Seen on the 0.5B model behind the Flask example: the same call, line after line,
+    # in pieces of a few characters.
+    line = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}\n'
+    text = line * 40
+    reply, never = endless(*(content_frame(text[i : i + 3]) for i in range(0, len(text), 3)))
+    llm_server.script(Calls(("calculator", {"expression": "17 * 23"})), reply, Text("It is 391."))
+    agent = Agent(llm, tools=[calculator])
+    shown = "".join(e.text for e in agent.stream("What is 17 * 23?") if isinstance(e, TokenDelta))
+    assert shown == "It is 391."  # the written calls never reached the user
+    assert agent.history[3] == UserMessage(ANSWER_NOTE.format("What is 17 * 23?"))
+    assert not never.is_set()
+
+
 def test_reasoning_that_repeats_itself_stops_the_turn(
     llm_server: ScriptedLlmServer, llm: LlmClient
 ) -> None:
