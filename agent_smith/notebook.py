@@ -27,17 +27,19 @@ def show(events: Iterable[object]) -> TurnCard:
 
     Runs the turn to its end. A typed stop (:class:`~agent_smith.AgentStopped`)
     ends the card with its reason instead of raising; any other error is
-    raised, the output keeping what the turn showed so far. Assign the
+    raised, the output keeping the card of what the turn did so far. Assign the
     result (``card = show(...)``): as a cell's last value the card would
     show a second time. Raises ConfigError, before the turn starts, outside
     an IPython kernel.
     """
     handle = _display_handle()
     builder = CardBuilder()
-    for card in builder.follow(events):
-        handle.update(card)
-    final = builder.card()
-    handle.update(final)
+    try:
+        for card in builder.follow(events):
+            handle.update(card)
+    finally:  # whatever ended the turn, the output stops saying "working"
+        final = builder.card()
+        handle.update(final)
     return final
 
 
