@@ -6,7 +6,8 @@ serves the whole module, on a free port given to the examples as
 runs one example's own command against it and checks what a user would: it
 ends by itself, within a bound, with an answer and no error. What a small
 model says is not pinned (tests/integration/test_examples.py pins the wiring
-on a scripted server); that every input of the batch example finishes is.
+on a scripted server); that every input of the batch example finishes is,
+and that the notebook's tool runs (its card shows the call and its result).
 """
 
 from __future__ import annotations
