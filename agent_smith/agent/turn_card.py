@@ -34,6 +34,7 @@ _STYLE = (
     "font-family:system-ui,sans-serif;line-height:1.4"
 )
 _PRE = "white-space:pre-wrap;margin:2px 0 6px 1.2em;padding:4px 6px;background:#8881"
+_ACTIVITY = "opacity:0.75;font-size:90%"
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -167,12 +168,12 @@ def card_html(card: TurnCard) -> str:
 def _call_html(item: CardCall) -> str:
     call, result = item.call, item.result
     head = f"calling <code>{_esc(call.name)}</code> <code>{_esc(call.arguments_text())}</code>"
+    if result is not None and result.is_error:
+        head += ' <strong style="color:#c0392b">error</strong>'
+    line = f'<div style="{_ACTIVITY}">{head}</div>'
     if result is None:
-        return f"<div>{head}</div>"
-    if result.is_error:
-        label = '<strong style="color:#c0392b">error</strong>'
-        return f'<div>{head} {label}</div>\n<pre style="{_PRE}">{_esc(_shown(result))}</pre>'
-    return f'<div>{head}</div>\n<pre style="{_PRE}">{_esc(_shown(result))}</pre>'
+        return line
+    return f'{line}\n<pre style="{_PRE}">{_esc(_shown(result))}</pre>'
 
 
 def card_markdown(card: TurnCard) -> str:
@@ -189,10 +190,10 @@ def card_markdown(card: TurnCard) -> str:
 def _call_markdown(item: CardCall) -> str:
     call, result = item.call, item.result
     head = f"calling {_code_span(call.name)} {_code_span(call.arguments_text())}"
+    if result is not None and result.is_error:
+        head += " **error**"
     if result is None:
         return head
-    if result.is_error:
-        head += " **error**"
     return f"{head}\n\n{_fenced(_shown(result))}"
 
 
