@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .agent.output_type import parse_output
     from .agent.request import AgentRequest
     from .agent.subagents import SubAgentSpec, SubAgentTool
+    from .agent.turn_card import CardCall, TurnCard
     from .agent.usage_limits import ModelPrice, UsageLimits
     from .batch import (
         AgentSpec,
@@ -241,6 +242,7 @@ __all__ = [
     "CancellationSource",
     "CancellationToken",
     "CancelledError",
+    "CardCall",
     "ChatModel",
     "ClientInfo",
     "Compaction",
@@ -343,6 +345,7 @@ __all__ = [
     "ToolSchema",
     "TransportError",
     "TruncatedReplyError",
+    "TurnCard",
     "UsageLimitExceeded",
     "UsageLimits",
     "UserMessage",

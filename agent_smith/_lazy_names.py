@@ -43,6 +43,8 @@ LAZY: dict[str, str] = {
     "AgentHooks": "agent.events",
     "AssistantTurn": "agent.events",
     "FinalAnswer": "agent.events",
+    "TurnCard": "agent.turn_card",
+    "CardCall": "agent.turn_card",
     "ContextCompacted": "agent.events",
     "Compaction": "agent.compaction",
     "GuardrailChecked": "agent.events",

@@ -87,7 +87,26 @@ def test_quickstart_is_about_ten_lines_of_code() -> None:
 # --- notebook.ipynb ----------------------------------------------------------
 
 
-def test_notebook_streams_the_reply_into_a_live_output(monkeypatch: pytest.MonkeyPatch) -> None:
+def _notebook_outputs(notebook: Any, mime: str) -> list[str]:
+    """Each cell's rich outputs of type ``mime``, in order ("" for a cell without one)."""
+    return [
+        "".join(out.get("data", {}).get(mime, "") for out in cell.get("outputs", []))
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+    ]
+
+
+def _answers_shown(markdowns: list[str]) -> list[str]:
+    """The reply each live update showed: the text between the calls and the footer."""
+    answers = []
+    for markdown in markdowns:
+        blocks = markdown.strip().split("\n\n")
+        words = [b for b in blocks if not b.startswith(("calling ", "```", "*"))]
+        answers.append(" ".join(words))
+    return answers
+
+
+def test_notebook_shows_the_turn_live_then_as_cards(monkeypatch: pytest.MonkeyPatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     gate = Gate()
@@ -99,12 +118,17 @@ def test_notebook_streams_the_reply_into_a_live_output(monkeypatch: pytest.Monke
         def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
             if msg["msg_type"] == "update_display_data":
                 updates.append(msg["content"]["data"]["text/markdown"])
-                gate.set()  # the first words were shown while the model was still writing
+                if "It" in _answers_shown(updates[-1:]):
+                    gate.set()  # the first word was shown while the model was still writing
             return super().process_message(msg, cell, cell_index)
 
     notebook = nbformat.read(EXAMPLES / "notebook.ipynb", as_version=4)
     with ScriptedLlmServer() as server:
-        server.script(*weather_then(gated_reply("It is sunny in Paris today.", gate)))
+        server.script(
+            *weather_then(gated_reply("It is sunny in Paris today.", gate)),
+            Calls(("get_weather", {"city": "Rome"})),
+            Text("Sunny in Rome too."),
+        )
         monkeypatch.setenv("LLAMA_SERVER_URL", server.url)
         Client(
             notebook,
@@ -112,21 +136,37 @@ def test_notebook_streams_the_reply_into_a_live_output(monkeypatch: pytest.Monke
             kernel_name="python3",
             resources={"metadata": {"path": str(EXAMPLES)}},
         ).execute()
-    assert gate.opened is True  # opened by the first update, not by the server's timeout
-    assert updates == [
+    assert gate.opened is True  # opened by the first word's update, not by the server's timeout
+    call = 'calling `get_weather` `{"city": "Paris"}`'
+    result = "```text\nSunny and 21 °C in Paris.\n```"
+    working = "*working… · 15 tokens (10 in, 5 out)*"  # the first reply's
+    assert updates[0] == f"{call}\n\n{working}\n"  # the call, before its result
+    assert updates[1] == f"{call}\n\n{result}\n\n{working}\n"
+    assert _answers_shown(updates)[2:] == [
         "It",
         "It is",
         "It is sunny",
         "It is sunny in",
         "It is sunny in Paris",
         "It is sunny in Paris today.",
+        "It is sunny in Paris today.",  # the final answer, still working
+        "It is sunny in Paris today.",  # the card
     ]
+    assert updates[-1] == (
+        f"{call}\n\n{result}\n\nIt is sunny in Paris today.\n\n*30 tokens (20 in, 10 out)*\n"
+    )
     assert _weather_result(server) == "Sunny and 21 °C in Paris."
-    printed = "".join(
+    _, live, card, printed = _notebook_outputs(notebook, "text/html")
+    assert live.count("<code>get_weather</code>") == 1  # one output, updated in place
+    assert "It is sunny in Paris today." in live and "working" not in live
+    assert "<code>{&quot;city&quot;: &quot;Rome&quot;}</code>" in card
+    assert "Sunny and 21 °C in Rome." in card and "Sunny in Rome too." in card
+    assert "30 tokens (20 in, 10 out)" in card
+    assert printed == ""
+    text = "".join(
         out.get("text", "") for cell in notebook.cells for out in cell.get("outputs", [])
     )
-    assert "calling get_weather {'city': 'Paris'}" in printed
-    assert "messages so far" in printed
+    assert text == "It is sunny in Paris today.\n8 messages so far\n"
 
 
 # --- flask_app.py ------------------------------------------------------------
