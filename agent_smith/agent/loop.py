@@ -117,9 +117,9 @@ class TurnLoop:
             log.debug("agent %s: round %d", agent.name, turn.iterations)
             built = llm_request
             llm_request, response = yield from self._ask(llm_request, streaming, token, written)
-            if gate is not None:  # the server's count is exact only for what was built
+            if gate is not None:
                 usage = response.message.usage
-                gate.observed(usage.prompt if usage is not None and llm_request is built else None)
+                gate.observed(usage.prompt if usage is not None else None, built, llm_request)
             token.raise_if_cancelled("agent turn")
             if guards is not None:
                 yield from guards.finish_input()  # beside the first call: its verdicts
