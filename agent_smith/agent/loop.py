@@ -278,6 +278,7 @@ class TurnLoop:
             depth=agent.depth,
             cancel=turn.source.token,
             default_timeout=agent.config.default_tool_timeout,
+            person_timeout=agent.config.person_timeout,
             max_result_bytes=agent.config.tool_result_max_bytes,
             agent=agent,
         )
