@@ -139,19 +139,21 @@ def server_request_handlers(
     """The client's handlers by method, bounded when ``config.handler_timeout`` is set.
 
     Elicitation without a handler declines: there is no user to ask. An
-    elicitation handler holds ``clock`` while it runs (a person is asked).
+    elicitation handler holds ``clock`` until it answers or its bound gives
+    up on it (a person is asked).
     """
-    handlers: dict[str, RequestHandler] = {
-        "elicitation/create": _asking_a_person(elicitation, clock) if elicitation else _decline
-    }
+    handlers: dict[str, RequestHandler] = {"elicitation/create": elicitation or _decline}
     if sampling is not None:
         handlers["sampling/createMessage"] = sampling
     if roots is not None:
         handlers["roots/list"] = roots
-    if config.handler_timeout is None:
-        return handlers, None
-    bound = HandlerBound(config.alias, config.handler_timeout)
-    return {method: bound.wrap(method, h) for method, h in handlers.items()}, bound
+    bound = None
+    if config.handler_timeout is not None:
+        bound = HandlerBound(config.alias, config.handler_timeout)
+        handlers = {method: bound.wrap(method, h) for method, h in handlers.items()}
+    if elicitation is not None:
+        handlers["elicitation/create"] = _asking_a_person(handlers["elicitation/create"], clock)
+    return handlers, bound
 
 
 def _asking_a_person(handler: RequestHandler, clock: WaitClock) -> RequestHandler:

@@ -71,3 +71,19 @@ def test_an_agent_tool_call_waiting_for_the_person_keeps_its_timeout_for_its_wor
         )
         assert not outcome.message.is_error, outcome.message.content
         assert json.loads(outcome.message.content) == {"action": "accept"}
+
+
+def test_handler_timeout_bounds_a_person_who_never_answers() -> None:
+    released = threading.Event()
+
+    def never(message: str, url: str) -> bool:
+        released.wait(BOUND)
+        return True
+
+    config = tiny_stdio(request_timeout=BOUND, handler_timeout=TIMEOUT)
+    with McpClient.connect(config, elicitation_handler=Elicitation(form=None, url=never)) as c:
+        try:
+            answer = json.loads(c.call_tool("visit", {}).content)  # the server relays our error
+        finally:
+            released.set()
+    assert answer["code"] == -32603 and "did not answer within" in answer["message"]
