@@ -36,66 +36,11 @@ log = logging.getLogger(__name__)
 _JOIN_TIMEOUT = 2.0
 
 
-class HandlerBound:
-    """Wraps handlers of server ``alias`` so each answers within ``timeout`` seconds."""
-
-    def __init__(self, alias: str, timeout: float) -> None:
-        self._alias = alias
-        self._timeout = timeout
-        self._lock = threading.Lock()
-        self._running: set[threading.Thread] = set()
-
-    def wrap(self, method: str, handler: RequestHandler) -> RequestHandler:
-        """``handler``, bounded."""
-
-        def bounded(params: dict[str, Any]) -> dict[str, Any]:
-            outcome: dict[str, Any] = {}
-            done = threading.Event()
-
-            def run() -> None:
-                try:
-                    outcome["result"] = handler(params)
-                except BaseException as err:  # handed to the caller below
-                    outcome["error"] = err
-                finally:
-                    done.set()
-                    with self._lock:
-                        self._running.discard(threading.current_thread())
-
-            thread = threading.Thread(
-                target=run, name=f"agent_smith-mcp-handler-{self._alias}", daemon=True
-            )
-            with self._lock:
-                self._running.add(thread)
-            thread.start()
-            if not done.wait(self._timeout):
-                raise McpError(
-                    f"the client's {method} handler did not answer within {self._timeout:g}s",
-                    server=self._alias,
-                    rpc_code=INTERNAL_ERROR,
-                )
-            if "error" in outcome:
-                raise outcome["error"]
-            result: dict[str, Any] = outcome["result"]
-            return result
-
-        return bounded
-
-    def close(self) -> None:
-        """Wait briefly for handlers still running; name those that will not end."""
-        with self._lock:
-            running = list(self._running)
-        for thread in running:
-            thread.join(_JOIN_TIMEOUT)
-            if thread.is_alive():
-                log.warning("%s is stuck in a handler; not joined", thread.name)
-
-
 class HandlerThreads:
-    """Runs each job (a server request's handler and answer) on a thread of its own."""
+    """Runs each job on a thread of its own (``agent_smith-mcp-<kind>-<alias>``), joined later."""
 
-    def __init__(self, alias: str) -> None:
-        self._alias = alias
+    def __init__(self, alias: str, kind: str = "request") -> None:
+        self._name = f"agent_smith-mcp-{kind}-{alias}"
         self._lock = threading.Lock()
         self._running: set[threading.Thread] = set()
 
@@ -111,9 +56,8 @@ class HandlerThreads:
                 with self._lock:
                     self._running.discard(threading.current_thread())
 
-        thread = threading.Thread(
-            target=run, name=f"agent_smith-mcp-request-{self._alias}", daemon=True
-        )
+        # Daemon only so a client nobody closed cannot hang interpreter exit; close() joins.
+        thread = threading.Thread(target=run, name=self._name, daemon=True)
         with self._lock:
             self._running.add(thread)
         thread.start()
@@ -126,6 +70,48 @@ class HandlerThreads:
             thread.join(_JOIN_TIMEOUT)
             if thread.is_alive():
                 log.warning("%s is stuck in a handler; not joined", thread.name)
+
+
+class HandlerBound:
+    """Wraps handlers of server ``alias`` so each answers within ``timeout`` seconds."""
+
+    def __init__(self, alias: str, timeout: float) -> None:
+        self._alias = alias
+        self._timeout = timeout
+        self._threads = HandlerThreads(alias, "handler")
+
+    def wrap(self, method: str, handler: RequestHandler) -> RequestHandler:
+        """``handler``, bounded."""
+
+        def bounded(params: dict[str, Any]) -> dict[str, Any]:
+            outcome: dict[str, Any] = {}
+            done = threading.Event()
+
+            def run() -> None:
+                try:
+                    outcome["result"] = handler(params)
+                except BaseException as err:  # handed to the caller below
+                    outcome["error"] = err
+                finally:
+                    done.set()
+
+            self._threads.submit(run)
+            if not done.wait(self._timeout):
+                raise McpError(
+                    f"the client's {method} handler did not answer within {self._timeout:g}s",
+                    server=self._alias,
+                    rpc_code=INTERNAL_ERROR,
+                )
+            if "error" in outcome:
+                raise outcome["error"]
+            result: dict[str, Any] = outcome["result"]
+            return result
+
+        return bounded
+
+    def close(self) -> None:
+        """Wait briefly for handlers still running; name those that will not end."""
+        self._threads.close()
 
 
 def server_request_handlers(
