@@ -36,9 +36,10 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .._internal import json_input
@@ -152,7 +153,7 @@ def dispatch_tool_calls(
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
         wake = wake or _Wake()
-        run.unlisten = run.clock.listen(wake.event.set)  # a person answered: look again
+        run.clock.on_release = wake.event.set  # a person answered: look again
         run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)
         wake.runs.append(run)
         running[index] = run
@@ -169,7 +170,6 @@ def dispatch_tool_calls(
             wake.runs = []  # the futures' callbacks hold it: no reference cycle left
             for run in running.values():
                 run.source.detach()
-                run.unlisten()
     return [outcome for outcome in outcomes if outcome is not None]
 
 
@@ -215,7 +215,6 @@ class _Running:
         "started_at",
         "timeout",
         "tool",
-        "unlisten",
     )
 
     def __init__(
@@ -231,7 +230,6 @@ class _Running:
         self.timeout = timeout
         self.source = source
         self.clock = clock  # held while the call waits for a person
-        self.unlisten: Callable[[], None] = _nothing
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
         self.given_up = False  # timed out: the dispatcher no longer waits for it
@@ -277,8 +275,7 @@ def _call_tool(
         agent=agent,
     )
     try:
-        with run.clock.current():
-            result = run.tool.invoke(run.call.arguments, ctx)
+        result = run.clock.run(partial(run.tool.invoke, run.call.arguments, ctx))
     except Exception as err:
         log.debug("tool %s raised", run.call.name, exc_info=True)
         run.span.raised(err)
@@ -368,10 +365,6 @@ def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) ->
         text = truncate_utf8(result.content, max_result_bytes)
         content = error_content(f"tool {call.name!r} failed: {text}")
     return ToolOutcome(call, result, ToolMessage(call.id, call.name, content, is_error=True))
-
-
-def _nothing() -> None:
-    """What a call that never went to the pool stops listening to."""
 
 
 def _cancelled(call: ToolCall) -> ToolOutcome:

@@ -26,36 +26,49 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TypeVar
 
 #: How long a tool call may wait for a person before it is given up (seconds).
 DEFAULT_PERSON_TIMEOUT = 600.0
 
+T = TypeVar("T")
 _current: ContextVar[WaitClock | None] = ContextVar("agent_smith_wait_clock", default=None)
 
 
+#: Holds are rare (a person is asked): one lock serves every clock, so a clock costs no lock.
+_LOCK = threading.Lock()
+
+
 class WaitClock:
-    """How long a call has been waiting for a person (see the module doc). Thread-safe."""
+    """How long a call has been waiting for a person (see the module doc). Thread-safe.
 
-    __slots__ = ("_followers", "_held", "_holds", "_listeners", "_lock", "_parent", "_since")
+    ``on_release`` is called after each hold ends (the tool dispatcher's wake-up).
+    A clock that is never held costs a few attributes: every tool call has one.
+    """
 
-    def __init__(self, parent: WaitClock | None = None) -> None:
-        self._lock = threading.Lock()
+    __slots__ = ("_followers", "_held", "_holds", "_listeners", "_parent", "_since", "on_release")
+
+    def __init__(
+        self, parent: WaitClock | None = None, *, on_release: Callable[[], None] | None = None
+    ) -> None:
         self._parent = parent
         self._holds = 0
         self._since: float | None = None  # when the current hold began
         self._held = 0.0  # seconds of holds that ended
-        self._followers: dict[WaitClock, int] = {}  # holds passed on to each, not yet released
-        self._listeners: list[Callable[[], None]] = []
+        self._followers: dict[WaitClock, int] | None = None  # holds passed on, not released
+        self._listeners: list[Callable[[], None]] | None = None
+        self.on_release = on_release
 
     def hold(self) -> None:
         """Stop the clock until the matching :meth:`release` (holds nest)."""
-        with self._lock:
+        with _LOCK:
             self._holds += 1
             if self._holds == 1:
                 self._since = time.monotonic()
-            followers = list(self._followers)
+            owed = self._followers or {}
+            followers = list(owed)
             for follower in followers:
-                self._followers[follower] += 1
+                owed[follower] += 1
         for follower in followers:
             follower.hold()
         if self._parent is not None:
@@ -63,17 +76,21 @@ class WaitClock:
 
     def release(self) -> None:
         """End one hold; the last one starts the clock again and tells the listeners."""
-        with self._lock:
+        listeners: list[Callable[[], None]] = []
+        with _LOCK:
             self._holds -= 1
-            ended = self._holds == 0 and self._since is not None
-            if ended:
-                assert self._since is not None
-                self._held += time.monotonic() - self._since
+            since = self._since
+            if self._holds == 0 and since is not None:
+                self._held += time.monotonic() - since
                 self._since = None
-            followers = [f for f, count in self._followers.items() if count > 0]
+                listeners = [
+                    *(self._listeners or ()),
+                    *([self.on_release] if self.on_release else []),
+                ]
+            owed = self._followers or {}
+            followers = [f for f, count in owed.items() if count > 0]
             for follower in followers:
-                self._followers[follower] -= 1
-            listeners = list(self._listeners) if ended else []
+                owed[follower] -= 1
         for follower in followers:
             follower.release()
         if self._parent is not None:
@@ -83,7 +100,9 @@ class WaitClock:
 
     def held(self) -> float:
         """Seconds this clock has been held so far, the current hold included."""
-        with self._lock:
+        if self._since is None and not self._held:
+            return 0.0  # never held: the common case, no lock
+        with _LOCK:
             since = self._since
             return self._held + (time.monotonic() - since if since is not None else 0.0)
 
@@ -93,12 +112,14 @@ class WaitClock:
 
     def listen(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` after each hold ends; returns what stops that."""
-        with self._lock:
+        with _LOCK:
+            if self._listeners is None:
+                self._listeners = []
             self._listeners.append(listener)
 
         def stop() -> None:
-            with self._lock:
-                if listener in self._listeners:
+            with _LOCK:
+                if self._listeners is not None and listener in self._listeners:
                     self._listeners.remove(listener)
 
         return stop
@@ -109,12 +130,14 @@ class WaitClock:
         if follower is None or follower is self:
             yield
             return
-        with self._lock:
+        with _LOCK:
+            if self._followers is None:
+                self._followers = {}
             self._followers[follower] = 0
         try:
             yield
         finally:
-            with self._lock:
+            with _LOCK:
                 owed = self._followers.pop(follower, 0)
             for _ in range(owed):
                 follower.release()
@@ -125,6 +148,14 @@ class WaitClock:
         token = _current.set(self)
         try:
             yield self
+        finally:
+            _current.reset(token)
+
+    def run(self, work: Callable[[], T]) -> T:
+        """``work()`` with this clock current (:meth:`current` without a generator: per call)."""
+        token = _current.set(self)
+        try:
+            return work()
         finally:
             _current.reset(token)
 
