@@ -117,9 +117,11 @@ class TurnLoop:
             log.debug("agent %s: round %d", agent.name, turn.iterations)
             built = llm_request
             llm_request, response = yield from self._ask(llm_request, streaming, token, written)
+            usage = response.message.usage
+            prompt_tokens = usage.prompt if usage is not None else None
+            self._fit.observed(prompt_tokens, llm_request)
             if gate is not None:
-                usage = response.message.usage
-                gate.observed(usage.prompt if usage is not None else None, built, llm_request)
+                gate.observed(prompt_tokens, built, llm_request)
             token.raise_if_cancelled("agent turn")
             if guards is not None:
                 yield from guards.finish_input()  # beside the first call: its verdicts
