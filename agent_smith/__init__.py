@@ -173,6 +173,7 @@ if TYPE_CHECKING:
         TodoToolkit,
         WebPolicy,
         WebToolkit,
+        WorkspaceChanges,
     )
     from .tools.base import (
         Tool,
@@ -353,6 +354,7 @@ __all__ = [
     "WebPolicy",
     "WebServer",
     "WebToolkit",
+    "WorkspaceChanges",
     "__version__",
     "compose_system_prompt",
     "default_runtime",

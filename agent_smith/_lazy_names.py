@@ -127,6 +127,7 @@ LAZY: dict[str, str] = {
     "TodoToolkit": "toolkits",
     "WebPolicy": "toolkits",
     "WebToolkit": "toolkits",
+    "WorkspaceChanges": "toolkits",
     "Tool": "tools.base",
     "ToolContext": "tools.base",
     "ToolOptions": "tools.base",

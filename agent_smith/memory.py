@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from .errors import AgentSmithError, ConfigError
@@ -46,6 +46,11 @@ class Memory(ABC):
     @abstractmethod
     def append(self, message: Message) -> None:
         """Add a message to the end of the history."""
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Add ``messages`` to the end of the history, in order (a session load adds thousands)."""
+        for message in messages:
+            self.append(message)
 
     @abstractmethod
     def snapshot(self, base_system: SystemMessage | None = None) -> list[Message]:
@@ -81,6 +86,12 @@ class FullMemory(Memory):
 
     def append(self, message: Message) -> None:
         self._history.append(message)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        if type(self).append is FullMemory.append:
+            self._history.extend(messages)
+        else:  # a subclass's own append sees every message
+            super().extend(messages)
 
     def snapshot(self, base_system: SystemMessage | None = None) -> list[Message]:
         self._truncate(base_system)
@@ -199,21 +210,32 @@ def strip_orphans(messages: Sequence[Message]) -> list[Message]:
     assistant turn only when all its results follow it; an incomplete group
     is dropped whole. Duplicate results for one call keep the first.
     """
+    # Exact type tests (no subclasses of the message classes exist): isinstance against
+    # the messages' ABC base costs several times more, and a session load strips 10,000.
     kept: list[Message] = []
+    append = kept.append
     i, n = 0, len(messages)
     while i < n:
         message = messages[i]
-        if isinstance(message, ToolMessage):
+        if type(message) is ToolMessage:
             i += 1  # an orphan: no calling turn directly before it
             continue
-        if not (isinstance(message, AssistantMessage) and message.tool_calls):
-            kept.append(message)
+        calls = message.tool_calls if type(message) is AssistantMessage else ()
+        if not calls:
+            append(message)
             i += 1
             continue
         end = i + 1
-        while end < n and isinstance(messages[end], ToolMessage):
+        while end < n and type(messages[end]) is ToolMessage:
             end += 1
-        wanted = {call.id for call in message.tool_calls}
+        if end == i + 2 and len(calls) == 1:  # the common group: one call, its result
+            result = messages[i + 1]
+            if type(result) is ToolMessage and result.tool_call_id == calls[0].id:
+                append(message)
+                append(result)
+            i = end
+            continue
+        wanted = {call.id for call in calls}
         results: list[Message] = []
         answered: set[str] = set()
         for result in messages[i + 1 : end]:
@@ -316,6 +338,8 @@ def compacted_view(messages: Sequence[Message]) -> list[Message]:
     The last :func:`compaction_record` becomes the summary at the head, followed by
     the messages it kept and everything said after it.
     """
+    if SystemMessage not in map(type, messages):  # never compacted: no record to look for
+        return list(messages)
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, SystemMessage) and message.content.startswith(COMPACTION_MARK):

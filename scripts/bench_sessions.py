@@ -11,18 +11,22 @@ One run measures:
 * ``load``: a 10,000-message session (user / assistant tool call / tool
   result / assistant answer, repeated) read with ``session.messages()``, and
   an ``Agent(..., session=...)`` built on it (load + ``strip_orphans`` +
-  filling the memory); median of 7;
+  filling the memory); median of 15, and as ratios taken in each round: the
+  load to a floor (one ``json.loads`` of the same rows and the same messages
+  built by hand), the Agent to the load;
 * ``workers``: 8 processes at once, each running 200 agent turns (a tool
   call and an answer: 4 messages a turn) on its own session of one shared
   file, against the scripted server of tests/support/llm_server.py in this
   process; then every session is read back and checked message by message.
 
     .venv/bin/python scripts/bench_sessions.py [--appends 2000] [--workers 8] [--turns 200]
+        [--load-size 10000] [--load-rounds 15] [--only-load]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sqlite3
 import statistics
@@ -30,8 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -102,35 +107,72 @@ def conversation(turns: int) -> list[Message]:
     return history
 
 
-def bench_load(folder: Path, size: int) -> dict[str, float]:
+def by_hand(row: dict[str, Any]) -> Message:
+    """One stored row's message built by hand: no checks, the shapes of ``conversation``."""
+    role = row["role"]
+    if role == "user":
+        return UserMessage(row["content"])
+    if role == "tool":
+        return ToolMessage(row["tool_call_id"], row["name"], row["content"], row["is_error"])
+    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in row["tool_calls"])
+    return AssistantMessage(row["content"], calls)
+
+
+def bench_load(folder: Path, size: int, rounds: int) -> dict[str, float]:
     """Milliseconds to read a ``size``-message session and to build an Agent on it.
 
-    Medians of 7 (wall and CPU time of this process), and the fastest wall
+    Medians of ``rounds`` (wall and CPU time of this process), and the fastest wall
     time: the machine is shared, and the garbage collector runs a full
     collection now and then while tens of thousands of objects are made.
+    Each round also takes the floor: one ``json.loads`` of the same rows
+    (read beforehand and joined into one array) and the same messages built
+    by hand, with the caller's history alive as in the load.
     """
     path = folder / "load.db"
     history = conversation(size // 4)
     with SqliteSession(path, "big") as session:
         session.replace(history)
+    with sqlite3.connect(path) as conn:
+        bodies = [body for (body,) in conn.execute("SELECT body FROM messages ORDER BY id")]
+    conn.close()
+    joined = "[" + ",".join(bodies) + "]"
     llm = LlmClient("http://127.0.0.1:9", "unused")  # never called
-    figures: dict[str, list[float]] = {"load": [], "load_cpu": [], "build": [], "build_cpu": []}
+    names = ("floor", "floor_cpu", "load", "load_cpu", "build", "build_cpu")
+    figures: dict[str, list[float]] = {name: [] for name in names}
+    ratios: dict[str, list[float]] = {
+        "load/floor": [],
+        "build/load": [],
+        "load/floor_cpu": [],
+        "build/load_cpu": [],
+    }
+
+    def timed(name: str, work: Callable[[], object]) -> object:
+        wall, cpu = time.perf_counter(), time.process_time()
+        done = work()
+        figures[name].append((time.perf_counter() - wall) * 1000)
+        figures[f"{name}_cpu"].append((time.process_time() - cpu) * 1000)
+        return done
+
     with SqliteSession(path, "big") as session:
-        for _ in range(7):
-            wall, cpu = time.perf_counter(), time.process_time()
-            loaded = session.messages()
-            figures["load"].append((time.perf_counter() - wall) * 1000)
-            figures["load_cpu"].append((time.process_time() - cpu) * 1000)
+        for _ in range(rounds):
+            built = timed("floor", lambda: [by_hand(row) for row in json.loads(joined)])
+            assert built == history
+            del built
+            loaded = timed("load", session.messages)
             assert loaded == history
             del loaded
-            wall, cpu = time.perf_counter(), time.process_time()
-            agent = Agent(llm, session=session)
-            figures["build"].append((time.perf_counter() - wall) * 1000)
-            figures["build_cpu"].append((time.process_time() - cpu) * 1000)
-            assert len(agent.history) == size
+            agent = timed("build", lambda: Agent(llm, session=session))
+            assert isinstance(agent, Agent) and len(agent.history) == size
             del agent
+            # each round's ratios: the three ran back to back, under the same load
+            for suffix in ("", "_cpu"):
+                load, floor = figures[f"load{suffix}"][-1], figures[f"floor{suffix}"][-1]
+                ratios[f"load/floor{suffix}"].append(load / floor)
+                ratios[f"build/load{suffix}"].append(figures[f"build{suffix}"][-1] / load)
     result = {name: statistics.median(values) for name, values in figures.items()}
+    result |= {name: statistics.median(values) for name, values in ratios.items()}
     result["load_min"] = min(figures["load"])
+    result["floor_min"] = min(figures["floor"])
     return result
 
 
@@ -209,9 +251,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--appends", type=int, default=2000)
     parser.add_argument("--load-size", type=int, default=10_000)
+    parser.add_argument("--load-rounds", type=int, default=15)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--only-load", action="store_true", help="measure the load alone")
     args = parser.parse_args()
     if args.worker:
         url, db, index, turns = args.worker
@@ -223,17 +267,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         modes: tuple[Literal["normal", "full"], ...] = ("normal", "full")
-        for synchronous in modes:
+        for synchronous in () if args.only_load else modes:
             median, p99 = bench_append(folder, args.appends, synchronous)
             print(f"append ({synchronous}): median {median:.3f} ms, p99 {p99:.3f} ms")
-        print(f"open + read 20 messages + close: median {bench_open(folder):.3f} ms")
-        load = bench_load(folder, args.load_size)
+        if not args.only_load:
+            print(f"open + read 20 messages + close: median {bench_open(folder):.3f} ms")
+        load = bench_load(folder, args.load_size, args.load_rounds)
         print(
             f"load {args.load_size} messages: messages() median {load['load']:.1f} ms "
             f"(CPU {load['load_cpu']:.1f} ms, fastest {load['load_min']:.1f} ms); "
             f"Agent(..., session=...) median {load['build']:.1f} ms "
-            f"(CPU {load['build_cpu']:.1f} ms)"
+            f"(CPU {load['build_cpu']:.1f} ms); floor (json.loads + by hand) median "
+            f"{load['floor']:.1f} ms (CPU {load['floor_cpu']:.1f} ms, "
+            f"fastest {load['floor_min']:.1f} ms)\n"
+            f"  medians of each round's ratios: load / floor {load['load/floor']:.2f}x "
+            f"(CPU {load['load/floor_cpu']:.2f}x; target < 3x), Agent / load "
+            f"{load['build/load']:.2f}x (CPU {load['build/load_cpu']:.2f}x; target <= 1.10x)"
         )
+        if args.only_load:
+            return
         elapsed, stored, problems = bench_workers(folder, args.workers, args.turns)
         turns = args.workers * args.turns
         print(

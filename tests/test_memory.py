@@ -109,6 +109,11 @@ def test_foreign_and_duplicate_results_are_dropped() -> None:
     assert strip_orphans(history) == [calling("a"), result("a", "1")]
 
 
+def test_a_single_call_answered_for_another_id_is_dropped_with_that_result() -> None:
+    history: list[Message] = [UserMessage("hi"), calling("a"), result("zz"), calling("b")]
+    assert strip_orphans(history) == [UserMessage("hi")]
+
+
 # --- strategies ---------------------------------------------------------------
 
 
@@ -322,3 +327,20 @@ def test_rolling_window_token_budget_counts_the_system_message() -> None:
         memory.append(UserMessage(str(i) * 40))
     system = SystemMessage("s" * 40)  # costs as much as one message
     assert [m.content[0] for m in memory.snapshot(system)] == ["s", "3", "4"]
+
+
+def test_extend_adds_in_order_and_a_subclass_append_sees_every_message() -> None:
+    seen: list[Message] = []
+
+    class Logged(FullMemory):
+        def append(self, message: Message) -> None:
+            seen.append(message)
+            super().append(message)
+
+    batch: list[Message] = [UserMessage("a"), AssistantMessage("b"), UserMessage("c")]
+    plain, logged = FullMemory(), Logged()
+    for memory in (plain, logged):
+        memory.append(UserMessage("first"))
+        memory.extend(batch)
+        assert memory.messages() == [UserMessage("first"), *batch]
+    assert seen == [UserMessage("first"), *batch]

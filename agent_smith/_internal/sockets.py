@@ -66,15 +66,26 @@ def shutdown(sock: socket.socket) -> None:
 # when generation ends) would otherwise make cancellation wait for it. The
 # runtime's HTTP adapter builds its connections from the classes below, which
 # tell the thread's watcher which socket the request now waits on.
+#
+# A watcher that keeps the socket to shut it down later must stop before the
+# connection goes back to the pool, where the next request takes it: a late
+# shutdown would break that request. So the watcher may return a release
+# hook; the pool calls it right before it takes the connection back, and a
+# hook that answers True (the socket was, or may have been, shut down) has
+# the connection closed instead of reused.
 
 _watchers = threading.local()
 
+#: Called when a watched connection goes back to the pool; True: close it instead.
+ReleaseHook = Callable[[], bool]
+
 
 @contextmanager
-def watch_socket(on_socket: Callable[[socket.socket], None]) -> Iterator[None]:
+def watch_socket(on_socket: Callable[[socket.socket], ReleaseHook | None]) -> Iterator[None]:
     """Call ``on_socket`` with the socket a request made in this block waits on.
 
-    It runs in the calling thread, right before the wait for response headers.
+    It runs in the calling thread, right before the wait for response headers;
+    what it returns is the connection's release hook (see the comment above).
     """
     previous = getattr(_watchers, "current", None)
     _watchers.current = on_socket
@@ -88,12 +99,23 @@ class _AnnounceSocket:
     """Connection mixin: tell the thread's watcher the socket before waiting for headers."""
 
     sock: socket.socket | None
+    on_release: ReleaseHook | None = None
 
     def getresponse(self, *args: Any, **kwargs: Any) -> Any:
         watcher = getattr(_watchers, "current", None)
         if watcher is not None and self.sock is not None:
-            watcher(self.sock)
+            self.on_release = watcher(self.sock)
         return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+
+
+def _released(conn: object) -> None:
+    """Run ``conn``'s release hook once; close the connection when the hook asks."""
+    hook = getattr(conn, "on_release", None)
+    if hook is None:
+        return
+    conn.on_release = None  # type: ignore[attr-defined]
+    if hook():
+        conn.close()  # type: ignore[attr-defined]  # the next request reconnects
 
 
 class _HTTPConnection(_AnnounceSocket, urllib3.connection.HTTPConnection):
@@ -107,9 +129,17 @@ class _HTTPSConnection(_AnnounceSocket, urllib3.connection.HTTPSConnection):
 class _HTTPConnectionPool(urllib3.HTTPConnectionPool):
     ConnectionCls = _HTTPConnection
 
+    def _put_conn(self, conn: Any) -> None:
+        _released(conn)
+        super()._put_conn(conn)
+
 
 class _HTTPSConnectionPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
+
+    def _put_conn(self, conn: Any) -> None:
+        _released(conn)
+        super()._put_conn(conn)
 
 
 class WatchingAdapter(HTTPAdapter):

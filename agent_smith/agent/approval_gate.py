@@ -40,6 +40,7 @@ from ..memory import Memory
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ..tools.base import Tool
 from ..tools.dispatch import ToolOutcome, check_call
+from ..tools.person_wait import waiting_for_person
 from ..tools.registry import ToolRegistry
 from ..tracing.agent_span import approval
 from .approvals import (
@@ -231,7 +232,8 @@ def _ask(
         for request in requests:
             if request.cancel.cancelled:
                 break  # the caller raises CancelledError; nobody is asked again
-            answers.append(_call(approver, request))
+            with waiting_for_person():  # a sub-agent's call: its parent's timeout stops
+                answers.append(_call(approver, request))
         return answers
     if agent.depth > 0:
         return [Decision.deny(NO_APPROVER_BELOW_ROOT) for _ in requests]

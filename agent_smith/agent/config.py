@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import ConfigError
+from ..tools.person_wait import DEFAULT_PERSON_TIMEOUT
 from .compaction import Compaction
 from .usage_limits import UsageLimits
 
@@ -38,7 +39,10 @@ class AgentConfig:
       with any successful call resets the count.
 
     Budgets: ``default_tool_timeout`` (seconds, per call, unless the tool's
-    options say otherwise), ``tool_result_max_bytes`` (larger results are cut),
+    options say otherwise; it stops while the call waits for a person, such
+    as a sub-agent's approval or an MCP server's URL-mode elicitation, and
+    ``person_timeout`` bounds each such wait instead),
+    ``tool_result_max_bytes`` (larger results are cut),
     ``skill_context_max_bytes`` (a larger skill context is refused).
     ``stream`` is the default for requests that do not choose.
     ``max_subagent_depth`` limits nesting (0 disables sub-agents).
@@ -88,6 +92,7 @@ class AgentConfig:
     deadline: float | None = None
     max_total_tokens: int | None = None
     default_tool_timeout: float = 30.0
+    person_timeout: float = DEFAULT_PERSON_TIMEOUT
     tool_result_max_bytes: int = 64 * 1024
     skill_context_max_bytes: int = 16 * 1024
     stream: bool = True
@@ -114,6 +119,7 @@ class AgentConfig:
         positive = {
             "max_iterations": self.max_iterations,
             "default_tool_timeout": self.default_tool_timeout,
+            "person_timeout": self.person_timeout,
             "tool_result_max_bytes": self.tool_result_max_bytes,
             "skill_context_max_bytes": self.skill_context_max_bytes,
             "tree_max_iterations": self.tree_max_iterations,

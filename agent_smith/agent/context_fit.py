@@ -23,7 +23,10 @@ characters per token (:func:`agent_smith.memory.estimate_tokens`):
 * **Once the window is known, requests are trimmed before they are sent.**
   So the oversized result that is still in the history (the history is
   never rewritten: only what is sent is trimmed) does not cost a refused
-  request on every later round.
+  request on every later round. When the server counted the last request
+  (``usage.prompt_tokens``) higher than the estimate, the next requests of
+  the turn are trimmed by that count: the room is scaled by how far the
+  estimate ran low.
 
 The window is ``AgentConfig.context_window`` if set (or what the server
 named, if smaller), else what the client knows of its server
@@ -77,10 +80,11 @@ def _fixed(size: int) -> WindowSource:
 class ContextFit:
     """One turn's fitting of results and requests into the window (see the module doc)."""
 
-    __slots__ = ("_ask", "_configured")
+    __slots__ = ("_ask", "_configured", "_scale")
 
     def __init__(self, configured: int | None, llm: object) -> None:
         self._configured = configured
+        self._scale = 1.0  # the server's count of the last request over its estimate (>= 1)
         self._ask: WindowSource | None = getattr(llm, "context_window", None)
         if self._ask is None:  # a chat model that knows its window says so in its capabilities
             size = getattr(getattr(llm, "capabilities", None), "context_size", None)
@@ -135,12 +139,23 @@ class ContextFit:
             )
         return cut
 
+    def observed(self, prompt_tokens: int | None, sent: LlmRequest) -> None:
+        """The server's count of ``sent``, the request just answered (None or 0: not said).
+
+        Only with a known window (where requests are trimmed): later requests
+        are trimmed by the server's count where the estimate ran low.
+        """
+        if not prompt_tokens or self.window(ask=False) is None:
+            return
+        estimated = _estimate(sent.messages) + _tools_tokens(sent.tools)
+        self._scale = max(prompt_tokens / estimated, 1.0) if estimated else 1.0
+
     def before_sending(self, request: LlmRequest) -> LlmRequest:
         """``request`` trimmed to the window if one is known and it would not fit."""
         window = self.window(ask=False)
         if window is None:
             return request
-        room = request_room(window, request.sampling.max_tokens) * _MARGIN
+        room = request_room(window, request.sampling.max_tokens) * _MARGIN / self._scale
         target = int(room) - _tools_tokens(request.tools)
         if _estimate(request.messages) <= target:
             return request

@@ -4,11 +4,13 @@ One :class:`ContextGate` per agent with ``AgentConfig.compaction`` keeps a
 token count of what the next request will send, *incrementally*: the
 server's own count of the last request (``usage.prompt``, exact) plus the
 ~4 characters per token estimate of each message recorded since
-(:meth:`ContextGate.note`, called as the turn records it). When the server
-reports no usage, or the last request was trimmed before it was sent, the
-estimate of the whole history (also kept incrementally) plus the system
-prompt and tool schemas stands in. A memory whose size changed behind the
-gate's back (a session reloaded, a ``clear()``) is counted again, once.
+(:meth:`ContextGate.note`, called as the turn records it). When the last
+request was trimmed before it was sent, the server's count of what was sent
+plus the estimate of what the trimming left out stands for the whole. When
+the server reports no usage, the estimate of the whole history (also kept
+incrementally) plus the system prompt and tool schemas stands in. A memory
+whose size changed behind the gate's back (a session reloaded, a
+``clear()``) is counted again, once.
 
 So the check before a request is a few additions and one comparison
 (:meth:`ContextGate.due`). The window comes from what is already known
@@ -82,9 +84,20 @@ class ContextGate:
         self._all += tokens
         self._size += 1
 
-    def observed(self, prompt_tokens: int | None) -> None:
-        """The server's count of the request just answered (None: not said, or it was trimmed)."""
-        self._base = prompt_tokens or None
+    def observed(self, prompt_tokens: int | None, built: LlmRequest, sent: LlmRequest) -> None:
+        """The server's count of the request just answered (None or 0: not said).
+
+        ``sent`` is what was sent of the request the history ``built``: when
+        it was trimmed to the window, the server's count stands for what was
+        sent and the estimate only for what the trimming left out.
+        """
+        if not prompt_tokens:
+            self._base = None
+        elif sent is built:
+            self._base = prompt_tokens
+        else:
+            left_out = estimate(built.messages) - estimate(sent.messages)
+            self._base = prompt_tokens + max(left_out, 0)
         self._since = 0
 
     def tokens(self, memory: Memory, prompt: str, schemas: Sequence[ToolSchema]) -> int:

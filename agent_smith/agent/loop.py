@@ -117,9 +117,11 @@ class TurnLoop:
             log.debug("agent %s: round %d", agent.name, turn.iterations)
             built = llm_request
             llm_request, response = yield from self._ask(llm_request, streaming, token, written)
-            if gate is not None:  # the server's count is exact only for what was built
-                usage = response.message.usage
-                gate.observed(usage.prompt if usage is not None and llm_request is built else None)
+            usage = response.message.usage
+            prompt_tokens = usage.prompt if usage is not None else None
+            self._fit.observed(prompt_tokens, llm_request)
+            if gate is not None:
+                gate.observed(prompt_tokens, built, llm_request)
             token.raise_if_cancelled("agent turn")
             if guards is not None:
                 yield from guards.finish_input()  # beside the first call: its verdicts
@@ -278,6 +280,7 @@ class TurnLoop:
             depth=agent.depth,
             cancel=turn.source.token,
             default_timeout=agent.config.default_tool_timeout,
+            person_timeout=agent.config.person_timeout,
             max_result_bytes=agent.config.tool_result_max_bytes,
             agent=agent,
         )

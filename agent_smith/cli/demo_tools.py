@@ -26,6 +26,7 @@ from ..toolkits import (
     SearchToolkit,
     ShellPolicy,
     ShellToolkit,
+    WorkspaceChanges,
 )
 from ..toolkits.shell import DEFAULT_ENV
 from ..tools.base import JsonObject, Tool, ToolContext, ToolResult, ToolSchema
@@ -213,11 +214,13 @@ def demo_tools(sandbox: str | os.PathLike[str]) -> list[Tool]:
     ``LANG``, nothing else of the environment.
     """
     env = {name: os.environ[name] for name in ("PATH", "LANG") if name in os.environ}
+    changes = WorkspaceChanges()  # search sees what files and shell wrote, at once
     return [
         CalculatorTool(),
-        *FilesToolkit(FilesPolicy(root=sandbox, approve_writes=True)).tools(),
-        *SearchToolkit(SearchPolicy(root=sandbox)).tools(),
+        *FilesToolkit(FilesPolicy(root=sandbox, approve_writes=True), changes=changes).tools(),
+        *SearchToolkit(SearchPolicy(root=sandbox), changes=changes).tools(),
         *ShellToolkit(
-            ShellPolicy(root=sandbox, env=env or DEFAULT_ENV, approve_writes=True)
+            ShellPolicy(root=sandbox, env=env or DEFAULT_ENV, approve_writes=True),
+            changes=changes,
         ).tools(),
     ]

@@ -21,8 +21,9 @@ does not change that: nobody could visit the page), and so is an address
 that is not ``http(s)`` or holds control characters (a server must not make
 the terminal or the browser do anything else). Ctrl-C at a prompt
 declines and cancels the reply. Form-mode requests are not offered (they
-are declined as before). The call that needed the page keeps its timeout
-while the user is away (``request_timeout`` and the agent's tool timeout).
+are declined as before). While the user is away, the call that needed the
+page does not time out (``request_timeout`` and the agent's tool timeout
+stop counting; :mod:`agent_smith.tools.person_wait`).
 """
 
 from __future__ import annotations

@@ -49,26 +49,42 @@ _ERROR_BODY_LIMIT = 64 * 1024
 
 
 class LiveCall:
-    """One request in flight: its socket or response, and its abort switch."""
+    """One request in flight: its socket or response, and its abort switch.
+
+    The socket is shut down only while the call still holds it: the pool's
+    release hook (:meth:`released`) and :meth:`abort` take the same lock, so a
+    connection on its way back to the pool is never shut down under the next
+    request that takes it; one an abort may have reached is closed instead.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._response: requests.Response | None = None
-        self._waiting_on: socket.socket | None = None  # before the headers arrived
+        self._sock: socket.socket | None = None  # the connection's, while this call holds it
         self.cancelled = threading.Event()
         self.aborted = False  # mirrors `cancelled`; a plain read in the per-chunk loop
 
-    def waiting_on(self, sock: socket.socket) -> None:
-        """The request was sent on ``sock`` and now waits for response headers."""
+    def waiting_on(self, sock: socket.socket) -> Callable[[], bool]:
+        """The request was sent on ``sock`` and now waits for response headers.
+
+        Returns the connection's release hook (:meth:`released`).
+        """
         with self._lock:
-            self._waiting_on = sock
-        if self.cancelled.is_set():
-            shutdown(sock)
+            self._sock = sock
+            if self.cancelled.is_set():
+                shutdown(sock)
+        return self.released
+
+    def released(self) -> bool:
+        """The connection goes back to the pool: let go of it; True if it must be closed."""
+        with self._lock:
+            self._sock = None
+            self._response = None
+            return self.cancelled.is_set()
 
     def attach(self, response: requests.Response) -> None:
         with self._lock:
             self._response = response
-            self._waiting_on = None
         if self.cancelled.is_set():
             response.close()
             raise cancelled_error()
@@ -79,14 +95,13 @@ class LiveCall:
 
     def abort(self) -> None:
         """Mark cancelled and wake a reader blocked on the socket (any thread)."""
-        self.aborted = True
-        self.cancelled.set()
         with self._lock:
-            response, sock = self._response, self._waiting_on
-        if response is not None:
-            shutdown_socket(response)
-        elif sock is not None:
-            shutdown(sock)
+            self.aborted = True
+            self.cancelled.set()
+            if self._sock is not None:
+                shutdown(self._sock)
+            elif self._response is not None:  # a connection the pool did not announce
+                shutdown_socket(self._response)
 
     def check(self) -> None:
         if self.cancelled.is_set():

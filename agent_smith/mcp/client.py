@@ -5,10 +5,13 @@ the legacy HTTP+SSE transport; OAuth when ``config.auth`` is set) the
 server, settles the protocol generation (:mod:`.negotiation`), lists its
 tools, resources and prompts (:mod:`.listing`, which also keeps them
 current), and returns the connected client. Calls may come from many
-threads at once. Hook events, ``list_changed`` refreshes and user handlers for
-server requests (elicitation, sampling, roots) run on one event thread per
-client (:mod:`.dispatcher`), in arrival order, so neither a slow hook nor a
-slow handler holds up the frames of other calls.
+threads at once. Hook events and ``list_changed`` refreshes run on one event
+thread per client (:mod:`.dispatcher`), in arrival order; user handlers for
+server requests (elicitation, sampling, roots) each on a thread of their own
+(:mod:`.handler_timeout`), so neither a slow hook nor a handler waiting for a
+person holds up the frames of other calls or the events. While an
+elicitation handler waits, the timeouts of the client's requests in flight
+stop counting (:mod:`agent_smith.tools.person_wait`).
 
 Every request goes through :mod:`.request_path`: the result cache, the
 request's span, the reconnect policy and, at 2026-07-28, the loop that
@@ -24,6 +27,7 @@ from ..cancellation import CancellationToken
 from ..errors import ConfigError, McpError
 from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema
+from ..tools.person_wait import WaitClock
 from .catalog import PromptInfo, ResourceInfo, ServerInfo, ToolInfo
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
@@ -31,7 +35,7 @@ from .content import content_text, prompt_messages
 from .dispatcher import EventDispatcher
 from .events import McpHook, Notification
 from .generation import request_meta
-from .handler_timeout import server_request_handlers
+from .handler_timeout import HandlerThreads, server_request_handlers
 from .jsonrpc import JsonRpcPeer, RequestHandler
 from .listing import Offerings
 from .negotiation import client_capabilities, client_info
@@ -65,9 +69,15 @@ class McpClient(Closeable):
             raise ConfigError("McpClient needs a ServerConfig")
         self.config = config
         self._runtime = runtime
+        self._clock = WaitClock()  # held while a handler asks a person
         self._handlers, self._bound = server_request_handlers(
-            config, elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
+            config,
+            elicitation=elicitation_handler,
+            sampling=sampling_handler,
+            roots=roots_handler,
+            clock=self._clock,
         )
+        self._handler_threads = HandlerThreads(config.alias)
         self._capabilities = client_capabilities(
             elicitation=elicitation_handler, sampling=sampling_handler, roots=roots_handler
         )
@@ -86,7 +96,12 @@ class McpClient(Closeable):
             emit=self._events.emit,
         )
         self._path = RequestPath(
-            config, self._keeper, self._meta, handlers=self._handlers, cache=self._cache
+            config,
+            self._keeper,
+            self._meta,
+            handlers=self._handlers,
+            cache=self._cache,
+            clock=self._clock,
         )
         self._offered = Offerings(
             config, call=self._path.request, current=lambda: self._keeper.current()
@@ -297,6 +312,7 @@ class McpClient(Closeable):
     def close(self) -> None:
         """Fail pending calls, shut the connection down, join every thread."""
         if self._keeper.close():
+            self._handler_threads.close()
             self._events.close()
             if self._bound is not None:
                 self._bound.close()
@@ -319,8 +335,9 @@ class McpClient(Closeable):
             transport.send,
             on_notification=self._on_notification,
             handlers=self._handlers,
-            dispatch=self._events.submit,
+            dispatch=self._handler_threads.submit,
             abandon=transport.cancel_by_closing,
+            clock=self._clock,
         )
 
     def _make_transport(self) -> Transport:

@@ -6,6 +6,9 @@ integer id (starting at 0: ids are never tested for truthiness) and a
 response to that queue, a server request to a handler, and a notification to
 the notification callback. A request that was given up (timeout or
 cancellation) is removed from the table first, so a late answer is dropped.
+A request's timeout leaves out the time the client's
+:class:`~agent_smith.tools.person_wait.WaitClock` was held (a person was
+asked something); while it is held, the request waits on.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +29,7 @@ from ..errors import (
     McpProtocolError,
     TransportError,
 )
+from ..tools.person_wait import WaitClock
 from .transport import TRANSPORT_FAILURE, Frame, FrameSender, encode_frame
 
 log = logging.getLogger(__name__)
@@ -49,7 +54,7 @@ class PendingRequest:
     def __init__(self, request_id: int, method: str) -> None:
         self.id = request_id
         self.method = method
-        self._queue: queue.SimpleQueue[Frame | AgentSmithError] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Frame | AgentSmithError | None] = queue.SimpleQueue()
 
 
 class JsonRpcPeer:
@@ -61,7 +66,8 @@ class JsonRpcPeer:
     may hand them to another thread so a slow handler does not hold up the
     reader; ``ping`` is always answered inline. ``abandon`` (the transport's
     ``cancel_by_closing``) may cancel a request by closing its stream instead
-    of sending ``notifications/cancelled``.
+    of sending ``notifications/cancelled``. ``clock``: the client's clock of
+    waits for a person, which request timeouts leave out.
     """
 
     def __init__(
@@ -73,6 +79,7 @@ class JsonRpcPeer:
         handlers: dict[str, RequestHandler] | None = None,
         dispatch: RequestDispatcher | None = None,
         abandon: Callable[[int], bool] | None = None,
+        clock: WaitClock | None = None,
     ) -> None:
         self.server = server
         self._send = send
@@ -84,6 +91,8 @@ class JsonRpcPeer:
         self._pending: dict[int, PendingRequest] = {}
         self._lock = threading.Lock()
         self._failed: AgentSmithError | None = None
+        self._clock = clock or WaitClock()
+        self._unlisten = self._clock.listen(self._wake_waiters)
 
     # -- outgoing -----------------------------------------------------------
 
@@ -119,21 +128,31 @@ class JsonRpcPeer:
         ``notifications/cancelled``, see :meth:`cancel`), or the error the
         request was failed with.
         """
-        try:
-            answer = pending._queue.get(timeout=timeout)
-        except queue.Empty:
-            if pending.method == "initialize":  # the spec forbids cancelling it
-                self._forget(pending)
-            else:
-                self.cancel(pending, f"timed out after {timeout:g}s")
-            raise AgentTimeoutError(
-                f"MCP {pending.method} to {self.server!r} got no answer within {timeout:g}s",
-                operation=pending.method,
-                budget=timeout,
-            ) from None
-        if isinstance(answer, AgentSmithError):
-            raise answer
-        return self._result(pending, answer)
+        clock = self._clock
+        deadline = time.monotonic() + timeout - clock.held()  # moved on by each hold
+        while True:
+            asking = clock.holding_since() is not None
+            left = None if asking else max(deadline + clock.held() - time.monotonic(), 0.0)
+            try:
+                answer = pending._queue.get(timeout=left)
+            except queue.Empty:
+                if clock.holding_since() is not None:
+                    continue  # a person is being asked now: wait on
+                break
+            if answer is None:
+                continue  # a wait for a person ended: the deadline moved
+            if isinstance(answer, AgentSmithError):
+                raise answer
+            return self._result(pending, answer)
+        if pending.method == "initialize":  # the spec forbids cancelling it
+            self._forget(pending)
+        else:
+            self.cancel(pending, f"timed out after {timeout:g}s")
+        raise AgentTimeoutError(
+            f"MCP {pending.method} to {self.server!r} got no answer within {timeout:g}s",
+            operation=pending.method,
+            budget=timeout,
+        )
 
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float
@@ -170,8 +189,16 @@ class JsonRpcPeer:
             self._failed = error
             pending = list(self._pending.values())
             self._pending.clear()
+        self._unlisten()
         for item in pending:
             item._queue.put(error)
+
+    def _wake_waiters(self) -> None:
+        """A wait for a person ended: each waiter looks at its deadline again."""
+        with self._lock:
+            pending = list(self._pending.values())
+        for item in pending:
+            item._queue.put(None)
 
     def _forget(self, pending: PendingRequest) -> bool:
         with self._lock:

@@ -10,7 +10,10 @@ connection broke, or because the server forgot the session, is sent once
 more after reconnecting or re-initialising; a ``tools/call`` already written
 is never sent again. At 2026-07-28 each attempt carries the client's
 ``_meta``, and an answer that needs input is completed by
-:mod:`.input_required` with the client's handlers.
+:mod:`.input_required` with the client's handlers. While a request is in
+flight, the clock of the tool call that made it follows the client's clock:
+a person asked by the client's elicitation handler stops that call's
+timeout too (:mod:`agent_smith.tools.person_wait`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from ..cancellation import CancellationToken
 from ..errors import TransportError
 from ..observer import McpObservation, get_observer
+from ..tools.person_wait import WaitClock, current_clock
 from .config import ServerConfig
 from .connection import Connection, ConnectionKeeper
 from .generation import stamped
@@ -44,8 +48,10 @@ class RequestPath:
         *,
         handlers: dict[str, RequestHandler],
         cache: ResultCache,
+        clock: WaitClock,
     ) -> None:
         self._config = config
+        self._clock = clock
         self._keeper = keeper
         self._meta = meta
         self._handlers = handlers
@@ -70,7 +76,10 @@ class RequestPath:
             cached = self._cache.get(method, params)
             if cached is not None:
                 return cached
-        with get_observer().on_mcp_request(self._config, method, params) as span:
+        with (
+            self._clock.followed_by(current_clock()),
+            get_observer().on_mcp_request(self._config, method, params) as span,
+        ):
             params = span.propagate(params)
             result = self._send(method, params, span, timeout, cancel, replay=replay, conn=conn)
             if "resultType" in result:  # 2026-07-28: maybe input required (one place for it)

@@ -115,8 +115,7 @@ class SessionBinding:
     def _load(self) -> None:
         state = self.session.load()
         self._memory.clear()
-        for message in _consistent(state):
-            self._memory.append(message)
+        self._memory.extend(_consistent(state))
         self._revision = state.revision
         self._paused = state.paused_turn
         log.debug("session %s: loaded %d messages", self.session.session_id, len(state.messages))

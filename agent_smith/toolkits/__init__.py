@@ -14,7 +14,7 @@ from .search import SearchPolicy, SearchToolkit
 from .shell import ShellPolicy, ShellToolkit
 from .todo import TodoItem, TodoPolicy, TodoToolkit
 from .web import WebPolicy, WebToolkit
-from .workspace import Workspace
+from .workspace import Workspace, WorkspaceChanges
 
 __all__ = [
     "Classification",
@@ -32,5 +32,6 @@ __all__ = [
     "WebPolicy",
     "WebToolkit",
     "Workspace",
+    "WorkspaceChanges",
     "classify",
 ]

@@ -23,7 +23,7 @@ from ..errors import ConfigError, ToolError
 from ..tools.base import Tool
 from ._tool import toolkit_tool
 from .globs import glob_matcher
-from .workspace import DEFAULT_SKIP_DIRS, Workspace
+from .workspace import DEFAULT_SKIP_DIRS, Workspace, WorkspaceChanges
 
 # How much of a file's start is checked for a NUL byte before a ranged read.
 _SNIFF_BYTES = 8192
@@ -62,12 +62,17 @@ class FilesToolkit:
 
     ``tools()`` gives ``read_file``, ``list_files`` and ``glob_files`` (read
     only) and, when the policy is writable, ``write_file`` and ``edit_file``.
+    ``changes``: told of each file written or edited (the search toolkit of
+    the same agent listens).
     """
 
-    def __init__(self, policy: FilesPolicy) -> None:
+    def __init__(self, policy: FilesPolicy, *, changes: WorkspaceChanges | None = None) -> None:
         self.policy = policy
         self.workspace = Workspace(
-            policy.root, allow_hard_links=policy.allow_hard_links, skip_dirs=policy.skip_dirs
+            policy.root,
+            allow_hard_links=policy.allow_hard_links,
+            skip_dirs=policy.skip_dirs,
+            changes=changes,
         )
 
     def tools(self) -> list[Tool]:

@@ -10,7 +10,9 @@ The index lives in memory and is refreshed before a query by the files'
 modification times and sizes: only new or changed files are read again, and
 deleted ones drop out. Checking costs a walk over the tree's metadata (a
 stat per file), so a query skips it when the last check is younger than
-``max_age`` seconds (the search toolkit's default: 1 s). Building it reads
+``max_age`` seconds (the search toolkit's default: 1 s) — unless
+:meth:`LexicalIndex.changed` said the tree changed since (the agent's own
+writes, :class:`~agent_smith.toolkits.workspace.WorkspaceChanges`). Building it reads
 every text file once (binary files, files over the size cap and links are
 skipped); figures in docs/benchmarks.md.
 Thread-safe: one lock around refresh and query.
@@ -39,6 +41,7 @@ _B = 0.75
 _PATH_WEIGHT = 2
 _MAX_WORD = 64
 _SNIFF_BYTES = 8192
+_UNREAD = (-1, -1)  # the stamp of a file to read again whatever its own stamp
 # Words that say nothing about where code lives ("where is X handled").
 _STOP = frozenset(
     """a an and are as at be by do does for from how i in is it of on or the this to what
@@ -115,6 +118,22 @@ class LexicalIndex:
         """
         with self._lock:
             return self._refresh()
+
+    def changed(self, real: str | None) -> None:
+        """The file ``real`` (canonical) changed, or anything (None): check before the next query.
+
+        A named file is read again even if its modification time and size
+        look the same (a write within the clock's resolution).
+        """
+        with self._lock:
+            self._checked_at = None
+            if real is None or not self._workspace.contains(real):
+                return
+            path = self._workspace.relative(real)
+            self._skipped.pop(path, None)
+            doc = self._docs.get(path)
+            if doc is not None:
+                doc.stamp = _UNREAD
 
     def query(
         self,

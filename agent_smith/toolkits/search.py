@@ -26,7 +26,7 @@ from ..tools.base import Tool, ToolContext
 from ._tool import toolkit_tool
 from .globs import glob_matcher
 from .lexical_index import LexicalIndex
-from .workspace import DEFAULT_SKIP_DIRS, FileEntry, Workspace
+from .workspace import DEFAULT_SKIP_DIRS, FileEntry, Workspace, WorkspaceChanges
 
 _SNIFF_BYTES = 8192
 _MAX_PATTERN_CHARS = 1000
@@ -63,9 +63,14 @@ class SearchPolicy:
 
 
 class SearchToolkit:
-    """``grep`` and ``search_code`` over the text files below ``policy.root``."""
+    """``grep`` and ``search_code`` over the text files below ``policy.root``.
 
-    def __init__(self, policy: SearchPolicy) -> None:
+    ``changes``: the files and shell toolkits of the same agent report their
+    writes there, and the index reads them on the next ``search_code``
+    (other changes are seen after ``index_max_age``).
+    """
+
+    def __init__(self, policy: SearchPolicy, *, changes: WorkspaceChanges | None = None) -> None:
         self.policy = policy
         self.workspace = Workspace(
             policy.root, allow_hard_links=policy.allow_hard_links, skip_dirs=policy.skip_dirs
@@ -76,6 +81,8 @@ class SearchToolkit:
             max_age=policy.index_max_age,
             tool="search_code",
         )
+        if changes is not None:
+            changes.listen(self.index.changed)
 
     def tools(self) -> list[Tool]:
         """The toolkit's tools (both read only)."""

@@ -28,7 +28,7 @@ from ..tools.base import Tool, ToolContext
 from ._tool import toolkit_tool
 from .command_classifier import Classification, CommandKind, classify
 from .process_group import run_in_group
-from .workspace import Workspace
+from .workspace import Workspace, WorkspaceChanges
 
 #: The environment a command gets when the policy names none.
 DEFAULT_ENV: Mapping[str, str] = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -61,11 +61,16 @@ class ShellPolicy:
 
 
 class ShellToolkit:
-    """``run_command``: a shell command in the workspace, per :class:`ShellPolicy`."""
+    """``run_command``: a shell command in the workspace, per :class:`ShellPolicy`.
 
-    def __init__(self, policy: ShellPolicy) -> None:
+    ``changes``: told after each command that ran, since it may have written
+    or deleted anything (the search toolkit of the same agent listens).
+    """
+
+    def __init__(self, policy: ShellPolicy, *, changes: WorkspaceChanges | None = None) -> None:
         self.policy = policy
         self.workspace = Workspace(policy.root)
+        self._changes = changes
 
     def tools(self) -> list[Tool]:
         """The toolkit's one tool, asking for approval per call as its command needs."""
@@ -133,6 +138,8 @@ class ShellToolkit:
             )
         except OSError as err:
             raise ToolError(f"cannot start the command: {err.strerror}", tool_name=tool) from err
+        if self._changes is not None:  # stopped or not, it may have changed files
+            self._changes.changed(None)
         if done.cancelled:
             raise ToolError(f"cancelled; the command was stopped\n{done.output}", tool_name=tool)
         if done.timed_out:

@@ -30,7 +30,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from ..errors import ConfigError, ToolError
@@ -69,12 +69,38 @@ class FileEntry(NamedTuple):
             return handle.read(limit)
 
 
+class WorkspaceChanges:
+    """How the toolkits of one workspace tell each other what they changed.
+
+    The files toolkit reports each file it writes, the shell toolkit each
+    command it ran (which may have written or deleted anything); the search
+    toolkit listens, so its index reads the agent's own changes on the next
+    query instead of after its refresh interval. Give one to the toolkits of
+    one agent (``changes=``); it is theirs alone, nothing global.
+    """
+
+    __slots__ = ("_listeners",)
+
+    def __init__(self) -> None:
+        self._listeners: tuple[Callable[[str | None], object], ...] = ()
+
+    def listen(self, listener: Callable[[str | None], object]) -> None:
+        """Call ``listener`` with each change: a file's canonical path, or None (anything)."""
+        self._listeners = (*self._listeners, listener)
+
+    def changed(self, real: str | None) -> None:
+        """The file ``real`` (canonical) changed; None: anything below the root may have."""
+        for listener in self._listeners:
+            listener(real)
+
+
 class Workspace:
     """The root directory every path is confined to, and safe ways to open below it.
 
     ``allow_hard_links``: read files that have more than one hard link (they
     may be the same file as one outside the root; writing them is always
     refused). ``skip_dirs``: folder names tree walks do not enter.
+    ``changes``: told of every file :meth:`write` replaces or creates.
     """
 
     def __init__(
@@ -83,6 +109,7 @@ class Workspace:
         *,
         allow_hard_links: bool = False,
         skip_dirs: frozenset[str] = DEFAULT_SKIP_DIRS,
+        changes: WorkspaceChanges | None = None,
     ) -> None:
         real = os.path.realpath(os.fspath(root))
         if not os.path.isdir(real):
@@ -90,6 +117,7 @@ class Workspace:
         self.root = real
         self.allow_hard_links = allow_hard_links
         self.skip_dirs = frozenset(skip_dirs)
+        self.changes = changes
         self._prefix = real if real.endswith(os.sep) else real + os.sep
 
     def __repr__(self) -> str:
@@ -170,9 +198,12 @@ class Workspace:
         folder, name = os.path.split(real)
         dir_fd = self._open_dir(folder, path=path, tool=tool, create=create_dirs)
         try:
-            return _replace(dir_fd, name, data, path=path, tool=tool)
+            created = _replace(dir_fd, name, data, path=path, tool=tool)
         finally:
             os.close(dir_fd)
+        if self.changes is not None:
+            self.changes.changed(real)
+        return created
 
     def walk(self, path: str = ".", *, tool: str) -> Iterator[FileEntry]:
         """Regular files below the folder ``path``, a folder's files before its sub-folders.

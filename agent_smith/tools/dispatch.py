@@ -6,7 +6,10 @@ running. The others go to the runtime's pool for the caller's depth at once,
 except a tool marked ``inline`` (one that returns at once, such as typed
 output's ``final_result``), which runs in the dispatching thread.
 Each call's timeout counts from when a worker starts it, so a call queued
-behind others at a busy depth does not time out in the queue. A call that
+behind others at a busy depth does not time out in the queue, and stops
+while the call waits for a person (:mod:`.person_wait`: a sub-agent's
+approval, an MCP server's URL-mode elicitation); such a wait has its own
+deadline, ``person_timeout``. A call that
 overruns has its token cancelled and its worker abandoned (the pool grows by
 one until it returns), so hung tools never starve later calls.
 
@@ -36,6 +39,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .._internal import json_input
@@ -46,6 +50,7 @@ from ..messages import ToolCall, ToolMessage
 from ..observer import NO_TOOL, ToolObservation, get_observer
 from .base import CallingAgent, Tool, ToolContext, ToolResult
 from .function import describe_exception
+from .person_wait import DEFAULT_PERSON_TIMEOUT, WaitClock, current_clock
 from .registry import ToolRegistry
 from .validation import validation_error
 
@@ -111,10 +116,13 @@ def dispatch_tool_calls(
     default_timeout: float,
     max_result_bytes: int,
     agent: CallingAgent | None = None,
+    person_timeout: float = DEFAULT_PERSON_TIMEOUT,
 ) -> list[ToolOutcome]:
     """Run ``calls`` concurrently on ``runtime.pool(depth)``; outcomes in ``calls`` order.
 
     ``agent`` (the caller) is passed to each tool as ``ToolContext.agent``.
+    ``person_timeout``: how long one wait for a person may last (the call's
+    own timeout stops meanwhile).
     Raises ``CancelledError`` (operation ``"tool dispatch"``) promptly when
     ``cancel`` fires; every running call's token is cancelled first.
     """
@@ -123,6 +131,7 @@ def dispatch_tool_calls(
     running: dict[int, _Running] = {}
     wake: _Wake | None = None  # made with the first call that goes to the pool
     pool = runtime.pool(depth) if calls else None
+    parent = current_clock()  # a call made inside a call (a sub-agent's) holds its parent too
     log.debug("dispatching %d tool call(s) at depth %d", len(calls), depth)
     # Every call is checked before the first one starts: a worker started
     # early would only compete with the checks for the GIL.
@@ -134,7 +143,7 @@ def dispatch_tool_calls(
             outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
             continue
         timeout = registry.options(call.name).timeout or default_timeout
-        run = _Running(call, tool, timeout, CancellationSource(cancel))
+        run = _Running(call, tool, timeout, CancellationSource(cancel), WaitClock(parent))
         if tool.inline:  # returns at once (final_result): no thread hop to the pool
             ran: Future[ToolResult] = Future()
             ran.set_result(_invoke(run, runtime, depth, agent, None))
@@ -144,6 +153,7 @@ def dispatch_tool_calls(
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
         wake = wake or _Wake()
+        run.clock.on_release = wake.event.set  # a person answered: look again
         run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)
         wake.runs.append(run)
         running[index] = run
@@ -154,7 +164,7 @@ def dispatch_tool_calls(
             run.future.add_done_callback(wake.ended)
         unregister = cancel.on_cancel(wake.event.set)
         try:
-            _wait(running, outcomes, pool, cancel, wake, max_result_bytes)
+            _wait(running, outcomes, pool, cancel, wake, max_result_bytes, person_timeout)
         finally:
             unregister()
             wake.runs = []  # the futures' callbacks hold it: no reference cycle left
@@ -195,13 +205,31 @@ class _Wake:
 class _Running:
     """Book-keeping for one submitted call."""
 
-    __slots__ = ("call", "future", "given_up", "source", "span", "started_at", "timeout", "tool")
+    __slots__ = (
+        "call",
+        "clock",
+        "future",
+        "given_up",
+        "source",
+        "span",
+        "started_at",
+        "timeout",
+        "tool",
+    )
 
-    def __init__(self, call: ToolCall, tool: Tool, timeout: float, source: CancellationSource):
+    def __init__(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        timeout: float,
+        source: CancellationSource,
+        clock: WaitClock,
+    ) -> None:
         self.call = call
         self.tool = tool
         self.timeout = timeout
         self.source = source
+        self.clock = clock  # held while the call waits for a person
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
         self.given_up = False  # timed out: the dispatcher no longer waits for it
@@ -247,7 +275,7 @@ def _call_tool(
         agent=agent,
     )
     try:
-        result = run.tool.invoke(run.call.arguments, ctx)
+        result = run.clock.run(partial(run.tool.invoke, run.call.arguments, ctx))
     except Exception as err:
         log.debug("tool %s raised", run.call.name, exc_info=True)
         run.span.raised(err)
@@ -264,6 +292,7 @@ def _wait(
     cancel: CancellationToken,
     wake: _Wake,
     max_result_bytes: int,
+    person_timeout: float,
 ) -> None:
     pending = dict(running)
     while pending:
@@ -288,7 +317,11 @@ def _wait(
                 continue
             if run.started_at is None:
                 continue  # still queued: its clock has not started
-            deadline = run.started_at + run.timeout
+            asking = run.clock.holding_since()
+            if asking is not None:  # waiting for a person: the wait's own deadline
+                deadline = asking + person_timeout
+            else:
+                deadline = run.started_at + run.timeout + run.clock.held()
             if now < deadline:
                 next_deadline = min(next_deadline, deadline)
                 continue
@@ -298,9 +331,11 @@ def _wait(
             pool.abandon(run.future)
             run.span.abandon(timed_out=True)
             log.debug("tool call %s (%s) timed out", run.call.id, run.call.name)
-            outcomes[index] = error_outcome(
-                run.call, f"tool {run.call.name!r} timed out after {run.timeout:g} s"
-            )
+            if asking is not None:
+                why = f"waited over {person_timeout:g} s for a person to answer"
+            else:
+                why = f"timed out after {run.timeout:g} s"
+            outcomes[index] = error_outcome(run.call, f"tool {run.call.name!r} {why}")
             del pending[index]
         if pending and not gave_up:
             wake.until = next_deadline

@@ -332,7 +332,7 @@ def _dev_ui_page() -> Response:
             (
                 "Content-Security-Policy",
                 "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                "frame-ancestors 'none'",
+                "img-src 'self' data:; frame-ancestors 'none'",  # data: the empty icon
             ),
         ),
     )

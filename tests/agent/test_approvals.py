@@ -405,6 +405,28 @@ def test_a_sub_agents_own_marked_call_asks_the_roots_approver(
     assert tool_contents(llm_server.requests[3]) == ["child: deleted"]
 
 
+def test_the_roots_approver_taking_long_does_not_time_the_sub_agents_call_out(
+    llm_server: ScriptedLlmServer,
+    llm: LlmClient,
+    runtime: Runtime,
+    tools: list[Tool],
+    ledger: Ledger,
+) -> None:
+    timeout = 0.5  # the parent's call of the sub-agent; the person takes three times longer
+    spec = _delegate_a_delete(llm_server, tools, child_says="child: deleted")
+
+    def slow_person(request: ApprovalRequest) -> bool:
+        threading.Event().wait(3 * timeout)
+        return True
+
+    config = AgentConfig(default_tool_timeout=timeout)
+    agent = Agent(llm, runtime=runtime, approver=slow_person, config=config)
+    agent.add_subagent(spec)
+    assert agent.send("go").content == "Done."
+    assert ledger.ran == ["delete a"]
+    assert tool_contents(llm_server.requests[3]) == ["child: deleted"]
+
+
 def test_without_an_approver_a_sub_agents_marked_call_is_denied_not_paused(
     llm_server: ScriptedLlmServer,
     llm: LlmClient,

@@ -23,7 +23,8 @@ from agent_smith.agent.compaction import Compaction
 from agent_smith.agent.context_gate import ContextGate
 from agent_smith.errors import ConfigError, ContextOverflowError
 from agent_smith.llm.client import LlmClient
-from agent_smith.memory import SUMMARY_HEADER, SUMMARY_PROMPT, FullMemory
+from agent_smith.llm.request import LlmRequest
+from agent_smith.memory import SUMMARY_HEADER, SUMMARY_PROMPT, FullMemory, estimate_tokens
 from agent_smith.messages import Message
 from tests.support.llm_server import Raw, ScriptedLlmServer, Text
 
@@ -153,13 +154,29 @@ def test_the_gate_counts_incrementally_from_the_servers_count() -> None:
     gate = ContextGate(Compaction())
     memory = filled([UserMessage("a" * 400)])
     assert gate.tokens(memory, "", ()) == 104  # estimated: 100 + 4 per message
-    gate.observed(500)  # the server counted the request: 500 (the estimate ran low)
+    request = LlmRequest(tuple(memory.messages()))
+    gate.observed(500, request, request)  # the server counted it: 500 (the estimate ran low)
     reply = AssistantMessage("b" * 40)
     memory.append(reply)
     gate.note(reply)
     assert gate.tokens(memory, "", ()) == 500 + 14
     memory.clear()  # changed behind the gate's back: counted again
     assert gate.tokens(memory, "", ()) == 0
+
+
+def test_the_servers_count_of_a_trimmed_request_counts_and_only_the_left_out_is_estimated() -> None:
+    gate = ContextGate(Compaction())
+    history = long_history(3)
+    memory = filled(history)
+    built = LlmRequest(tuple(history))
+    sent = LlmRequest(tuple(history[4:]))  # the oldest exchange trimmed off
+    estimated = sum(estimate_tokens(m) for m in history)
+    assert gate.tokens(memory, "", ()) == estimated  # before the request: all estimated
+    left_out = sum(estimate_tokens(m) for m in history[:4])
+    gate.observed(900, built, sent)  # the server counted what was sent: 900
+    assert gate.tokens(memory, "", ()) == 900 + left_out
+    gate.observed(None, built, sent)  # no usage: the whole history estimated
+    assert gate.tokens(memory, "", ()) == estimated
 
 
 def test_nonsense_settings_are_refused() -> None:

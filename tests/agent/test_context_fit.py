@@ -214,3 +214,29 @@ def test_the_offered_tools_take_their_share_of_the_window() -> None:
     (alone,) = fit.cut_results([result], sent, ())
     (beside,) = fit.cut_results([result], sent, (), tools=tools)
     assert len(beside.content) < len(alone.content) - 2000  # ~3 x 1,000 characters of schema
+
+
+def test_a_server_count_above_the_estimate_trims_the_next_request_of_the_turn(
+    llm: LlmClient, llm_server: ScriptedLlmServer
+) -> None:
+    @tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    config = AgentConfig(
+        compaction=None, context_window=1000
+    )  # ~600 tokens of request, by estimate
+    history = [UserMessage(f"question {n}: " + "w" * 200) for n in range(6)]  # ~330 estimated
+    agent = Agent(llm, tools=[look], config=config)
+    for message in history:
+        agent.memory.append(message)
+    # the server counts the first request at twice the estimate: the next one must shrink
+    llm_server.script(Calls(("look", {}), usage=(1400, 5)), Text("done"))
+    assert agent.send("go").content == "done"
+    first, second = (body["messages"] for body in llm_server.requests)
+    assert len(first) == len(history) + 1  # fitted by the estimate: sent whole
+    # by the estimate the call and its result fit too; by the server's count the oldest go
+    assert len(second) < len(first) + 2
+    assert [m["role"] for m in second[-3:]] == ["user", "assistant", "tool"]
+    assert (second[-3]["content"], second[-1]["content"]) == ("go", "seen")

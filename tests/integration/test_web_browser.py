@@ -1,7 +1,8 @@
 """The dev UI in a real browser: headless Chromium (Debian chromium + chromium-driver), selenium.
 
 Against the scripted LLM server: send a message, watch its text stream in and a
-tool card appear, approve a call, reload and find the conversation. Each step
+tool card appear, approve a call, reload and find the conversation. Any error in
+the browser's console (a failed request, a script error) fails the test. Each step
 leaves a screenshot in ``$AGENT_SMITH_ARTIFACTS/web-ui`` (default
 ``.artifacts/web-ui`` in the repository).
 """
@@ -54,10 +55,13 @@ def browser() -> Iterator[Any]:
         "--window-size=1280,860",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = webdriver.ChromeService(executable_path=_require("chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
     try:
         yield driver
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == [], "the browser console shows errors"
     finally:
         driver.quit()
 

@@ -172,10 +172,20 @@ def test_bad_options_are_config_errors_before_any_file_is_made(
     assert list(tmp_path.iterdir()) == []
 
 
+def _synchronous_level(session: SqliteSession) -> int:
+    """The ``PRAGMA synchronous`` level of the connection the session writes with."""
+    with session._db.read("check") as conn:
+        level: int = conn.execute("PRAGMA synchronous").fetchone()[0]
+    return level
+
+
 def test_full_synchronous_mode_stores_the_same(open_session: OpenSession) -> None:
     session = open_session(synchronous="full")
     session.append(UserMessage("durable"))
-    assert open_session().messages() == [UserMessage("durable")]
+    assert _synchronous_level(session) == 2  # FULL
+    normal = open_session()
+    assert normal.messages() == [UserMessage("durable")]
+    assert _synchronous_level(normal) == 1  # NORMAL, the default
 
 
 def test_a_closed_session_refuses_work_with_a_session_error(open_session: OpenSession) -> None:

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith import SearchPolicy, SearchToolkit, ToolError
+from agent_smith import (
+    FilesPolicy,
+    FilesToolkit,
+    SearchPolicy,
+    SearchToolkit,
+    ShellPolicy,
+    ShellToolkit,
+    ToolError,
+    WorkspaceChanges,
+)
 from agent_smith.cancellation import CancellationSource
 from agent_smith.errors import CancelledError
 from agent_smith.toolkits.lexical_index import words
@@ -180,3 +189,28 @@ def test_a_query_checks_the_tree_only_when_the_last_check_is_older_than_max_age(
     assert cached.search_code("beta") == "no file matches 'beta'"  # checked under an hour ago
     cached.index.refresh()
     assert cached.search_code("beta").startswith("b.txt")
+
+
+def test_the_agents_own_writes_show_on_the_next_search_and_other_changes_wait(
+    root: Path,
+) -> None:
+    _tree(root, {"a.txt": "alpha\n", "gone.txt": "omega\n"})
+    changes = WorkspaceChanges()
+    search = SearchToolkit(SearchPolicy(root=root, index_max_age=3600), changes=changes)
+    files = FilesToolkit(FilesPolicy(root=root), changes=changes)
+    shell = ShellToolkit(ShellPolicy(root=root, timeout=30), changes=changes)
+    assert search.search_code("alpha").startswith("a.txt")
+    _tree(root, {"outside.txt": "beta\n"})  # a change behind the agent's back
+    files.write("src/new.py", "def zebra(): pass\n")
+    assert search.search_code("zebra").startswith("src/new.py")
+    stamp = (root / "a.txt").stat()
+    files.edit("a.txt", "alpha", "gamma")  # same size; and the same time, as within one tick
+    os.utime(root / "a.txt", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert search.search_code("gamma").startswith("a.txt")
+    assert search.search_code("alpha") == "no file matches 'alpha'"
+    assert "exit code 0" in shell.run("rm gone.txt && echo delta > d.txt")
+    assert search.search_code("omega") == "no file matches 'omega'"
+    assert search.search_code("delta").startswith("d.txt")
+    assert "outside.txt" in search.search_code("beta")  # seen with the agent's changes...
+    _tree(root, {"later.txt": "kappa\n"})
+    assert search.search_code("kappa") == "no file matches 'kappa'"  # ...else after max_age

@@ -11,6 +11,8 @@ Options:
   --pid-file FILE     write the process id to FILE
   --silent-discover   never answer ``server/discover`` (as some handshake-era
                       servers ignore requests before ``initialize``)
+  --visit-notifies    after ``visit``'s elicitation, send a log notification
+                      (``notifications/message``) while the client answers
 
 Tools: ``echo`` (text), ``hang`` (never answers), ``visit`` (asks the client
 to visit a page: URL-mode elicitation; returns the client's answer as JSON).
@@ -35,6 +37,7 @@ def main() -> None:
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--pid-file", default=None)
     parser.add_argument("--silent-discover", action="store_true")
+    parser.add_argument("--visit-notifies", action="store_true")
     args = parser.parse_args()
     if args.once:
         if os.path.exists(args.once):
@@ -115,6 +118,9 @@ def main() -> None:
                 }
                 request = {"jsonrpc": "2.0", "id": ask, "method": "elicitation/create"}
                 write({**request, "params": params})
+                if args.visit_notifies:
+                    note = {"level": "info", "data": "waiting for the visit"}
+                    write({"jsonrpc": "2.0", "method": "notifications/message", "params": note})
                 continue
             if name == "hang" or (name == "answers" and len(answers) < 2):
                 if name == "answers":
