@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from .llm.events import (
         Finished,
         ReasoningDelta,
+        ServerToolUsed,
         StreamEvent,
         TokenDelta,
         ToolCallCompleted,
@@ -307,6 +308,7 @@ __all__ = [
     "SearchPolicy",
     "SearchToolkit",
     "ServerConfig",
+    "ServerToolUsed",
     "Session",
     "SessionError",
     "SessionState",

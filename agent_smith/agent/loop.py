@@ -253,7 +253,9 @@ class TurnLoop:
         self._streamed = False
         if streaming:
             return (yield from self._stream_reply(request, token, written))
-        return self._agent._llm.complete(request, cancel=token)
+        response = self._agent._llm.complete(request, cancel=token)
+        yield from response.server_tools  # what the provider ran itself, shown as a stream shows it
+        return response
 
     def _act(
         self,

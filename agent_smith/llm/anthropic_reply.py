@@ -7,7 +7,10 @@ block that is neither text nor a tool call — signed ``thinking``,
 ``web_search_tool_result``, ...) — is kept verbatim as the turn's
 :class:`~agent_smith.messages.ProviderData`: Anthropic requires signed
 thinking blocks back unchanged during a tool loop, and server-side tools
-ran on Anthropic's side (they are never executed here).
+ran on Anthropic's side: a ``server_tool_use`` (or ``mcp_tool_use``) block
+and the ``*_tool_result`` block answering it are shown as
+:class:`~agent_smith.llm.events.ServerToolUsed` and never executed here
+(:mod:`.server_tools`).
 
 :class:`AnthropicStreamDecoder` reads the SSE grammar: ``message_start``,
 ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``,
@@ -25,21 +28,14 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import ParseError, TransportError
 from ..logs import TRACE, redact
 from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
 from .api_error import error_from_json
-from .events import (
-    Finished,
-    ReasoningDelta,
-    StreamEvent,
-    TokenDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
+from .events import ReasoningDelta, StreamEvent, TokenDelta, ToolCallStarted, ending_events
 from .request import LlmResponse, string_field
+from .server_tools import ServerToolLog, streamed_input
 from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
@@ -60,6 +56,7 @@ _FINISH = {
 _JSON = "_json"  # where a streamed block's input_json_delta fragments collect
 _PIECES = "_pieces"  # its text_delta / thinking_delta pieces (joined once, at the end)
 _SIGNATURE = "_signature"  # its signature_delta pieces
+_SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
 
 
 def usage_of(raw: object) -> TokenUsage:
@@ -96,6 +93,7 @@ def response_from_blocks(
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    server = ServerToolLog(PROVIDER)
     for block in blocks:
         kind = block.get("type")
         if kind == "text":
@@ -105,6 +103,10 @@ def response_from_blocks(
         else:
             if kind == "thinking":
                 reasoning.append(_string(block, "thinking"))
+            elif kind in _SERVER_CALLS:
+                server.call(block.get("name"), block.get("id"), block.get("input"))
+            elif isinstance(kind, str) and kind.endswith("_tool_result"):
+                server.result(block.get("tool_use_id"), block.get("content"))
             kept.append(block)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise ParseError(f"{WHO} stop_reason must be a string, got {stop_reason!r}")
@@ -116,7 +118,9 @@ def response_from_blocks(
         "".join(reasoning) or None,
         ProviderData(PROVIDER, {"blocks": kept}) if kept else None,
     )
-    return LlmResponse.checked(message, finish, response_id=response_id, model=model)
+    return LlmResponse.checked(
+        message, finish, response_id=response_id, model=model, server_tools=server.used()
+    )
 
 
 def parse_message(body: object) -> LlmResponse:
@@ -240,7 +244,7 @@ class AnthropicStreamDecoder:
         kind = block.get("type")
         if kind in _STREAMED_TEXT:
             block[_PIECES] = [_string(block, _STREAMED_TEXT[kind])]
-        if kind in ("tool_use", "server_tool_use") or kind == "mcp_tool_use":
+        if kind == "tool_use" or kind in _SERVER_CALLS:
             block.pop("input", None)  # {} at the start; the input arrives as JSON fragments
             block[_JSON] = []
         if kind == "tool_use":
@@ -293,7 +297,7 @@ class AnthropicStreamDecoder:
             if _SIGNATURE in block:
                 block["signature"] = block.get("signature", "") + "".join(block.pop(_SIGNATURE))
             if _JSON in block and block.get("type") != "tool_use":  # kept for replay: an object
-                block["input"] = _object_or_empty("".join(block.pop(_JSON)))
+                block["input"] = streamed_input("".join(block.pop(_JSON)))
         usage = usage_of(self._usage) if self._usage else None
         response = response_from_blocks(
             blocks,
@@ -302,9 +306,7 @@ class AnthropicStreamDecoder:
             response_id=self._about.get("id", ""),
             model=self._about.get("model", ""),
         )
-        for index, call in enumerate(response.message.tool_calls):
-            yield ToolCallCompleted(index, call.arguments)
-        yield Finished(response.finish_reason, usage, response)
+        yield from ending_events(response)
 
     def _add_usage(self, raw: object) -> None:
         if isinstance(raw, dict):  # message_delta repeats or updates message_start's counts
@@ -316,11 +318,3 @@ class AnthropicStreamDecoder:
 
     def _bad(self, what: str) -> ParseError:
         return ParseError(f"stream event {self._frames} from {WHO} {self._endpoint}: {what}")
-
-
-def _object_or_empty(text: str) -> dict[str, Any]:
-    try:
-        value = json_input.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

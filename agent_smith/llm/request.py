@@ -9,6 +9,7 @@ from ..errors import ParseError, TruncatedReplyError
 from ..json_fields import expect_object
 from ..messages import AssistantMessage, Message, TokenUsage
 from ..tools.base import ToolSchema
+from .events import ServerToolUsed
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,16 @@ class LlmResponse:
     """The assembled reply: the assistant message (with usage) and finish reason.
 
     ``response_id`` and ``model`` are what the server said of itself (``""``
-    when it did not say).
+    when it did not say). ``server_tools`` are the tools the provider ran
+    itself within the reply (never dispatched; see
+    :mod:`agent_smith.llm.server_tools`).
     """
 
     message: AssistantMessage
     finish_reason: str
     response_id: str = ""
     model: str = ""
+    server_tools: tuple[ServerToolUsed, ...] = ()
 
     @property
     def usage(self) -> TokenUsage | None:
@@ -98,6 +102,7 @@ class LlmResponse:
         *,
         response_id: str = "",
         model: str = "",
+        server_tools: tuple[ServerToolUsed, ...] = (),
     ) -> LlmResponse:
         """A response, refusing one cut off by ``max_tokens`` inside a tool call."""
         if finish_reason == "length":
@@ -107,7 +112,7 @@ class LlmResponse:
                         f"reply was cut off by max_tokens inside tool call {call.name!r}"
                         " (raise max_tokens)"
                     )
-        return cls(message, finish_reason, response_id, model)
+        return cls(message, finish_reason, response_id, model, server_tools)
 
 
 def string_field(value: object) -> str:

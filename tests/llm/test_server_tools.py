@@ -1,0 +1,254 @@
+"""Tools a provider runs itself, read from recorded replies: shown, replayed, never dispatched.
+
+Every recording is real bytes of the provider (sources in ``fixtures/SOURCES.md``),
+served by the scripted server on 127.0.0.1 to each native client, streamed and
+not: the server tool comes out as a ServerToolUsed event (and on the response),
+never as a tool call; its blocks (parts, items) go back to the same provider
+with the history; an agent given the reply never runs the tool as its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_smith import (
+    Agent,
+    AgentRequest,
+    ChatModel,
+    FinalAnswer,
+    Finished,
+    LlmRequest,
+    LlmResponse,
+    Runtime,
+    ServerToolUsed,
+    ToolCallRequested,
+    ToolCallStarted,
+    ToolMessage,
+    UserMessage,
+    make_model,
+)
+from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer, Text
+from tests.support.provider_wire import speak
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REQUEST = LlmRequest((UserMessage("Go"),))
+
+
+def recorded(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def stream_body(name: str) -> bytes:
+    """A recorded stream as the provider sent it (``*.chunks.txt``: one data payload a line)."""
+    if not name.endswith(".chunks.txt"):
+        return recorded(name)
+    lines = [line for line in recorded(name).decode().splitlines() if line.strip()]
+    return "".join(f"data: {line}\n\n" for line in lines).encode()
+
+
+# provider, recording, streamed, the server tools it holds (name, id prefix), the calls
+RECORDINGS = [
+    ("anthropic", "vercel-ai--anthropic-web-search.json", False, ["web_search"] * 2, []),
+    ("anthropic", "vercel-ai--anthropic-web-search.chunks.txt", True, ["web_search"], []),
+    ("anthropic", "vercel-ai--anthropic-web-fetch.json", False, ["web_fetch"], []),
+    ("anthropic", "vercel-ai--anthropic-web-fetch.chunks.txt", True, ["web_fetch"], []),
+    (
+        "anthropic",
+        "vercel-ai--anthropic-code-execution.json",
+        False,
+        ["text_editor_code_execution", "bash_code_execution"],
+        [],
+    ),
+    (
+        "anthropic",
+        "vercel-ai--anthropic-code-execution.chunks.txt",
+        True,
+        ["text_editor_code_execution", "bash_code_execution"],
+        [],
+    ),
+    (
+        "bedrock",
+        "pydantic-ai--bedrock-nova-code-interpreter.json",
+        False,
+        ["nova_code_interpreter"],
+        ["final_result"],
+    ),
+    (
+        "bedrock",
+        "pydantic-ai--bedrock-nova-code-interpreter.eventstream",
+        True,
+        ["nova_code_interpreter"],
+        ["final_result"],
+    ),
+    ("gemini", "vercel-ai--google-code-execution.json", False, ["code_execution"], []),
+    (
+        "gemini",
+        "pydantic-ai--gemini-file-search-code.sse",
+        True,
+        ["code_execution", "grounding"],
+        [],
+    ),
+    ("gemini", "pydantic-ai--gemini-google-search.json", False, ["google_search"], []),
+    ("gemini", "pydantic-ai--gemini-google-search.sse", True, ["google_search"], []),
+    ("responses", "vercel-ai--responses-web-search.json", False, ["web_search"] * 3, []),
+    ("responses", "vercel-ai--responses-web-search.chunks.txt", True, ["web_search"] * 6, []),
+    ("responses", "vercel-ai--responses-file-search.json", False, ["file_search"], []),
+    ("responses", "vercel-ai--responses-file-search.chunks.txt", True, ["file_search"], []),
+    (
+        "responses",
+        "vercel-ai--responses-code-interpreter.json",
+        False,
+        ["code_interpreter"] * 3,
+        [],
+    ),
+    (
+        "responses",
+        "vercel-ai--responses-code-interpreter.chunks.txt",
+        True,
+        ["code_interpreter"] * 3,
+        [],
+    ),
+]
+TAGS = {
+    "anthropic": "anthropic",
+    "bedrock": "aws.bedrock",
+    "gemini": "gcp.gemini",
+    "responses": "openai.responses",
+}
+
+
+@pytest.fixture
+def served(llm_server: ScriptedLlmServer, runtime: Runtime, aws_credentials: None) -> Any:
+    def model(provider: str) -> ChatModel:
+        name = "us.amazon.nova-2-lite-v1:0" if provider == "bedrock" else "recorded"
+        return make_model(provider, llm_server.url, name, runtime=runtime)
+
+    return model
+
+
+def script(llm_server: ScriptedLlmServer, name: str, streamed: bool) -> None:
+    if streamed:
+        llm_server.script(Chunks(stream_body(name)))
+    else:
+        llm_server.script(Raw(200, recorded(name)))
+
+
+def read(model: ChatModel, streamed: bool) -> tuple[LlmResponse, list[object]]:
+    """The reply, and the events it came with (a whole reply: the events it would stream)."""
+    if not streamed:
+        response = model.complete(REQUEST)
+        return response, list(response.server_tools)
+    events: list[object] = list(model.stream(REQUEST))
+    (finished,) = [e for e in events if isinstance(e, Finished)]
+    return finished.response, events
+
+
+@pytest.mark.parametrize(("provider", "name", "streamed", "tools", "calls"), RECORDINGS)
+def test_a_recorded_server_tool_is_shown_and_never_a_tool_call(
+    provider: str,
+    name: str,
+    streamed: bool,
+    tools: list[str],
+    calls: list[str],
+    llm_server: ScriptedLlmServer,
+    served: Any,
+) -> None:
+    script(llm_server, name, streamed)
+    response, events = read(served(provider), streamed)
+    shown = [e for e in events if isinstance(e, ServerToolUsed)]
+    assert [e.name for e in shown] == tools
+    assert shown == list(response.server_tools)
+    assert {e.provider for e in shown} == {TAGS[provider]}
+    assert len({e.id for e in shown}) == len(shown)  # each call has its own id
+    assert all(e.arguments for e in shown if e.name != "grounding")
+    assert [c.name for c in response.message.tool_calls] == calls
+    if streamed:
+        assert [e.name for e in events if isinstance(e, ToolCallStarted)] == calls
+        assert events.index(shown[0]) < len(events) - 1  # shown before Finished
+    assert response.message.provider_data is not None
+    assert response.message.provider_data.provider == TAGS[provider]
+    assert response.message.content or calls
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "streamed", "sent"),
+    [
+        ("anthropic", "vercel-ai--anthropic-web-search.chunks.txt", True, "anthropic"),
+        ("anthropic", "vercel-ai--anthropic-code-execution.json", False, "anthropic"),
+        ("bedrock", "pydantic-ai--bedrock-nova-code-interpreter.eventstream", True, "bedrock"),
+        ("bedrock", "pydantic-ai--bedrock-nova-code-interpreter.json", False, "bedrock"),
+        ("gemini", "vercel-ai--google-code-execution.json", False, "gemini"),
+        ("gemini", "pydantic-ai--gemini-file-search-code.sse", True, "gemini"),
+        ("responses", "vercel-ai--responses-code-interpreter.chunks.txt", True, "responses"),
+        ("responses", "vercel-ai--responses-web-search.json", False, "responses"),
+    ],
+)
+def test_the_server_tools_blocks_go_back_to_the_same_provider_and_no_other(
+    provider: str,
+    name: str,
+    streamed: bool,
+    sent: str,
+    llm_server: ScriptedLlmServer,
+    served: Any,
+) -> None:
+    script(llm_server, name, streamed)
+    model = served(provider)
+    response, _ = read(model, streamed)
+    history = (*REQUEST.messages, response.message)
+    for call in response.message.tool_calls:
+        history = (*history, ToolMessage(call.id, call.name, "done"))
+    history = (*history, UserMessage("And then?"))
+    speak(llm_server, provider, Text("Then nothing."))
+    assert model.complete(LlmRequest(history)).message.content == "Then nothing."
+    replayed = _assistant_turn(provider, llm_server.requests[-1])
+    for used in response.server_tools:
+        assert used.id in replayed or used.id.startswith(f"{TAGS[provider]}_server_")
+    if provider == "bedrock":
+        (use,) = [b["toolUse"] for b in json.loads(replayed)["content"] if "toolUse" in b][:1]
+        assert use["type"] == "server_tool_use" and use["input"] == {"snippet": "1234 * 5678"}
+    if provider == "gemini":
+        assert '"executableCode"' in replayed
+    speak(llm_server, "openai", Text("Elsewhere."))
+    other = make_model("openai", llm_server.url, "other")
+    assert other.complete(LlmRequest(history)).message.content == "Elsewhere."
+    for used in response.server_tools:
+        assert used.id not in json.dumps(llm_server.requests[-1])
+
+
+def _assistant_turn(provider: str, body: dict[str, Any]) -> str:
+    """The JSON of what went back for the recorded turn (its items, for Responses)."""
+    if provider == "responses":
+        return json.dumps([i for i in body["input"] if i.get("role") != "user"])
+    key = "contents" if provider == "gemini" else "messages"
+    (turn,) = [t for t in body[key] if t["role"] in ("assistant", "model")]
+    return json.dumps(turn)
+
+
+@dataclass
+class Product:
+    result: float
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_an_agent_takes_the_answer_the_provider_computed_without_running_its_tool(
+    streamed: bool, llm_server: ScriptedLlmServer, runtime: Runtime, served: Any
+) -> None:
+    # The recording: Nova ran its code interpreter and answered through final_result.
+    name = "pydantic-ai--bedrock-nova-code-interpreter"
+    script(llm_server, name + (".eventstream" if streamed else ".json"), streamed)
+    with Agent(served("bedrock"), runtime=runtime) as agent:
+        request = AgentRequest("What is 1234 * 5678?", stream=streamed, output_type=Product)
+        events = list(agent.stream(request))
+    final = events[-1]
+    assert isinstance(final, FinalAnswer)
+    assert final.message.output == Product(7006652.0)
+    (used,) = [e for e in events if isinstance(e, ServerToolUsed)]
+    assert used.name == "nova_code_interpreter"
+    assert used.results[0][0]["json"]["stdOut"] == "7006652"
+    assert [e.call.name for e in events if isinstance(e, ToolCallRequested)] == ["final_result"]
+    assert len(llm_server.requests) == 1  # no "unknown tool" round
