@@ -95,9 +95,9 @@ def response_from_content(
             arguments = use.get("input", {})
             if use.get("type") == _SERVER_USE:
                 if isinstance(arguments, str):  # streamed: kept for replay as an object
-                    use = {**use, "input": streamed_input(arguments)}
-                    block = {**block, "toolUse": use}
-                server.call(use["name"], use.get("toolUseId"), use["input"])
+                    arguments = streamed_input(arguments)
+                    block = {**block, "toolUse": {**use, "input": arguments}}
+                server.call(use["name"], use.get("toolUseId"), arguments)
                 kept.append(block)
                 continue
             if isinstance(arguments, str):  # streamed: the raw JSON text

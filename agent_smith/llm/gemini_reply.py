@@ -150,8 +150,9 @@ class GeminiAssembler:
         for part in self._parts:
             if _PIECES in part:
                 part["text"] = "".join(part.pop(_PIECES))
-        text = "".join(p["text"] for p in self._parts if "text" in p and not p.get("thought"))
-        thought = "".join(p["text"] for p in self._parts if "text" in p and p.get("thought"))
+        said = [p for p in self._parts if isinstance(p.get("text"), str)]  # "text": null is none
+        text = "".join(p["text"] for p in said if not p.get("thought"))
+        thought = "".join(p["text"] for p in said if p.get("thought"))
         signed = any("thoughtSignature" in p for p in self._parts)
         server = self._server_tools()
         usage = usage_of(self._usage_raw)
