@@ -54,7 +54,10 @@ class AnthropicClient(HttpChatModel):
     the latest turn. ``thinking_budget`` turns extended thinking on with that
     many tokens. ``betas`` go in ``anthropic-beta``. ``native_output``: a
     ``json_schema`` response format is sent as ``output_config.format``
-    (otherwise typed output uses a tool). Thread-safe.
+    (otherwise typed output uses a tool). ``server_tools`` are Anthropic's own
+    tools to offer, sent as given after the request's tools (``{"type":
+    "web_search_20250305", "name": "web_search"}``); what they did comes back
+    as :class:`~agent_smith.llm.events.ServerToolUsed`. Thread-safe.
     """
 
     def __init__(
@@ -75,6 +78,7 @@ class AnthropicClient(HttpChatModel):
         version: str = API_VERSION,
         native_output: bool = True,
         context_size: int | None = None,
+        server_tools: Sequence[JsonObject] = (),
     ) -> None:
         headers = {"anthropic-version": version}
         if betas:
@@ -95,6 +99,7 @@ class AnthropicClient(HttpChatModel):
             runtime=runtime,
             native_output=native_output,
             context_size=context_size,
+            server_tools=server_tools,
             token_counting=True,
         )
         self._count_url = resolve_url(endpoint, "/messages/count_tokens")
@@ -135,14 +140,15 @@ class AnthropicClient(HttpChatModel):
             )
         body["messages"] = _turns(request.messages, cache=self._cache)
         body["max_tokens"] = sampling.max_tokens or self._max_tokens
-        if request.tools:
-            tools = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ] + [dict(t) for t in self._server_tools]
+        if tools:
             if self._cache:
                 tools[-1]["cache_control"] = _EPHEMERAL
             body["tools"] = tools
+        if request.tools:
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
         body.update(

@@ -19,11 +19,15 @@ import pytest
 from agent_smith import (
     Agent,
     AgentRequest,
+    AnthropicClient,
+    BedrockClient,
     ChatModel,
     FinalAnswer,
     Finished,
+    GeminiClient,
     LlmRequest,
     LlmResponse,
+    ResponsesClient,
     Runtime,
     ServerToolUsed,
     ToolCallRequested,
@@ -33,7 +37,7 @@ from agent_smith import (
     make_model,
 )
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer, Text
-from tests.support.provider_wire import speak
+from tests.support.provider_wire import WEATHER, speak
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REQUEST = LlmRequest((UserMessage("Go"),))
@@ -252,3 +256,34 @@ def test_an_agent_takes_the_answer_the_provider_computed_without_running_its_too
     assert used.results[0][0]["json"]["stdOut"] == "7006652"
     assert [e.call.name for e in events if isinstance(e, ToolCallRequested)] == ["final_result"]
     assert len(llm_server.requests) == 1  # no "unknown tool" round
+
+
+OFFERED = {
+    "anthropic": ({"type": "web_search_20250305", "name": "web_search"}, "tools"),
+    "bedrock": ({"systemTool": {"name": "nova_code_interpreter"}}, "toolConfig"),
+    "gemini": ({"codeExecution": {}}, "tools"),
+    "responses": ({"type": "web_search"}, "tools"),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(OFFERED))
+def test_the_providers_own_tools_are_offered_after_the_requests_tools(
+    provider: str, llm_server: ScriptedLlmServer, runtime: Runtime, aws_credentials: None
+) -> None:
+    offered, key = OFFERED[provider]
+    classes = {
+        "anthropic": AnthropicClient,
+        "bedrock": BedrockClient,
+        "gemini": GeminiClient,
+        "responses": ResponsesClient,
+    }
+    model = classes[provider](llm_server.url, "m", runtime=runtime, server_tools=[offered])
+    speak(llm_server, provider, Text("One."), Text("Two."))
+    model.complete(LlmRequest((UserMessage("Go"),), (WEATHER,)))
+    model.complete(REQUEST)
+    with_ours, alone = llm_server.requests
+    tools = with_ours[key]["tools"] if key == "toolConfig" else with_ours[key]
+    assert len(tools) == 2 and tools[-1] == offered and "get_weather" in json.dumps(tools[0])
+    alone_tools = alone[key]["tools"] if key == "toolConfig" else alone[key]
+    assert alone_tools == [offered]
+    assert "tool_choice" not in alone and "toolChoice" not in alone.get("toolConfig", {})
