@@ -11,7 +11,9 @@ and the tool results that answer a tool-use turn, become ``user`` content
 blocks (``tool_result`` per call); an assistant turn becomes its replayed
 blocks (signed ``thinking``, ``redacted_thinking``, server-tool blocks,
 from its provider data when Anthropic wrote it), a ``text`` block and one
-``tool_use`` block per call. Reasoning text of other providers is dropped.
+``tool_use`` block per call; a turn in which a server tool ran goes back as
+it came, every block in its order, while its text and calls are unchanged.
+Reasoning text of other providers is dropped.
 Replies are read in :mod:`.anthropic_reply`.
 """
 
@@ -219,6 +221,10 @@ def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
     blocks: list[JsonObject] = []
     if isinstance(replay, dict) and isinstance(replay.get("blocks"), list):
         blocks.extend(dict(b) for b in replay["blocks"] if isinstance(b, dict))
+    if isinstance(replay, dict) and replay.get("whole"):
+        if _as_written(blocks, message):  # a server tool ran: the reply as it came, in its order
+            return blocks
+        blocks = [b for b in blocks if b.get("type") not in ("text", "tool_use")]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -226,3 +232,10 @@ def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
         )
     return blocks
+
+
+def _as_written(blocks: list[JsonObject], message: AssistantMessage) -> bool:
+    """Whether ``blocks`` still say what ``message`` says (a guardrail may have rewritten it)."""
+    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    calls = [(b.get("id"), b.get("input")) for b in blocks if b.get("type") == "tool_use"]
+    return text == message.content and calls == [(c.id, c.arguments) for c in message.tool_calls]

@@ -10,7 +10,10 @@ thinking blocks back unchanged during a tool loop, and server-side tools
 ran on Anthropic's side: a ``server_tool_use`` (or ``mcp_tool_use``) block
 and the ``*_tool_result`` block answering it are shown as
 :class:`~agent_smith.llm.events.ServerToolUsed` and never executed here
-(:mod:`.server_tools`).
+(:mod:`.server_tools`). A reply that used a server tool is kept whole, every
+block in its order (``"whole": true``): Anthropic pauses a long server-side
+turn (``stop_reason: pause_turn``, ending on a ``server_tool_use`` still
+running) and goes on when given the reply back as it came.
 
 :class:`AnthropicStreamDecoder` reads the SSE grammar: ``message_start``,
 ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``,
@@ -35,7 +38,7 @@ from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
 from .api_error import error_from_json
 from .events import ReasoningDelta, StreamEvent, TokenDelta, ToolCallStarted, ending_events
 from .request import LlmResponse, string_field
-from .server_tools import ServerToolLog, streamed_input
+from .server_tools import PAUSED, ServerToolLog, streamed_input
 from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,7 @@ _FINISH = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
+    "pause_turn": PAUSED,
 }
 _JSON = "_json"  # where a streamed block's input_json_delta fragments collect
 _PIECES = "_pieces"  # its text_delta / thinking_delta pieces (joined once, at the end)
@@ -93,21 +97,28 @@ def response_from_blocks(
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    whole: list[dict[str, Any]] = []  # every block, in order, as it goes back
     server = ServerToolLog(PROVIDER)
+    ran = False  # a server tool's call or result is in the reply
     for block in blocks:
         kind = block.get("type")
         if kind == "text":
             text.append(_string(block, "text"))
         elif kind == "tool_use":
-            calls.append(_tool_call(block))
+            call = _tool_call(block)
+            calls.append(call)
+            block = {**{k: v for k, v in block.items() if k != _JSON}, "input": call.arguments}
         else:
             if kind == "thinking":
                 reasoning.append(_string(block, "thinking"))
             elif kind in _SERVER_CALLS:
                 server.call(block.get("name"), block.get("id"), block.get("input"))
+                ran = True
             elif isinstance(kind, str) and kind.endswith("_tool_result"):
                 server.result(block.get("tool_use_id"), block.get("content"))
+                ran = True
             kept.append(block)
+        whole.append(block)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise ParseError(f"{WHO} stop_reason must be a string, got {stop_reason!r}")
     finish = _FINISH.get(stop_reason or "", stop_reason or ("tool_calls" if calls else "stop"))
@@ -116,7 +127,11 @@ def response_from_blocks(
         tuple(calls),
         usage,
         "".join(reasoning) or None,
-        ProviderData(PROVIDER, {"blocks": kept}) if kept else None,
+        ProviderData(PROVIDER, {"blocks": whole, "whole": True})
+        if ran
+        else ProviderData(PROVIDER, {"blocks": kept})
+        if kept
+        else None,
     )
     return LlmResponse.checked(
         message, finish, response_id=response_id, model=model, server_tools=server.used()

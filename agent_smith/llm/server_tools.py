@@ -23,6 +23,11 @@ from typing import Any
 from .._internal import json_input
 from .events import ServerToolUsed
 
+#: The finish reason of a reply the provider paused while its own tools ran (Anthropic's
+#: ``pause_turn``, after some seconds of searching): the reply is part of the answer, and
+#: the history sent back as it is lets the provider go on.
+PAUSED = "pause_turn"
+
 
 class ServerToolLog:
     """The server-side tool calls of one reply and their results, in the reply's order."""

@@ -287,3 +287,24 @@ def test_the_providers_own_tools_are_offered_after_the_requests_tools(
     alone_tools = alone[key]["tools"] if key == "toolConfig" else alone[key]
     assert alone_tools == [offered]
     assert "tool_choice" not in alone and "toolChoice" not in alone.get("toolConfig", {})
+
+
+def test_a_turn_anthropic_paused_while_searching_goes_on_from_its_reply_sent_back_as_it_came(
+    llm_server: ScriptedLlmServer, runtime: Runtime, served: Any
+) -> None:
+    # Recorded: the first reply stops with pause_turn on a search still running; the
+    # recorded second request sent it back unchanged, and the second reply goes on.
+    paused, went_on = (f"pydantic-ai--anthropic-pause-turn.{n}.json" for n in (1, 2))
+    llm_server.script(Raw(200, recorded(paused)), Raw(200, recorded(went_on)))
+    with Agent(served("anthropic"), runtime=runtime) as agent:
+        events = list(agent.stream(AgentRequest("Run the 15 searches.", stream=False)))
+    first, second = (json.loads(recorded(name))["content"] for name in (paused, went_on))
+    assert first[-1]["type"] == "server_tool_use"
+    assert llm_server.requests[1]["messages"][-1] == {"role": "assistant", "content": first}
+    final = events[-1]
+    assert isinstance(final, FinalAnswer)
+    assert final.message.content == "".join(b["text"] for b in second if b["type"] == "text")
+    assert len(llm_server.requests) == 2
+    searches = [e for e in events if isinstance(e, ServerToolUsed)]
+    assert len(searches) == sum(b["type"] == "server_tool_use" for b in first + second)
+    assert not [e for e in events if isinstance(e, ToolCallRequested)]
