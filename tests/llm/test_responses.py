@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,8 +27,8 @@ from agent_smith import (
 )
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
 from tests.support.provider_wire import WEATHER, reply_of, responses_events, sse
+from tests.support.recordings import payloads
 
-FIXTURES = Path(__file__).parent / "fixtures"
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 REASONING = {
     "type": "reasoning",
@@ -232,13 +231,7 @@ def refused_stream() -> list[dict[str, Any]]:
     frame is the recorded one but the message part, which becomes a refusal
     part, its text deltas ``response.refusal.delta`` and its annotations gone.
     """
-    frames = [
-        json.loads(line)
-        for line in (FIXTURES / "vercel-ai--responses-file-search.chunks.txt")
-        .read_text()
-        .split("\n")
-        if line.strip()
-    ]
+    frames = [json.loads(line) for line in payloads("vercel-ai--responses-file-search.chunks.txt")]
     kept = [f for f in frames if f["type"] != "response.output_text.annotation.added"]
     return [_as_refusal(f) for f in kept]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,21 +37,16 @@ from agent_smith import (
 )
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer, Text
 from tests.support.provider_wire import WEATHER, speak
+from tests.support.recordings import framed, payloads, recorded
 
-FIXTURES = Path(__file__).parent / "fixtures"
 REQUEST = LlmRequest((UserMessage("Go"),))
-
-
-def recorded(name: str) -> bytes:
-    return (FIXTURES / name).read_bytes()
 
 
 def stream_body(name: str) -> bytes:
     """A recorded stream as the provider sent it (``*.chunks.txt``: one data payload a line)."""
     if not name.endswith(".chunks.txt"):
         return recorded(name)
-    lines = [line for line in recorded(name).decode().splitlines() if line.strip()]
-    return "".join(f"data: {line}\n\n" for line in lines).encode()
+    return framed(payloads(name), done=False)
 
 
 # provider, recording, streamed, the server tools it holds (name, id prefix), the calls
