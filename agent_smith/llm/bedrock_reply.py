@@ -8,7 +8,8 @@ Bedrock needs its signed reasoning back in a tool loop) and their text is
 the reply's reasoning. So are Bedrock's system tools (Nova web grounding,
 code interpreter): a ``toolUse`` block whose ``type`` is
 ``server_tool_use`` and the ``toolResult`` block that follows it in the
-same reply ran on Bedrock's side; they are shown as
+same reply ran on Bedrock's side (a ``toolUse`` without that ``type`` is
+one too when its ``toolResult`` follows); they are shown as
 :class:`~agent_smith.llm.events.ServerToolUsed`, replayed, never executed
 here (:mod:`.server_tools`).
 
@@ -80,6 +81,14 @@ def response_from_content(
     content: Iterable[dict[str, Any]], stop_reason: object, usage: TokenUsage | None
 ) -> LlmResponse:
     """The neutral response of a reply's content blocks (see the module doc)."""
+    content = list(content)
+    # A toolResult in the model's own reply answers a system tool, whatever its toolUse says.
+    answered = {
+        block["toolResult"].get("toolUseId")
+        for block in content
+        if isinstance(block.get("toolResult"), dict)
+        and isinstance(block["toolResult"].get("toolUseId"), str)
+    }
     text: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
@@ -93,7 +102,7 @@ def response_from_content(
             if not isinstance(use, dict) or not isinstance(use.get("name"), str):
                 raise ParseError(f"{WHO}: a toolUse block needs a name")
             arguments = use.get("input", {})
-            if use.get("type") == _SERVER_USE:
+            if use.get("type") == _SERVER_USE or str(use.get("toolUseId")) in answered:
                 if isinstance(arguments, str):  # streamed: kept for replay as an object
                     arguments = streamed_input(arguments)
                     block = {**block, "toolUse": {**use, "input": arguments}}

@@ -101,6 +101,8 @@ def _bedrock_blocks() -> st.SearchStrategy[dict[str, Any]]:
 
 @QUICK
 @given(st.lists(_bedrock_blocks(), max_size=4), json_values)
+@example([{"toolResult": {"toolUseId": []}}], None)  # found: an unhashable id
+@example([{"toolUse": {"name": "x", "toolUseId": []}}, {"toolResult": {"toolUseId": "t"}}], None)
 def test_bedrock_system_tool_blocks_raise_only_typed_errors(
     blocks: list[dict[str, Any]], stop: Any
 ) -> None:

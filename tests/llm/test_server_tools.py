@@ -302,3 +302,17 @@ def test_a_turn_anthropic_paused_while_searching_goes_on_from_its_reply_sent_bac
     searches = [e for e in events if isinstance(e, ServerToolUsed)]
     assert len(searches) == sum(b["type"] == "server_tool_use" for b in first + second)
     assert not [e for e in events if isinstance(e, ToolCallRequested)]
+
+
+def test_a_bedrock_system_tool_without_its_type_is_known_by_the_result_in_the_reply(
+    llm_server: ScriptedLlmServer, served: Any
+) -> None:
+    # Not recorded so: a capture quoted in another project shows nova_grounding's toolUse
+    # without "type"; here the recorded code interpreter reply loses it.
+    body = json.loads(recorded("pydantic-ai--bedrock-nova-code-interpreter.json"))
+    use = body["output"]["message"]["content"][0]["toolUse"]
+    del use["type"]
+    llm_server.script(Raw(200, json.dumps(body)))
+    response = served("bedrock").complete(REQUEST)
+    assert [u.name for u in response.server_tools] == ["nova_code_interpreter"]
+    assert [c.name for c in response.message.tool_calls] == ["final_result"]
