@@ -10,6 +10,10 @@ from ..json_fields import expect_object
 from ..messages import AssistantMessage, Message, TokenUsage
 from ..tools.base import ToolSchema
 from .events import ServerToolUsed
+from .server_tools import executed_tools
+
+#: The tag of what the chat-completions dialect reports (the server tools some servers run).
+PROVIDER = "openai"
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,14 @@ class LlmResponse:
         message = AssistantMessage.from_openai(
             choice.get("message"), usage=usage, lenient_arguments=True
         )
+        raw_message = choice.get("message")
+        ran = raw_message.get("executed_tools") if isinstance(raw_message, dict) else None
         response = cls.checked(
             message,
             finish,
             response_id=string_field(body.get("id")),
             model=string_field(body.get("model")),
+            server_tools=executed_tools(ran, PROVIDER) if ran else (),
         )
         if not lenient_arguments:
             for call in message.tool_calls:

@@ -2,8 +2,9 @@
 
 Anthropic's web search, web fetch and code execution, Bedrock's Nova web
 grounding and code interpreter, Gemini's code execution and grounding and
-the Responses API's web search, file search and code interpreter run on the
-provider's side, within one reply. The reply holds the call and its result
+the Responses API's web search, file search and code interpreter, and on
+OpenAI-compatible servers Groq's compound models' ``executed_tools``, run on
+the provider's side, within one reply. The reply holds the call and its result
 next to the text; the client has nothing to run. So each provider's reply
 reader keeps those blocks (parts, items) verbatim in the turn's
 :class:`~agent_smith.messages.ProviderData` — the same provider gets them
@@ -75,3 +76,23 @@ def streamed_input(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def executed_tools(raw: object, provider: str) -> tuple[ServerToolUsed, ...]:
+    """The tools an OpenAI-compatible server ran itself (Groq's ``executed_tools``; not replayed).
+
+    Each entry: its ``type`` names the tool, ``arguments`` is JSON text, the
+    results are its ``output`` and ``search_results`` where given. A stream
+    gives an entry twice (first without output); the caller keeps the latest.
+    """
+    log = ServerToolLog(provider)
+    for entry in raw if isinstance(raw, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        arguments = entry.get("arguments")
+        asked = streamed_input(arguments) if isinstance(arguments, str) else arguments
+        call_id = log.call(entry.get("type"), f"executed_{entry.get('index', '')}", asked)
+        for key in ("output", "search_results"):
+            if entry.get(key) is not None:
+                log.result(call_id, entry[key])
+    return log.used()

@@ -1,7 +1,7 @@
 """Fuzzing the server-side tool decoding of each native reply reader: typed errors only.
 
-Replies built around the blocks (parts, items, frames) of tools a provider
-runs itself, with arbitrary values where the provider puts its own: every
+Replies built around the blocks (parts, items, frames, ``executed_tools``)
+of tools a provider runs itself, with arbitrary values where the provider puts its own: every
 reader answers with a response or an AgentSmithError, nothing else.
 """
 
@@ -15,12 +15,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from agent_smith import AgentSmithError
+from agent_smith import AgentSmithError, LlmResponse
 from agent_smith.llm.anthropic_reply import AnthropicStreamDecoder, parse_message
 from agent_smith.llm.gemini_reply import GeminiStreamDecoder
 from agent_smith.llm.gemini_reply import parse_response as parse_gemini
 from agent_smith.llm.responses_reply import ResponsesStreamDecoder
 from agent_smith.llm.responses_reply import parse_response as parse_responses
+from agent_smith.llm.stream_decoder import StreamDecoder
 from tests.support.aws_eventstream import event
 from tests.support.fuzz import QUICK, json_objects_with, json_values
 
@@ -183,3 +184,18 @@ def test_responses_streamed_refusal_raises_only_typed_errors(deltas: list[dict[s
     frames.append({"type": "response.completed", "response": {"output": [], "status": "completed"}})
     body = "".join(f"data: {json.dumps(f)}\n\n" for f in frames).encode()
     typed_only(lambda: ResponsesStreamDecoder(endpoint="http://fuzz").events([body]))
+
+
+@QUICK
+@given(
+    st.lists(json_values | json_objects_with(["index", "type", "arguments", "output"]), max_size=4)
+)
+def test_executed_tools_of_an_openai_compatible_reply_raise_only_typed_errors(
+    ran: list[Any],
+) -> None:
+    message = {"role": "assistant", "content": "ok", "executed_tools": ran}
+    body = {"choices": [{"message": message, "finish_reason": "stop"}]}
+    typed_only(lambda: LlmResponse.from_openai(body))
+    delta = {"choices": [{"delta": {"executed_tools": ran}, "finish_reason": "stop"}]}
+    frames = f"data: {json.dumps(delta)}\n\ndata: [DONE]\n\n".encode()
+    typed_only(lambda: StreamDecoder(endpoint="http://fuzz").events([frames]))
