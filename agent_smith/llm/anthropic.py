@@ -12,7 +12,9 @@ blocks (``tool_result`` per call); an assistant turn becomes its replayed
 blocks (signed ``thinking``, ``redacted_thinking``, server-tool blocks,
 from its provider data when Anthropic wrote it), a ``text`` block and one
 ``tool_use`` block per call; a turn in which a server tool ran goes back as
-it came, every block in its order, while its text and calls are unchanged.
+it came, every block in its order, while its text and calls are unchanged;
+the code execution sandbox (``container``) of the latest turn that had one
+is asked for again while it lasts, so files written there stay.
 Reasoning text of other providers is dropped.
 Replies are read in :mod:`.anthropic_reply`.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ..cancellation import CancellationToken
@@ -121,7 +124,7 @@ class AnthropicClient(HttpChatModel):
     def count_tokens(self, request: LlmRequest, *, cancel: CancellationToken | None = None) -> int:
         """The exact number of input tokens ``request`` costs (``/v1/messages/count_tokens``)."""
         body = self.body(request, stream=False)
-        for key in ("max_tokens", "stream", "temperature", "top_p", "stop_sequences"):
+        for key in ("max_tokens", "stream", "temperature", "top_p", "stop_sequences", "container"):
             body.pop(key, None)
         reply = self._post_json(self._count_url, body, cancel)
         count = reply.get("input_tokens") if isinstance(reply, dict) else None
@@ -141,6 +144,9 @@ class AnthropicClient(HttpChatModel):
                 else system
             )
         body["messages"] = _turns(request.messages, cache=self._cache)
+        container = _container(request.messages)
+        if container is not None:
+            body["container"] = container
         body["max_tokens"] = sampling.max_tokens or self._max_tokens
         tools = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
@@ -239,3 +245,22 @@ def _as_written(blocks: list[JsonObject], message: AssistantMessage) -> bool:
     text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     calls = [(b.get("id"), b.get("input")) for b in blocks if b.get("type") == "tool_use"]
     return text == message.content and calls == [(c.id, c.arguments) for c in message.tool_calls]
+
+
+def _container(messages: Sequence[Message]) -> str | None:
+    """The id of the latest Anthropic turn's code sandbox, while it lasts (else a new one)."""
+    for message in reversed(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        replay = message.replay_for(PROVIDER)
+        held = replay.get("container") if isinstance(replay, dict) else None
+        if isinstance(held, dict):
+            expires = held.get("expires_at")
+            try:
+                ends = datetime.fromisoformat(expires) if isinstance(expires, str) else None
+            except ValueError:
+                return None
+            if ends is not None and (ends.tzinfo is None or ends <= datetime.now(timezone.utc)):
+                return None
+            return str(held["id"])
+    return None

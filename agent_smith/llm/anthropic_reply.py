@@ -13,7 +13,9 @@ and the ``*_tool_result`` block answering it are shown as
 (:mod:`.server_tools`). A reply that used a server tool is kept whole, every
 block in its order (``"whole": true``): Anthropic pauses a long server-side
 turn (``stop_reason: pause_turn``, ending on a ``server_tool_use`` still
-running) and goes on when given the reply back as it came.
+running) and goes on when given the reply back as it came. The code
+execution sandbox a reply names (``container``) is kept with it, so the
+next request goes on in the same one (:mod:`.anthropic`).
 
 :class:`AnthropicStreamDecoder` reads the SSE grammar: ``message_start``,
 ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``,
@@ -91,6 +93,7 @@ def response_from_blocks(
     *,
     response_id: str = "",
     model: str = "",
+    container: object = None,
 ) -> LlmResponse:
     """The neutral response of a reply's content blocks (see the module doc)."""
     text: list[str] = []
@@ -122,16 +125,15 @@ def response_from_blocks(
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise ParseError(f"{WHO} stop_reason must be a string, got {stop_reason!r}")
     finish = _FINISH.get(stop_reason or "", stop_reason or ("tool_calls" if calls else "stop"))
+    data: dict[str, Any] = {"blocks": whole, "whole": True} if ran else {"blocks": kept}
+    if isinstance(container, dict) and isinstance(container.get("id"), str):
+        data["container"] = container  # the code sandbox the next request goes on in
     message = AssistantMessage(
         "".join(text),
         tuple(calls),
         usage,
         "".join(reasoning) or None,
-        ProviderData(PROVIDER, {"blocks": whole, "whole": True})
-        if ran
-        else ProviderData(PROVIDER, {"blocks": kept})
-        if kept
-        else None,
+        ProviderData(PROVIDER, data) if data["blocks"] or "container" in data else None,
     )
     return LlmResponse.checked(
         message, finish, response_id=response_id, model=model, server_tools=server.used()
@@ -151,6 +153,7 @@ def parse_message(body: object) -> LlmResponse:
         usage_of(body.get("usage")),
         response_id=string_field(body.get("id")),
         model=string_field(body.get("model")),
+        container=body.get("container"),
     )
 
 
@@ -181,6 +184,7 @@ class AnthropicStreamDecoder:
         self._blocks: dict[int, dict[str, Any]] = {}
         self._calls = 0  # tool_use blocks so far: a call's index among the calls
         self._stop: object = None
+        self._container: object = None  # the code execution sandbox, when one ran
         self._usage: dict[str, Any] = {}
         self._about: dict[str, str] = {}
         self._done = False
@@ -231,6 +235,8 @@ class AnthropicStreamDecoder:
                 delta = frame.get("delta")
                 if isinstance(delta, dict) and delta.get("stop_reason") is not None:
                     self._stop = delta["stop_reason"]
+                if isinstance(delta, dict) and delta.get("container") is not None:
+                    self._container = delta["container"]
                 self._add_usage(frame.get("usage"))
             elif kind == "message_stop":
                 self._done = True
@@ -320,6 +326,7 @@ class AnthropicStreamDecoder:
             usage,
             response_id=self._about.get("id", ""),
             model=self._about.get("model", ""),
+            container=self._container,
         )
         yield from ending_events(response)
 

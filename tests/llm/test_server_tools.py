@@ -10,7 +10,7 @@ with the history; an agent given the reply never runs the tool as its own.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -26,6 +26,7 @@ from agent_smith import (
     GeminiClient,
     LlmRequest,
     LlmResponse,
+    ProviderData,
     ResponsesClient,
     Runtime,
     ServerToolUsed,
@@ -321,3 +322,32 @@ def test_a_bedrock_system_tool_without_its_type_is_known_by_the_result_in_the_re
     response = served("bedrock").complete(REQUEST)
     assert [u.name for u in response.server_tools] == ["nova_code_interpreter"]
     assert [c.name for c in response.message.tool_calls] == ["final_result"]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_anthropics_code_sandbox_is_asked_for_again_while_it_lasts(
+    streamed: bool, llm_server: ScriptedLlmServer, served: Any
+) -> None:
+    # The recorded replies' sandbox expired in 2025; the same reply with a later expiry
+    # is the live case (the recorded second request of a container reuse sent its id).
+    name = "vercel-ai--anthropic-code-execution" + (".chunks.txt" if streamed else ".json")
+    model = served("anthropic")
+    script(llm_server, name, streamed)
+    expired, _ = read(model, streamed)
+    sandbox = expired.message.replay_for("anthropic")["container"]
+    assert sandbox["id"].startswith("container_") and sandbox["expires_at"].startswith("2025-")
+    lasting = replace(
+        expired.message,
+        provider_data=ProviderData(
+            "anthropic",
+            {
+                **expired.message.replay_for("anthropic"),
+                "container": {**sandbox, "expires_at": "2999-01-01T00:00:00Z"},
+            },
+        ),
+    )
+    speak(llm_server, "anthropic", Text("Old one."), Text("Same one."))
+    for turn in (expired.message, lasting):
+        model.complete(LlmRequest((*REQUEST.messages, turn, UserMessage("Run it again."))))
+    assert "container" not in llm_server.requests[-2]
+    assert llm_server.requests[-1]["container"] == sandbox["id"]
