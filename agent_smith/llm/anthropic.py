@@ -255,12 +255,14 @@ def _container(messages: Sequence[Message]) -> str | None:
         replay = message.replay_for(PROVIDER)
         held = replay.get("container") if isinstance(replay, dict) else None
         if isinstance(held, dict):
-            expires = held.get("expires_at")
+            sandbox, expires = held.get("id"), held.get("expires_at")
+            if not isinstance(sandbox, str):
+                return None
             try:
                 ends = datetime.fromisoformat(expires) if isinstance(expires, str) else None
             except ValueError:
                 return None
             if ends is not None and (ends.tzinfo is None or ends <= datetime.now(timezone.utc)):
                 return None
-            return str(held["id"])
+            return sandbox
     return None

@@ -15,7 +15,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from agent_smith import AgentSmithError, LlmResponse
+from agent_smith import (
+    AgentSmithError,
+    AnthropicClient,
+    AssistantMessage,
+    LlmRequest,
+    LlmResponse,
+    ProviderData,
+    UserMessage,
+)
 from agent_smith.llm.anthropic_reply import AnthropicStreamDecoder, parse_message
 from agent_smith.llm.gemini_reply import GeminiStreamDecoder
 from agent_smith.llm.gemini_reply import parse_response as parse_gemini
@@ -199,3 +207,13 @@ def test_executed_tools_of_an_openai_compatible_reply_raise_only_typed_errors(
     delta = {"choices": [{"delta": {"executed_tools": ran}, "finish_reason": "stop"}]}
     frames = f"data: {json.dumps(delta)}\n\ndata: [DONE]\n\n".encode()
     typed_only(lambda: StreamDecoder(endpoint="http://fuzz").events([frames]))
+
+
+@QUICK
+@given(json_values | json_objects_with(["id", "expires_at"]))
+def test_a_stored_anthropic_sandbox_of_any_shape_never_breaks_a_request(held: Any) -> None:
+    turn = AssistantMessage("ok", provider_data=ProviderData("anthropic", {"container": held}))
+    body = AnthropicClient("http://fuzz", "m").body(
+        LlmRequest((UserMessage("a"), turn, UserMessage("b"))), stream=False
+    )
+    assert body.get("container") is None or isinstance(body["container"], str)
