@@ -48,11 +48,12 @@ class ServerToolUsed:
     """The provider ran one of its own tools (web search, code execution) within the reply.
 
     Shown, never dispatched: the call and its results stay in the turn's
-    provider data and go back to the same provider with the history
-    (:mod:`agent_smith.llm.server_tools`). ``name`` is the provider's name
-    for the tool, ``id`` its id for the call (``""`` when it gives none),
-    ``arguments`` what the model gave the tool and ``results`` what the tool
-    returned, each as the provider wrote it.
+    provider data and go back to the same provider with the history, where
+    the provider takes them back (:mod:`agent_smith.llm.server_tools`).
+    ``name`` is the provider's name for the tool, ``id`` its id for the call
+    (made up, ``<provider>_server_<n>``, when it gives none), ``arguments``
+    what the model gave the tool and ``results`` what the tool returned, each
+    as the provider wrote it; ``provider`` tags the client that read it.
     """
 
     name: str
