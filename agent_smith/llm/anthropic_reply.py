@@ -185,6 +185,7 @@ class AnthropicStreamDecoder:
         self._calls = 0  # tool_use blocks so far: a call's index among the calls
         self._stop: object = None
         self._container: object = None  # the code execution sandbox, when one ran
+        self._ran = ServerToolLog(PROVIDER)  # server tools shown as their results arrive
         self._usage: dict[str, Any] = {}
         self._about: dict[str, str] = {}
         self._done = False
@@ -272,10 +273,23 @@ class AnthropicStreamDecoder:
             call = _tool_call({**block, "input": {}})  # checks id and name
             yield ToolCallStarted(call.id, call.name, self._calls)
             self._calls += 1
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            yield from self._server_tool_ran(block)
         elif kind == "text" and block.get("text"):
             yield TokenDelta(_string(block, "text"))
         elif kind == "thinking" and block.get("thinking"):
             yield ReasoningDelta(_string(block, "thinking"))
+
+    def _server_tool_ran(self, result: dict[str, Any]) -> Iterator[StreamEvent]:
+        """A server tool's result arrived (whole, in its start): show the call it answers."""
+        call_id = result.get("tool_use_id")
+        for call in self._blocks.values():
+            if call.get("type") in _SERVER_CALLS and call.get("id") == call_id:
+                asked = streamed_input("".join(call.get(_JSON, ())))
+                self._ran.call(call.get("name"), call_id, asked)
+                self._ran.result(call_id, result.get("content"))
+                yield from self._ran.fresh()
+                return
 
     def _delta(self, frame: dict[str, Any]) -> Iterator[StreamEvent]:
         block = self._block(frame)
@@ -328,7 +342,7 @@ class AnthropicStreamDecoder:
             model=self._about.get("model", ""),
             container=self._container,
         )
-        yield from ending_events(response)
+        yield from ending_events(response, shown=self._ran.shown)
 
     def _add_usage(self, raw: object) -> None:
         if isinstance(raw, dict):  # message_delta repeats or updates message_start's counts

@@ -170,6 +170,7 @@ class BedrockStreamDecoder:
         self._stop: object = None
         self._usage: TokenUsage | None = None
         self._done = False
+        self._ran = ServerToolLog(PROVIDER)  # system tools shown as their results end
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the frames arrive, then the completed tool calls and Finished."""
@@ -194,7 +195,8 @@ class BedrockStreamDecoder:
         for block in blocks:
             if "_pieces" in block:
                 block["text"] = "".join(block.pop("_pieces"))
-        yield from ending_events(response_from_content(blocks, self._stop, self._usage))
+        response = response_from_content(blocks, self._stop, self._usage)
+        yield from ending_events(response, shown=self._ran.shown)
 
     def _frame(self, headers: dict[str, Any], payload: bytes) -> Iterator[StreamEvent]:
         kind = headers.get(":event-type")
@@ -232,12 +234,14 @@ class BedrockStreamDecoder:
                     self._calls += 1
             elif isinstance(result, dict):  # a system tool's result: content deltas follow
                 self._blocks[self._index(event)] = {"toolResult": {**result, "content": []}}
+        elif kind == "contentBlockStop":
+            yield from self._server_tool_ran(self._blocks.get(self._index(event)))
         elif kind == "messageStop":
             self._stop = event.get("stopReason")
         elif kind == "metadata":
             self._usage = usage_of(event.get("usage"))
             self._done = self._stop is not None
-        elif kind not in ("messageStart", "contentBlockStop"):
+        elif kind != "messageStart":
             log.debug("%s stream: skipping an event of unknown type %r", WHO, kind)
 
     def _delta(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -270,6 +274,22 @@ class BedrockStreamDecoder:
                 inner["signature"] = inner.get("signature", "") + said["signature"]
             if "redactedContent" in said:
                 block["reasoningContent"] = {"redactedContent": said["redactedContent"]}
+
+    def _server_tool_ran(self, block: dict[str, Any] | None) -> Iterator[StreamEvent]:
+        """A block ended; a system tool's result: show the call it answers."""
+        result = block.get("toolResult") if block is not None else None
+        if not isinstance(result, dict):
+            return
+        call_id = result.get("toolUseId")
+        for other in self._blocks.values():
+            use = other.get("toolUse")
+            if isinstance(use, dict) and use.get("toolUseId") == call_id:
+                asked = use.get("input")
+                asked = streamed_input(asked) if isinstance(asked, str) else asked
+                self._ran.call(use.get("name"), call_id, asked)
+                self._ran.result(call_id, result.get("content"))
+                yield from self._ran.fresh()
+                return
 
     def _index(self, event: dict[str, Any]) -> int:
         index = event.get("contentBlockIndex")

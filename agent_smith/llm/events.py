@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -97,9 +97,14 @@ def response_events(
     yield from ending_events(response)
 
 
-def ending_events(response: LlmResponse) -> Iterator[StreamEvent]:
-    """The events that end a stream of ``response``: its server tools, its calls, Finished."""
-    yield from response.server_tools
+def ending_events(response: LlmResponse, *, shown: Collection[str] = ()) -> Iterator[StreamEvent]:
+    """The events that end a stream of ``response``: its server tools, its calls, Finished.
+
+    ``shown`` holds the ids of the server tools the stream showed already.
+    """
+    for used in response.server_tools:
+        if used.id not in shown:
+            yield used
     for index, call in enumerate(response.message.tool_calls):
         yield ToolCallCompleted(index, call.arguments)
     yield Finished(response.finish_reason, response.usage, response)

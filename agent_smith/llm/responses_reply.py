@@ -184,6 +184,7 @@ class ResponsesStreamDecoder:
         self._endpoint = endpoint
         self._calls = 0
         self._frames = 0
+        self._ran = ServerToolLog(PROVIDER)  # server tools shown as their items are done
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the SSE events arrive, then completed tool calls and Finished."""
@@ -220,6 +221,11 @@ class ResponsesStreamDecoder:
                     call = _call({**item, "arguments": ""})
                     yield ToolCallStarted(call.id, call.name, self._calls)
                     self._calls += 1
+            elif kind == "response.output_item.done":
+                item = frame.get("item")
+                if isinstance(item, dict) and item.get("type") in _SERVER_ITEMS:
+                    _note_server_item(self._ran, item)
+                    yield from self._ran.fresh()
             elif kind in ("response.completed", "response.incomplete", "response.failed"):
                 final = parse_response(frame.get("response"), endpoint=self._endpoint)
             elif kind == "error":
@@ -233,7 +239,7 @@ class ResponsesStreamDecoder:
                 operation="stream",
                 endpoint_or_server=self._endpoint,
             )
-        yield from ending_events(final)
+        yield from ending_events(final, shown=self._ran.shown)
 
     def _parse(self, data: str) -> dict[str, Any]:
         what = f"stream event {self._frames} from {WHO} {self._endpoint}"

@@ -13,8 +13,9 @@ back with the history, another drops them — and never turns them into
 (an unknown tool, answered with an error, and the finished reply thrown
 away). What ran is reported as :class:`~agent_smith.llm.events.ServerToolUsed`
 events, collected here per reply: on the response
-(``LlmResponse.server_tools``), before ``Finished`` in a stream, and by the
-agent in both modes.
+(``LlmResponse.server_tools``), in a stream as soon as the tool ran (Anthropic,
+Bedrock, Responses) or before ``Finished`` (Gemini, OpenAI-compatible), and by
+the agent in both modes.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class ServerToolLog:
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._results: dict[str, list[Any]] = {}
         self._unnamed = 0
+        self._shown: set[str] = set()
 
     def call(self, name: object, call_id: object, arguments: object) -> str:
         """Note a call; returns its id (made up when the provider gives none)."""
@@ -60,6 +62,17 @@ class ServerToolLog:
             ServerToolUsed(name, call_id, arguments, tuple(results.get(call_id, ())), provider)
             for call_id, (name, arguments) in self._calls.items()
         )
+
+    def fresh(self) -> list[ServerToolUsed]:
+        """The calls noted since last asked: a stream shows each as soon as it ran."""
+        new = [used for used in self.used() if used.id not in self._shown]
+        self._shown.update(used.id for used in new)
+        return new
+
+    @property
+    def shown(self) -> frozenset[str]:
+        """The ids of the calls :meth:`fresh` gave."""
+        return frozenset(self._shown)
 
     def __bool__(self) -> bool:
         return bool(self._calls)
