@@ -69,9 +69,13 @@ def test_anthropic_server_tool_blocks_raise_only_typed_errors(
 
 
 @QUICK
-@given(json_objects_with(["id", "name", "input"]), st.lists(json_values, max_size=4))
-def test_anthropic_streamed_server_tool_input_raises_only_typed_errors(
-    start: dict[str, Any], fragments: list[Any]
+@given(
+    json_objects_with(["id", "name", "input"]),
+    st.lists(json_values, max_size=4),
+    json_objects_with(["tool_use_id", "content"]),
+)
+def test_anthropic_streamed_server_tool_raises_only_typed_errors(
+    start: dict[str, Any], fragments: list[Any], result: dict[str, Any]
 ) -> None:
     frames = [
         {"type": "message_start", "message": {"id": "m", "model": "x"}},
@@ -89,6 +93,12 @@ def test_anthropic_streamed_server_tool_input_raises_only_typed_errors(
             for f in fragments
         ),
         {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"tool_use_id": start.get("id"), **result, "type": "x_tool_result"},
+        },
+        {"type": "content_block_stop", "index": 1},
         {"type": "message_stop"},
     ]
     body = "".join(f"data: {json.dumps(f)}\n\n" for f in frames).encode()
@@ -186,9 +196,17 @@ def test_responses_server_tool_items_raise_only_typed_errors(items: list[dict[st
 
 
 @QUICK
-@given(st.lists(json_objects_with(["delta", "refusal", "item_id"]), max_size=4))
-def test_responses_streamed_refusal_raises_only_typed_errors(deltas: list[dict[str, Any]]) -> None:
+@given(
+    st.lists(json_objects_with(["delta", "refusal", "item_id"]), max_size=4),
+    st.lists(
+        _typed(_RESPONSES_ITEMS, ["id", "name", "action", "queries", "results", "code"]), max_size=3
+    ),
+)
+def test_responses_streamed_refusal_and_server_items_raise_only_typed_errors(
+    deltas: list[dict[str, Any]], items: list[dict[str, Any]]
+) -> None:
     frames = [{**d, "type": "response.refusal.delta"} for d in deltas]
+    frames += [{"type": "response.output_item.done", "item": item} for item in items]
     frames.append({"type": "response.completed", "response": {"output": [], "status": "completed"}})
     body = "".join(f"data: {json.dumps(f)}\n\n" for f in frames).encode()
     typed_only(lambda: ResponsesStreamDecoder(endpoint="http://fuzz").events([body]))
