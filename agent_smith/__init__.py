@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from .llm.events import (
         Finished,
         ReasoningDelta,
+        ServerToolUsed,
         StreamEvent,
         TokenDelta,
         ToolCallCompleted,
@@ -310,6 +311,7 @@ __all__ = [
     "SearchPolicy",
     "SearchToolkit",
     "ServerConfig",
+    "ServerToolUsed",
     "Session",
     "SessionError",
     "SessionState",

@@ -61,6 +61,7 @@ LAZY: dict[str, str] = {
     "LlmClient": "llm.client",
     "Finished": "llm.events",
     "ReasoningDelta": "llm.events",
+    "ServerToolUsed": "llm.events",
     "StreamEvent": "llm.events",
     "TokenDelta": "llm.events",
     "ToolCallCompleted": "llm.events",

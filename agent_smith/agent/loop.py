@@ -9,7 +9,9 @@ the runtime's pool for the agent's depth, records the results in
 ``tool_calls`` order, and goes
 round again until the model answers without tool calls, a tool signals done,
 or a stop condition fires (:class:`~agent_smith.agent.config.AgentConfig`,
-checked by :class:`~agent_smith.agent.turn.Turn`).
+checked by :class:`~agent_smith.agent.turn.Turn`). A reply the provider paused
+while its own tools ran (``pause_turn``) is recorded and the model asked again
+to go on.
 
 The history stays consistent whatever ends a turn (cancellation, a stop
 condition, an error, a caller that stops iterating): :meth:`TurnLoop.settle`
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING
 from ..cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
+from ..llm.server_tools import PAUSED
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
@@ -132,6 +135,13 @@ class TurnLoop:
                     agent.name,
                     llm_request.sampling.max_tokens or getattr(defaults, "max_tokens", None),
                 )
+            if response.finish_reason == PAUSED and not response.message.tool_calls:
+                # The provider paused while its own tools ran: what it said so far is part
+                # of the answer, and sending the history back lets it go on.
+                turn.add_reply_usage(response.message.usage, model, response.model)
+                self.record(response.message)
+                yield AssistantTurn(response.message)
+                continue
             read = written.read(response, llm_request)
             if read is None:  # a written call after tool results: ask for words, once
                 turn.add_reply_usage(response.message.usage, model, response.model)
@@ -255,7 +265,9 @@ class TurnLoop:
         self._streamed = False
         if streaming:
             return (yield from self._stream_reply(request, token, written))
-        return self._agent._llm.complete(request, cancel=token)
+        response = self._agent._llm.complete(request, cancel=token)
+        yield from response.server_tools  # what the provider ran itself, shown as a stream shows it
+        return response
 
     def _act(
         self,

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
 from ..errors import AgentSmithError, CancelledError, LlmApiError, TransportError
-from ..llm.events import TokenDelta
+from ..llm.events import ServerToolUsed, TokenDelta
 from .activity import Activity
 from .approval import TerminalApprovals, TerminalQuestion, is_denial
 from .commands import EXIT_COMMANDS, is_command, one_line, run_command
@@ -262,6 +262,9 @@ class Repl:
                 event.call.arguments, ensure_ascii=False
             )
             self._status(f"[tool] {event.call.name} {args}")
+        elif isinstance(event, ServerToolUsed):  # ran on the provider's side, not here
+            args = json.dumps(event.arguments, ensure_ascii=False)
+            self._status(f"[server tool] {event.name} {args}")
         elif isinstance(event, TerminalQuestion):
             self._clear_status()
             self._end_line()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .events import (
     Finished,
     ReasoningDelta,
+    ServerToolUsed,
     StreamEvent,
     TokenDelta,
     ToolCallCompleted,
@@ -40,6 +41,7 @@ __all__ = [
     "ReasoningDelta",
     "RetryPolicy",
     "SamplingParams",
+    "ServerToolUsed",
     "StreamEvent",
     "TokenDelta",
     "ToolCallCompleted",

@@ -11,7 +11,11 @@ and the tool results that answer a tool-use turn, become ``user`` content
 blocks (``tool_result`` per call); an assistant turn becomes its replayed
 blocks (signed ``thinking``, ``redacted_thinking``, server-tool blocks,
 from its provider data when Anthropic wrote it), a ``text`` block and one
-``tool_use`` block per call. Reasoning text of other providers is dropped.
+``tool_use`` block per call; a turn in which a server tool ran goes back as
+it came, every block in its order, while its text and calls are unchanged;
+the code execution sandbox (``container``) of the latest turn that had one
+is asked for again while it lasts, so files written there stay.
+Reasoning text of other providers is dropped.
 Replies are read in :mod:`.anthropic_reply`.
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ..cancellation import CancellationToken
@@ -54,7 +59,10 @@ class AnthropicClient(HttpChatModel):
     the latest turn. ``thinking_budget`` turns extended thinking on with that
     many tokens. ``betas`` go in ``anthropic-beta``. ``native_output``: a
     ``json_schema`` response format is sent as ``output_config.format``
-    (otherwise typed output uses a tool). Thread-safe.
+    (otherwise typed output uses a tool). ``server_tools`` are Anthropic's own
+    tools to offer, sent as given after the request's tools (``{"type":
+    "web_search_20250305", "name": "web_search"}``); what they did comes back
+    as :class:`~agent_smith.llm.events.ServerToolUsed`. Thread-safe.
     """
 
     def __init__(
@@ -75,6 +83,7 @@ class AnthropicClient(HttpChatModel):
         version: str = API_VERSION,
         native_output: bool = True,
         context_size: int | None = None,
+        server_tools: Sequence[JsonObject] = (),
     ) -> None:
         headers = {"anthropic-version": version}
         if betas:
@@ -95,6 +104,7 @@ class AnthropicClient(HttpChatModel):
             runtime=runtime,
             native_output=native_output,
             context_size=context_size,
+            server_tools=server_tools,
             token_counting=True,
         )
         self._count_url = resolve_url(endpoint, "/messages/count_tokens")
@@ -114,7 +124,7 @@ class AnthropicClient(HttpChatModel):
     def count_tokens(self, request: LlmRequest, *, cancel: CancellationToken | None = None) -> int:
         """The exact number of input tokens ``request`` costs (``/v1/messages/count_tokens``)."""
         body = self.body(request, stream=False)
-        for key in ("max_tokens", "stream", "temperature", "top_p", "stop_sequences"):
+        for key in ("max_tokens", "stream", "temperature", "top_p", "stop_sequences", "container"):
             body.pop(key, None)
         reply = self._post_json(self._count_url, body, cancel)
         count = reply.get("input_tokens") if isinstance(reply, dict) else None
@@ -134,15 +144,19 @@ class AnthropicClient(HttpChatModel):
                 else system
             )
         body["messages"] = _turns(request.messages, cache=self._cache)
+        container = _container(request.messages)
+        if container is not None:
+            body["container"] = container
         body["max_tokens"] = sampling.max_tokens or self._max_tokens
-        if request.tools:
-            tools = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ] + [dict(t) for t in self._server_tools]
+        if tools:
             if self._cache:
                 tools[-1]["cache_control"] = _EPHEMERAL
             body["tools"] = tools
+        if request.tools:
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
         body.update(
@@ -213,6 +227,10 @@ def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
     blocks: list[JsonObject] = []
     if isinstance(replay, dict) and isinstance(replay.get("blocks"), list):
         blocks.extend(dict(b) for b in replay["blocks"] if isinstance(b, dict))
+    if isinstance(replay, dict) and replay.get("whole"):
+        if _as_written(blocks, message):  # a server tool ran: the reply as it came, in its order
+            return blocks
+        blocks = [b for b in blocks if b.get("type") not in ("text", "tool_use")]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -220,3 +238,31 @@ def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
         )
     return blocks
+
+
+def _as_written(blocks: list[JsonObject], message: AssistantMessage) -> bool:
+    """Whether ``blocks`` still say what ``message`` says (a guardrail may have rewritten it)."""
+    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    calls = [(b.get("id"), b.get("input")) for b in blocks if b.get("type") == "tool_use"]
+    return text == message.content and calls == [(c.id, c.arguments) for c in message.tool_calls]
+
+
+def _container(messages: Sequence[Message]) -> str | None:
+    """The id of the latest Anthropic turn's code sandbox, while it lasts (else a new one)."""
+    for message in reversed(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        replay = message.replay_for(PROVIDER)
+        held = replay.get("container") if isinstance(replay, dict) else None
+        if isinstance(held, dict):
+            sandbox, expires = held.get("id"), held.get("expires_at")
+            if not isinstance(sandbox, str):
+                return None
+            try:
+                ends = datetime.fromisoformat(expires) if isinstance(expires, str) else None
+            except ValueError:
+                return None
+            if ends is not None and (ends.tzinfo is None or ends <= datetime.now(timezone.utc)):
+                return None
+            return sandbox
+    return None

@@ -7,7 +7,15 @@ block that is neither text nor a tool call — signed ``thinking``,
 ``web_search_tool_result``, ...) — is kept verbatim as the turn's
 :class:`~agent_smith.messages.ProviderData`: Anthropic requires signed
 thinking blocks back unchanged during a tool loop, and server-side tools
-ran on Anthropic's side (they are never executed here).
+ran on Anthropic's side: a ``server_tool_use`` (or ``mcp_tool_use``) block
+and the ``*_tool_result`` block answering it are shown as
+:class:`~agent_smith.llm.events.ServerToolUsed` and never executed here
+(:mod:`.server_tools`). A reply that used a server tool is kept whole, every
+block in its order (``"whole": true``): Anthropic pauses a long server-side
+turn (``stop_reason: pause_turn``, ending on a ``server_tool_use`` still
+running) and goes on when given the reply back as it came. The code
+execution sandbox a reply names (``container``) is kept with it, so the
+next request goes on in the same one (:mod:`.anthropic`).
 
 :class:`AnthropicStreamDecoder` reads the SSE grammar: ``message_start``,
 ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``,
@@ -25,21 +33,14 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .._internal import json_input
 from .._internal.sse_reader import SseReader
 from ..errors import ParseError, TransportError
 from ..logs import TRACE, redact
 from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
 from .api_error import error_from_json
-from .events import (
-    Finished,
-    ReasoningDelta,
-    StreamEvent,
-    TokenDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
+from .events import ReasoningDelta, StreamEvent, TokenDelta, ToolCallStarted, ending_events
 from .request import LlmResponse, string_field
+from .server_tools import PAUSED, ServerToolLog, streamed_input
 from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
@@ -56,10 +57,12 @@ _FINISH = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
+    "pause_turn": PAUSED,
 }
 _JSON = "_json"  # where a streamed block's input_json_delta fragments collect
 _PIECES = "_pieces"  # its text_delta / thinking_delta pieces (joined once, at the end)
 _SIGNATURE = "_signature"  # its signature_delta pieces
+_SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
 
 
 def usage_of(raw: object) -> TokenUsage:
@@ -90,33 +93,51 @@ def response_from_blocks(
     *,
     response_id: str = "",
     model: str = "",
+    container: object = None,
 ) -> LlmResponse:
     """The neutral response of a reply's content blocks (see the module doc)."""
     text: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    whole: list[dict[str, Any]] = []  # every block, in order, as it goes back
+    server = ServerToolLog(PROVIDER)
+    ran = False  # a server tool's call or result is in the reply
     for block in blocks:
         kind = block.get("type")
         if kind == "text":
             text.append(_string(block, "text"))
         elif kind == "tool_use":
-            calls.append(_tool_call(block))
+            call = _tool_call(block)
+            calls.append(call)
+            block = {**{k: v for k, v in block.items() if k != _JSON}, "input": call.arguments}
         else:
             if kind == "thinking":
                 reasoning.append(_string(block, "thinking"))
+            elif kind in _SERVER_CALLS:
+                server.call(block.get("name"), block.get("id"), block.get("input"))
+                ran = True
+            elif isinstance(kind, str) and kind.endswith("_tool_result"):
+                server.result(block.get("tool_use_id"), block.get("content"))
+                ran = True
             kept.append(block)
+        whole.append(block)
     if stop_reason is not None and not isinstance(stop_reason, str):
         raise ParseError(f"{WHO} stop_reason must be a string, got {stop_reason!r}")
     finish = _FINISH.get(stop_reason or "", stop_reason or ("tool_calls" if calls else "stop"))
+    data: dict[str, Any] = {"blocks": whole, "whole": True} if ran else {"blocks": kept}
+    if isinstance(container, dict) and isinstance(container.get("id"), str):
+        data["container"] = container  # the code sandbox the next request goes on in
     message = AssistantMessage(
         "".join(text),
         tuple(calls),
         usage,
         "".join(reasoning) or None,
-        ProviderData(PROVIDER, {"blocks": kept}) if kept else None,
+        ProviderData(PROVIDER, data) if data["blocks"] or "container" in data else None,
     )
-    return LlmResponse.checked(message, finish, response_id=response_id, model=model)
+    return LlmResponse.checked(
+        message, finish, response_id=response_id, model=model, server_tools=server.used()
+    )
 
 
 def parse_message(body: object) -> LlmResponse:
@@ -132,6 +153,7 @@ def parse_message(body: object) -> LlmResponse:
         usage_of(body.get("usage")),
         response_id=string_field(body.get("id")),
         model=string_field(body.get("model")),
+        container=body.get("container"),
     )
 
 
@@ -162,6 +184,8 @@ class AnthropicStreamDecoder:
         self._blocks: dict[int, dict[str, Any]] = {}
         self._calls = 0  # tool_use blocks so far: a call's index among the calls
         self._stop: object = None
+        self._container: object = None  # the code execution sandbox, when one ran
+        self._ran = ServerToolLog(PROVIDER)  # server tools shown as their results arrive
         self._usage: dict[str, Any] = {}
         self._about: dict[str, str] = {}
         self._done = False
@@ -212,6 +236,8 @@ class AnthropicStreamDecoder:
                 delta = frame.get("delta")
                 if isinstance(delta, dict) and delta.get("stop_reason") is not None:
                     self._stop = delta["stop_reason"]
+                if isinstance(delta, dict) and delta.get("container") is not None:
+                    self._container = delta["container"]
                 self._add_usage(frame.get("usage"))
             elif kind == "message_stop":
                 self._done = True
@@ -240,17 +266,30 @@ class AnthropicStreamDecoder:
         kind = block.get("type")
         if kind in _STREAMED_TEXT:
             block[_PIECES] = [_string(block, _STREAMED_TEXT[kind])]
-        if kind in ("tool_use", "server_tool_use") or kind == "mcp_tool_use":
+        if kind == "tool_use" or kind in _SERVER_CALLS:
             block.pop("input", None)  # {} at the start; the input arrives as JSON fragments
             block[_JSON] = []
         if kind == "tool_use":
             call = _tool_call({**block, "input": {}})  # checks id and name
             yield ToolCallStarted(call.id, call.name, self._calls)
             self._calls += 1
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            yield from self._server_tool_ran(block)
         elif kind == "text" and block.get("text"):
             yield TokenDelta(_string(block, "text"))
         elif kind == "thinking" and block.get("thinking"):
             yield ReasoningDelta(_string(block, "thinking"))
+
+    def _server_tool_ran(self, result: dict[str, Any]) -> Iterator[StreamEvent]:
+        """A server tool's result arrived (whole, in its start): show the call it answers."""
+        call_id = result.get("tool_use_id")
+        for call in self._blocks.values():
+            if call.get("type") in _SERVER_CALLS and call.get("id") == call_id:
+                asked = streamed_input("".join(call.get(_JSON, ())))
+                self._ran.call(call.get("name"), call_id, asked)
+                self._ran.result(call_id, result.get("content"))
+                yield from self._ran.fresh()
+                return
 
     def _delta(self, frame: dict[str, Any]) -> Iterator[StreamEvent]:
         block = self._block(frame)
@@ -293,7 +332,7 @@ class AnthropicStreamDecoder:
             if _SIGNATURE in block:
                 block["signature"] = block.get("signature", "") + "".join(block.pop(_SIGNATURE))
             if _JSON in block and block.get("type") != "tool_use":  # kept for replay: an object
-                block["input"] = _object_or_empty("".join(block.pop(_JSON)))
+                block["input"] = streamed_input("".join(block.pop(_JSON)))
         usage = usage_of(self._usage) if self._usage else None
         response = response_from_blocks(
             blocks,
@@ -301,10 +340,9 @@ class AnthropicStreamDecoder:
             usage,
             response_id=self._about.get("id", ""),
             model=self._about.get("model", ""),
+            container=self._container,
         )
-        for index, call in enumerate(response.message.tool_calls):
-            yield ToolCallCompleted(index, call.arguments)
-        yield Finished(response.finish_reason, usage, response)
+        yield from ending_events(response, shown=self._ran.shown)
 
     def _add_usage(self, raw: object) -> None:
         if isinstance(raw, dict):  # message_delta repeats or updates message_start's counts
@@ -316,11 +354,3 @@ class AnthropicStreamDecoder:
 
     def _bad(self, what: str) -> ParseError:
         return ParseError(f"stream event {self._frames} from {WHO} {self._endpoint}: {what}")
-
-
-def _object_or_empty(text: str) -> dict[str, Any]:
-    try:
-        value = json_input.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -53,6 +53,9 @@ class BedrockClient(HttpChatModel):
     is the model or inference-profile id. ``additional_fields`` go in
     ``additionalModelRequestFields`` (e.g. Claude's thinking budget).
     ``api_key`` is a Bedrock API key (bearer) used instead of SigV4.
+    ``server_tools`` are Bedrock's system tools to offer, sent as given after
+    the request's tools (``{"systemTool": {"name": "nova_grounding"}}``);
+    what they did comes back as :class:`~agent_smith.llm.events.ServerToolUsed`.
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class BedrockClient(HttpChatModel):
         cache: bool = False,
         additional_fields: JsonObject | None = None,
         context_size: int | None = None,
+        server_tools: Sequence[JsonObject] = (),
     ) -> None:
         try:
             import botocore.session
@@ -105,6 +109,7 @@ class BedrockClient(HttpChatModel):
             runtime=runtime,
             native_output=False,
             context_size=context_size,
+            server_tools=server_tools,
         )
         self._stream_url = f"{base}{path}/converse-stream"
         self._cache = cache
@@ -135,20 +140,22 @@ class BedrockClient(HttpChatModel):
         system = system_text(request.messages)
         if system:
             body["system"] = [{"text": system}] + ([_CACHE_POINT] if self._cache else [])
-        if request.tools:
-            tools: list[JsonObject] = [
-                {
-                    "toolSpec": {
-                        "name": t.name,
-                        "description": t.description or t.name,
-                        "inputSchema": {"json": t.parameters},
-                    }
+        tools: list[JsonObject] = [
+            {
+                "toolSpec": {
+                    "name": t.name,
+                    "description": t.description or t.name,
+                    "inputSchema": {"json": t.parameters},
                 }
-                for t in request.tools
-            ]
+            }
+            for t in request.tools
+        ] + [dict(t) for t in self._server_tools]
+        if tools:
             if self._cache:
                 tools.append(_CACHE_POINT)
-            body["toolConfig"] = {"tools": tools, "toolChoice": _tool_choice(request.tool_choice)}
+            body["toolConfig"] = {"tools": tools}
+            if request.tools:
+                body["toolConfig"]["toolChoice"] = _tool_choice(request.tool_choice)
         config = sampling_fields(
             sampling,
             temperature="temperature",

@@ -5,11 +5,18 @@ A reply's ``content`` holds ``text``, ``toolUse`` (``toolUseId``, ``name``,
 ``signature``, or ``redactedContent``). Reasoning blocks are kept verbatim
 as the turn's :class:`~agent_smith.messages.ProviderData` (Claude on
 Bedrock needs its signed reasoning back in a tool loop) and their text is
-the reply's reasoning.
+the reply's reasoning. So are Bedrock's system tools (Nova web grounding,
+code interpreter): a ``toolUse`` block whose ``type`` is
+``server_tool_use`` and the ``toolResult`` block that follows it in the
+same reply ran on Bedrock's side (a ``toolUse`` without that ``type`` is
+one too when its ``toolResult`` follows); they are shown as
+:class:`~agent_smith.llm.events.ServerToolUsed`, replayed, never executed
+here (:mod:`.server_tools`).
 
 ``ConverseStream`` replies are AWS event-stream frames (binary, with CRCs),
 decoded by botocore's ``EventStreamBuffer``: ``messageStart``,
-``contentBlockStart`` / ``contentBlockDelta`` / ``contentBlockStop``,
+``contentBlockStart`` / ``contentBlockDelta`` / ``contentBlockStop``
+(a system tool's ``toolResult`` arrives as a start and content deltas),
 ``messageStop`` (the stop reason), ``metadata`` (usage); a frame of message
 type ``exception`` is an :class:`~agent_smith.errors.LlmApiError` named by
 its ``:exception-type``.
@@ -25,15 +32,9 @@ from .._internal import json_input
 from ..errors import LlmApiError, ParseError, TransportError
 from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
 from .api_error import excerpt_of
-from .events import (
-    Finished,
-    ReasoningDelta,
-    StreamEvent,
-    TokenDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
+from .events import ReasoningDelta, StreamEvent, TokenDelta, ToolCallStarted, ending_events
 from .request import LlmResponse
+from .server_tools import ServerToolLog, streamed_input
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ _FINISH = {
     "model_context_window_exceeded": "length",
 }
 _REFUSED = ("guardrail_intervened", "content_filtered")
+_SERVER_USE = "server_tool_use"  # the toolUse type of a system tool (Bedrock runs it)
 # Documented exception statuses, for an exception frame inside a 200 stream.
 _STATUS = {
     "throttlingException": 429,
@@ -79,10 +81,19 @@ def response_from_content(
     content: Iterable[dict[str, Any]], stop_reason: object, usage: TokenUsage | None
 ) -> LlmResponse:
     """The neutral response of a reply's content blocks (see the module doc)."""
+    content = list(content)
+    # A toolResult in the model's own reply answers a system tool, whatever its toolUse says.
+    answered = {
+        block["toolResult"].get("toolUseId")
+        for block in content
+        if isinstance(block.get("toolResult"), dict)
+        and isinstance(block["toolResult"].get("toolUseId"), str)
+    }
     text: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    server = ServerToolLog(PROVIDER)
     for block in content:
         if "text" in block:
             text.append(str(block["text"]))
@@ -91,6 +102,13 @@ def response_from_content(
             if not isinstance(use, dict) or not isinstance(use.get("name"), str):
                 raise ParseError(f"{WHO}: a toolUse block needs a name")
             arguments = use.get("input", {})
+            if use.get("type") == _SERVER_USE or str(use.get("toolUseId")) in answered:
+                if isinstance(arguments, str):  # streamed: kept for replay as an object
+                    arguments = streamed_input(arguments)
+                    block = {**block, "toolUse": {**use, "input": arguments}}
+                server.call(use["name"], use.get("toolUseId"), arguments)
+                kept.append(block)
+                continue
             if isinstance(arguments, str):  # streamed: the raw JSON text
                 calls.append(
                     ToolCall.from_wire(
@@ -108,6 +126,9 @@ def response_from_content(
                 reasoning.append(said["text"])
             kept.append(block)
         else:
+            result = block.get("toolResult")
+            if isinstance(result, dict):
+                server.result(result.get("toolUseId"), result.get("content"))
             kept.append(block)
     if stop_reason in _REFUSED:
         raise LlmApiError(
@@ -125,7 +146,7 @@ def response_from_content(
         "".join(reasoning) or None,
         ProviderData(PROVIDER, {"content": kept}) if kept else None,
     )
-    return LlmResponse.checked(message, finish)
+    return LlmResponse.checked(message, finish, server_tools=server.used())
 
 
 def parse_converse(body: object) -> LlmResponse:
@@ -149,6 +170,7 @@ class BedrockStreamDecoder:
         self._stop: object = None
         self._usage: TokenUsage | None = None
         self._done = False
+        self._ran = ServerToolLog(PROVIDER)  # system tools shown as their results end
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the frames arrive, then the completed tool calls and Finished."""
@@ -174,9 +196,7 @@ class BedrockStreamDecoder:
             if "_pieces" in block:
                 block["text"] = "".join(block.pop("_pieces"))
         response = response_from_content(blocks, self._stop, self._usage)
-        for index, call in enumerate(response.message.tool_calls):
-            yield ToolCallCompleted(index, call.arguments)
-        yield Finished(response.finish_reason, self._usage, response)
+        yield from ending_events(response, shown=self._ran.shown)
 
     def _frame(self, headers: dict[str, Any], payload: bytes) -> Iterator[StreamEvent]:
         kind = headers.get(":event-type")
@@ -202,18 +222,26 @@ class BedrockStreamDecoder:
             yield from self._delta(event)
         elif kind == "contentBlockStart":
             start = event.get("start") or {}
-            use = start.get("toolUse") if isinstance(start, dict) else None
+            if not isinstance(start, dict):
+                raise ParseError(f"{WHO} {self._endpoint}: contentBlockStart needs a start object")
+            use, result = start.get("toolUse"), start.get("toolResult")
             if isinstance(use, dict):
-                block = {"toolUse": {**use, "input": ""}}
-                self._blocks[self._index(event)] = block
-                yield ToolCallStarted(str(use.get("toolUseId")), str(use.get("name")), self._calls)
-                self._calls += 1
+                self._blocks[self._index(event)] = {"toolUse": {**use, "input": ""}}
+                if use.get("type") != _SERVER_USE:  # a system tool is not the client's call
+                    yield ToolCallStarted(
+                        str(use.get("toolUseId")), str(use.get("name")), self._calls
+                    )
+                    self._calls += 1
+            elif isinstance(result, dict):  # a system tool's result: content deltas follow
+                self._blocks[self._index(event)] = {"toolResult": {**result, "content": []}}
+        elif kind == "contentBlockStop":
+            yield from self._server_tool_ran(self._blocks.get(self._index(event)))
         elif kind == "messageStop":
             self._stop = event.get("stopReason")
         elif kind == "metadata":
             self._usage = usage_of(event.get("usage"))
             self._done = self._stop is not None
-        elif kind not in ("messageStart", "contentBlockStop"):
+        elif kind != "messageStart":
             log.debug("%s stream: skipping an event of unknown type %r", WHO, kind)
 
     def _delta(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -230,6 +258,11 @@ class BedrockStreamDecoder:
             if started is None or "toolUse" not in started:
                 raise ParseError(f"{WHO} {self._endpoint}: tool input for a block never started")
             started["toolUse"]["input"] += str(delta["toolUse"].get("input", ""))
+        elif isinstance(delta.get("toolResult"), list):
+            started = self._blocks.get(index)
+            if started is None or "toolResult" not in started:
+                raise ParseError(f"{WHO} {self._endpoint}: a tool result for a block never started")
+            started["toolResult"]["content"].extend(delta["toolResult"])
         elif isinstance(delta.get("reasoningContent"), dict):
             said = delta["reasoningContent"]
             block = self._blocks.setdefault(index, {"reasoningContent": {"reasoningText": {}}})
@@ -241,6 +274,22 @@ class BedrockStreamDecoder:
                 inner["signature"] = inner.get("signature", "") + said["signature"]
             if "redactedContent" in said:
                 block["reasoningContent"] = {"redactedContent": said["redactedContent"]}
+
+    def _server_tool_ran(self, block: dict[str, Any] | None) -> Iterator[StreamEvent]:
+        """A block ended; a system tool's result: show the call it answers."""
+        result = block.get("toolResult") if block is not None else None
+        if not isinstance(result, dict):
+            return
+        call_id = result.get("toolUseId")
+        for other in self._blocks.values():
+            use = other.get("toolUse")
+            if isinstance(use, dict) and use.get("toolUseId") == call_id:
+                asked = use.get("input")
+                asked = streamed_input(asked) if isinstance(asked, str) else asked
+                self._ran.call(use.get("name"), call_id, asked)
+                self._ran.result(call_id, result.get("content"))
+                yield from self._ran.fresh()
+                return
 
     def _index(self, event: dict[str, Any]) -> int:
         index = event.get("contentBlockIndex")

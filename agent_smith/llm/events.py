@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..messages import TokenUsage
@@ -44,6 +44,26 @@ class ToolCallCompleted:
 
 
 @dataclass(frozen=True)
+class ServerToolUsed:
+    """The provider ran one of its own tools (web search, code execution) within the reply.
+
+    Shown, never dispatched: the call and its results stay in the turn's
+    provider data and go back to the same provider with the history, where
+    the provider takes them back (:mod:`agent_smith.llm.server_tools`).
+    ``name`` is the provider's name for the tool, ``id`` its id for the call
+    (made up, ``<provider>_server_<n>``, when it gives none), ``arguments``
+    what the model gave the tool and ``results`` what the tool returned, each
+    as the provider wrote it; ``provider`` tags the client that read it.
+    """
+
+    name: str
+    id: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    results: tuple[Any, ...] = ()
+    provider: str = ""
+
+
+@dataclass(frozen=True)
 class Finished:
     """The last event of a stream: why it ended, usage, and the whole response."""
 
@@ -52,7 +72,9 @@ class Finished:
     response: LlmResponse
 
 
-StreamEvent = TokenDelta | ReasoningDelta | ToolCallStarted | ToolCallCompleted | Finished
+StreamEvent = (
+    TokenDelta | ReasoningDelta | ToolCallStarted | ToolCallCompleted | ServerToolUsed | Finished
+)
 
 
 def response_events(
@@ -72,6 +94,17 @@ def response_events(
         yield TokenDelta(message.content)
     for index, call in enumerate(message.tool_calls):
         yield ToolCallStarted(call.id, call.name, index)
-    for index, call in enumerate(message.tool_calls):
+    yield from ending_events(response)
+
+
+def ending_events(response: LlmResponse, *, shown: Collection[str] = ()) -> Iterator[StreamEvent]:
+    """The events that end a stream of ``response``: its server tools, its calls, Finished.
+
+    ``shown`` holds the ids of the server tools the stream showed already.
+    """
+    for used in response.server_tools:
+        if used.id not in shown:
+            yield used
+    for index, call in enumerate(response.message.tool_calls):
         yield ToolCallCompleted(index, call.arguments)
-    yield Finished(response.finish_reason, message.usage, response)
+    yield Finished(response.finish_reason, response.usage, response)

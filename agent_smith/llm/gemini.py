@@ -65,7 +65,10 @@ class GeminiClient(HttpChatModel):
     ``thinking_budget`` (tokens; ``-1`` dynamic, ``0`` off) or
     ``thinking_level`` (``"low"``, ``"high"``) configure thinking;
     ``include_thoughts`` asks for thought summaries (reasoning events).
-    Thread-safe.
+    ``server_tools`` are Gemini's own tools to offer, sent as given after the
+    request's function declarations (``{"codeExecution": {}}``,
+    ``{"googleSearch": {}}``); what they did comes back as
+    :class:`~agent_smith.llm.events.ServerToolUsed`. Thread-safe.
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class GeminiClient(HttpChatModel):
         thinking_level: str | None = None,
         include_thoughts: bool = False,
         context_size: int | None = None,
+        server_tools: Sequence[JsonObject] = (),
     ) -> None:
         if not model:
             raise ConfigError("GeminiClient needs a model name (it is part of the URL)")
@@ -100,6 +104,7 @@ class GeminiClient(HttpChatModel):
             default_sampling=default_sampling,
             runtime=runtime,
             context_size=context_size,
+            server_tools=server_tools,
         )
         self._stream_url = f"{base}/models/{model}:streamGenerateContent?alt=sse"
         thinking: JsonObject = {}
@@ -127,14 +132,12 @@ class GeminiClient(HttpChatModel):
         system = system_text(request.messages)
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
+        declared = [_declaration(t.name, t.description, t.parameters) for t in request.tools]
+        tools = [{"functionDeclarations": declared}] if declared else []
+        tools += [dict(t) for t in self._server_tools]
+        if tools:
+            body["tools"] = tools
         if request.tools:
-            body["tools"] = [
-                {
-                    "functionDeclarations": [
-                        _declaration(t.name, t.description, t.parameters) for t in request.tools
-                    ]
-                }
-            ]
             body["toolConfig"] = {"functionCallingConfig": _calling(request.tool_choice)}
         config = sampling_fields(
             sampling,

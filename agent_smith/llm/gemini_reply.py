@@ -6,7 +6,13 @@ true`` ones are reasoning), ``functionCall`` parts (``name``, ``args``, an
 a call, on text, or on an otherwise empty part. Gemini 3 rejects a tool loop
 whose signatures were not sent back where they came, so the turn's parts
 are kept as its :class:`~agent_smith.messages.ProviderData` and replayed as
-they were (adjacent unsigned text pieces of a stream merged).
+they were (adjacent unsigned text pieces of a stream merged). Code
+execution ran on Gemini's side: an ``executableCode`` part and the
+``codeExecutionResult`` parts after it are replayed the same way and shown
+as a :class:`~agent_smith.llm.events.ServerToolUsed` (``code_execution``);
+so is a candidate's ``groundingMetadata`` (``google_search`` with its
+queries and sources, or ``grounding``), which Gemini does not take back
+(:mod:`.server_tools`).
 
 Streaming (``streamGenerateContent?alt=sse``) sends whole response chunks
 separated by CRLF CRLF and no ``[DONE]``: the chunk with a ``finishReason``
@@ -34,10 +40,11 @@ from .events import (
     ReasoningDelta,
     StreamEvent,
     TokenDelta,
-    ToolCallCompleted,
     ToolCallStarted,
+    ending_events,
 )
 from .request import LlmResponse
+from .server_tools import ServerToolLog
 from .stream_decoder import load_frame, scan_json
 
 log = logging.getLogger(__name__)
@@ -82,6 +89,7 @@ class GeminiAssembler:
         self._finish: str | None = None
         self._usage_raw: object = None
         self._about: dict[str, str] = {}
+        self._grounding: dict[str, Any] = {}
 
     @property
     def parts(self) -> list[dict[str, Any]]:
@@ -112,6 +120,9 @@ class GeminiAssembler:
             raise ParseError(f"{WHO} {self._endpoint}: content.parts must be an array")
         for part in parts:
             yield from self._part(part)
+        grounding = candidate.get("groundingMetadata")
+        if isinstance(grounding, dict) and grounding:  # streams send {} until the last chunk
+            self._grounding = grounding
         reason = candidate.get("finishReason")
         if reason is not None:
             if reason not in _FINISH:
@@ -139,9 +150,11 @@ class GeminiAssembler:
         for part in self._parts:
             if _PIECES in part:
                 part["text"] = "".join(part.pop(_PIECES))
-        text = "".join(p["text"] for p in self._parts if "text" in p and not p.get("thought"))
-        thought = "".join(p["text"] for p in self._parts if "text" in p and p.get("thought"))
+        said = [p for p in self._parts if isinstance(p.get("text"), str)]  # "text": null is none
+        text = "".join(p["text"] for p in said if not p.get("thought"))
+        thought = "".join(p["text"] for p in said if p.get("thought"))
         signed = any("thoughtSignature" in p for p in self._parts)
+        server = self._server_tools()
         usage = usage_of(self._usage_raw)
         finish = "tool_calls" if self._calls and self._finish == "stop" else self._finish
         message = AssistantMessage(
@@ -149,17 +162,37 @@ class GeminiAssembler:
             tuple(self._calls),
             usage,
             thought or None,
-            ProviderData(PROVIDER, {"parts": self._parts}) if signed or thought else None,
+            ProviderData(PROVIDER, {"parts": self._parts}) if signed or thought or server else None,
         )
-        response = LlmResponse.checked(
-            message,
-            finish,
-            response_id=self._about.get("id", ""),
-            model=self._about.get("model", ""),
+        yield from ending_events(
+            LlmResponse.checked(
+                message,
+                finish,
+                response_id=self._about.get("id", ""),
+                model=self._about.get("model", ""),
+                server_tools=server.used(),
+            )
         )
-        for index, call in enumerate(self._calls):
-            yield ToolCallCompleted(index, call.arguments)
-        yield Finished(finish, usage, response)
+
+    def _server_tools(self) -> ServerToolLog:
+        """The code Gemini ran (with its results) and the searches it grounded the reply on."""
+        server = ServerToolLog(PROVIDER)
+        code = ""
+        for part in self._parts:
+            if "executableCode" in part:
+                code = server.call("code_execution", None, part["executableCode"])
+            elif "codeExecutionResult" in part:
+                server.result(code, part["codeExecutionResult"])
+        grounding = self._grounding
+        if grounding:
+            queries = grounding.get("webSearchQueries")
+            named = isinstance(queries, list) and queries
+            asked = {"queries": queries} if named else {}
+            search = server.call("google_search" if named else "grounding", None, asked)
+            chunks = grounding.get("groundingChunks")
+            for chunk in chunks if isinstance(chunks, list) else ():
+                server.result(search, chunk)
+        return server
 
     def _part(self, part: object) -> Iterator[StreamEvent]:
         if not isinstance(part, dict):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,8 +56,11 @@ class HttpChatModel(ABC):
         native_output: bool = True,
         context_size: int | None = None,
         token_counting: bool = False,
+        server_tools: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self._url = url
+        # The provider's own tools to offer, sent as given after the request's tools.
+        self._server_tools = [dict(t) for t in server_tools]
         self._stream_url = url  # where streamed requests go, when the dialect has another
         self._shown = display_url(url)
         self._model = model

@@ -9,6 +9,11 @@ from ..errors import ParseError, TruncatedReplyError
 from ..json_fields import expect_object
 from ..messages import AssistantMessage, Message, TokenUsage
 from ..tools.base import ToolSchema
+from .events import ServerToolUsed
+from .server_tools import executed_tools
+
+#: The tag of what the chat-completions dialect reports (the server tools some servers run).
+PROVIDER = "openai"
 
 
 @dataclass(frozen=True)
@@ -42,13 +47,16 @@ class LlmResponse:
     """The assembled reply: the assistant message (with usage) and finish reason.
 
     ``response_id`` and ``model`` are what the server said of itself (``""``
-    when it did not say).
+    when it did not say). ``server_tools`` are the tools the provider ran
+    itself within the reply (never dispatched; see
+    :mod:`agent_smith.llm.server_tools`).
     """
 
     message: AssistantMessage
     finish_reason: str
     response_id: str = ""
     model: str = ""
+    server_tools: tuple[ServerToolUsed, ...] = ()
 
     @property
     def usage(self) -> TokenUsage | None:
@@ -78,11 +86,14 @@ class LlmResponse:
         message = AssistantMessage.from_openai(
             choice.get("message"), usage=usage, lenient_arguments=True
         )
+        raw_message = choice.get("message")
+        ran = raw_message.get("executed_tools") if isinstance(raw_message, dict) else None
         response = cls.checked(
             message,
             finish,
             response_id=string_field(body.get("id")),
             model=string_field(body.get("model")),
+            server_tools=executed_tools(ran, PROVIDER) if ran else (),
         )
         if not lenient_arguments:
             for call in message.tool_calls:
@@ -98,6 +109,7 @@ class LlmResponse:
         *,
         response_id: str = "",
         model: str = "",
+        server_tools: tuple[ServerToolUsed, ...] = (),
     ) -> LlmResponse:
         """A response, refusing one cut off by ``max_tokens`` inside a tool call."""
         if finish_reason == "length":
@@ -107,7 +119,7 @@ class LlmResponse:
                         f"reply was cut off by max_tokens inside tool call {call.name!r}"
                         " (raise max_tokens)"
                     )
-        return cls(message, finish_reason, response_id, model)
+        return cls(message, finish_reason, response_id, model, server_tools)
 
 
 def string_field(value: object) -> str:

@@ -48,7 +48,9 @@ class ResponsesClient(HttpChatModel):
     ``store=False`` also asks for ``reasoning.encrypted_content``.
     ``reasoning_effort`` (``"low"``..``"high"``) asks for reasoning with an
     automatic summary. Sampling ``stop`` has no Responses equivalent and is
-    not sent. Thread-safe.
+    not sent. ``server_tools`` are OpenAI's own tools to offer, sent as given
+    after the request's tools (``{"type": "web_search"}``); what they did
+    comes back as :class:`~agent_smith.llm.events.ServerToolUsed`. Thread-safe.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class ResponsesClient(HttpChatModel):
         store: bool | None = None,
         reasoning_effort: str | None = None,
         context_size: int | None = None,
+        server_tools: Sequence[JsonObject] = (),
     ) -> None:
         super().__init__(
             resolve_url(endpoint, "/responses"),
@@ -79,6 +82,7 @@ class ResponsesClient(HttpChatModel):
             default_sampling=default_sampling,
             runtime=runtime,
             context_size=context_size,
+            server_tools=server_tools,
         )
         self._store = store
         self._effort = reasoning_effort
@@ -105,16 +109,18 @@ class ResponsesClient(HttpChatModel):
         if instructions:
             body["instructions"] = instructions
         body["input"] = _items(request.messages)
+        tools = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+            }
+            for t in request.tools
+        ] + [dict(t) for t in self._server_tools]
+        if tools:
+            body["tools"] = tools
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                }
-                for t in request.tools
-            ]
             body["tool_choice"] = _tool_choice(request.tool_choice)
         body["stream"] = stream
         body.update(

@@ -3,11 +3,15 @@
 A response's ``output`` is a list of items: ``message`` items (their
 ``output_text`` parts make the content), ``function_call`` items (the tool
 calls, by ``call_id``), ``reasoning`` items (their summary and reasoning
-text make the reasoning). Reasoning items — and server-side tool items such
-as ``web_search_call`` — are kept verbatim as the turn's
+text make the reasoning). Reasoning items — and the items of tools OpenAI
+runs itself (``web_search_call``, ``file_search_call``,
+``code_interpreter_call``, ...) — are kept verbatim as the turn's
 :class:`~agent_smith.messages.ProviderData`: with ``store=false`` a
 reasoning item carries the ``encrypted_content`` the model needs back with
-the function calls that follow it.
+the function calls that follow it. A server tool's item is shown as a
+:class:`~agent_smith.llm.events.ServerToolUsed` and never executed here
+(:mod:`.server_tools`). A refusal is the reply's text, streamed as text
+deltas (``response.refusal.delta``), with finish reason ``content_filter``.
 
 ``status: "incomplete"`` raises :class:`~agent_smith.errors.TruncatedReplyError`
 (``max_output_tokens``) or :class:`~agent_smith.errors.LlmApiError`
@@ -30,15 +34,9 @@ from ..errors import LlmApiError, ParseError, TransportError, TruncatedReplyErro
 from ..logs import TRACE, redact
 from ..messages import AssistantMessage, ProviderData, TokenUsage, ToolCall
 from .api_error import error_from_json, excerpt_of
-from .events import (
-    Finished,
-    ReasoningDelta,
-    StreamEvent,
-    TokenDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
+from .events import ReasoningDelta, StreamEvent, TokenDelta, ToolCallStarted, ending_events
 from .request import LlmResponse, string_field
+from .server_tools import ServerToolLog
 from .stream_decoder import load_object_frame, scan_json
 
 log = logging.getLogger(__name__)
@@ -48,6 +46,15 @@ PROVIDER = "openai.responses"
 WHO = "OpenAI Responses API"
 
 _REASONING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+# Items of the tools OpenAI runs: the tool's name, the item fields that say what it was
+# asked and what it returned.
+_SERVER_ITEMS = {
+    "web_search_call": ("web_search", "action", "sources"),
+    "file_search_call": ("file_search", "queries", "results"),
+    "code_interpreter_call": ("code_interpreter", "code", "outputs"),
+    "image_generation_call": ("image_generation", "revised_prompt", "result"),
+    "mcp_call": ("mcp", "arguments", "output"),
+}
 
 
 def usage_of(raw: object) -> TokenUsage | None:
@@ -93,6 +100,7 @@ def parse_response(body: object, *, endpoint: str) -> LlmResponse:
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     kept: list[dict[str, Any]] = []
+    server = ServerToolLog(PROVIDER)
     refused = False
     for item in body["output"]:
         if not isinstance(item, dict):
@@ -111,6 +119,8 @@ def parse_response(body: object, *, endpoint: str) -> LlmResponse:
             if kind == "reasoning":
                 for part in _parts(item.get("summary")) + _parts(item.get("content")):
                     reasoning.append(_string(part, "text"))
+            elif kind in _SERVER_ITEMS:
+                _note_server_item(server, item)
             kept.append(item)
     message = AssistantMessage(
         "".join(text),
@@ -125,7 +135,22 @@ def parse_response(body: object, *, endpoint: str) -> LlmResponse:
         finish,
         response_id=string_field(body.get("id")),
         model=string_field(body.get("model")),
+        server_tools=server.used(),
     )
+
+
+def _note_server_item(server: ServerToolLog, item: dict[str, Any]) -> None:
+    """A server tool's item: what it was asked (an object, or ``{field: value}``), what it gave."""
+    name, asked, got = _SERVER_ITEMS[item["type"]]
+    value = item.get(asked)
+    if isinstance(value, dict):  # web search: the sources sit in the action
+        arguments, returned = value, value.get(got, item.get(got))
+    else:
+        arguments, returned = ({} if value is None else {asked: value}), item.get(got)
+    call_id = server.call(item.get("name") or name, item.get("id"), arguments)
+    if returned is not None:
+        for result in returned if isinstance(returned, list) else [returned]:
+            server.result(call_id, result)
 
 
 def _parts(value: object) -> list[dict[str, Any]]:
@@ -159,6 +184,7 @@ class ResponsesStreamDecoder:
         self._endpoint = endpoint
         self._calls = 0
         self._frames = 0
+        self._ran = ServerToolLog(PROVIDER)  # server tools shown as their items are done
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the SSE events arrive, then completed tool calls and Finished."""
@@ -185,6 +211,8 @@ class ResponsesStreamDecoder:
                 if type(piece) is not str:
                     raise ParseError(f"{WHO} {self._endpoint}: a text delta must be a string")
                 yield TokenDelta(piece)
+            elif kind == "response.refusal.delta":  # the refusal is the reply's text
+                yield TokenDelta(_string(frame, "delta"))
             elif kind in _REASONING_DELTAS:
                 yield ReasoningDelta(_string(frame, "delta"))
             elif kind == "response.output_item.added":
@@ -193,6 +221,11 @@ class ResponsesStreamDecoder:
                     call = _call({**item, "arguments": ""})
                     yield ToolCallStarted(call.id, call.name, self._calls)
                     self._calls += 1
+            elif kind == "response.output_item.done":
+                item = frame.get("item")
+                if isinstance(item, dict) and item.get("type") in _SERVER_ITEMS:
+                    _note_server_item(self._ran, item)
+                    yield from self._ran.fresh()
             elif kind in ("response.completed", "response.incomplete", "response.failed"):
                 final = parse_response(frame.get("response"), endpoint=self._endpoint)
             elif kind == "error":
@@ -206,9 +239,7 @@ class ResponsesStreamDecoder:
                 operation="stream",
                 endpoint_or_server=self._endpoint,
             )
-        for index, call in enumerate(final.message.tool_calls):
-            yield ToolCallCompleted(index, call.arguments)
-        yield Finished(final.finish_reason, final.usage, final)
+        yield from ending_events(final, shown=self._ran.shown)
 
     def _parse(self, data: str) -> dict[str, Any]:
         what = f"stream event {self._frames} from {WHO} {self._endpoint}"

@@ -10,7 +10,10 @@ stream ended, so callers never see partial JSON. Reasoning arrives as ``reasonin
 ``reasoning_details`` (OpenRouter's structured form); each becomes
 :class:`ReasoningDelta` events, never history. Usage comes from whichever
 frame carries it (llama.cpp sends it in a last frame with ``choices: []``);
-the non-standard ``timings`` object is ignored.
+the non-standard ``timings`` object is ignored. Tools the server ran itself
+(Groq's compound models: ``executed_tools``) come out as
+:class:`~agent_smith.llm.events.ServerToolUsed` before ``Finished``, never
+as calls.
 
 The decoder reads its input to the very end, past ``data: [DONE]``: a body
 read to its end lets ``urllib3`` put the connection back in the pool.
@@ -39,7 +42,8 @@ from .events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .request import LlmResponse
+from .request import PROVIDER, LlmResponse
+from .server_tools import executed_tools
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +106,7 @@ class StreamDecoder:
         self._frames = 0
         self._about: dict[str, str] = {}  # the reply's id and model, as the server names them
         self._last_index = -1  # the tool call the latest fragment went to
+        self._executed: dict[object, Any] = {}  # tools the server ran (Groq), by index
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
         """Events as the frames arrive, then completed tool calls and Finished."""
@@ -214,6 +219,11 @@ class StreamDecoder:
         fragments = delta.get("tool_calls")
         if fragments is not None:
             yield from self._tool_fragments(fragments)
+        executed = delta.get("executed_tools")
+        if type(executed) is list:  # each entry again as it goes on: the latest is kept
+            for entry in executed:
+                key = entry.get("index") if type(entry) is dict else None
+                self._executed[key if type(key) is int else len(self._executed)] = entry
 
     def _describe(self, frame: dict[str, Any]) -> None:
         """Keep the reply's ``id`` and ``model`` from a closing frame that names them."""
@@ -315,8 +325,13 @@ class StreamDecoder:
         )
         about = self._about
         response = LlmResponse.checked(
-            message, finish, response_id=about.get("id", ""), model=about.get("model", "")
+            message,
+            finish,
+            response_id=about.get("id", ""),
+            model=about.get("model", ""),
+            server_tools=executed_tools(list(self._executed.values()), PROVIDER),
         )
+        yield from response.server_tools
         for index, call in zip(sorted(self._calls), calls, strict=True):
             yield ToolCallCompleted(index, call.arguments)
         yield Finished(finish, self._usage, response)

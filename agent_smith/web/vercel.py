@@ -36,7 +36,7 @@ from typing import Any
 from ..agent.approvals import ApprovalRequested
 from ..agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from ..errors import ParseError
-from ..llm.events import ReasoningDelta, TokenDelta, ToolCallStarted
+from ..llm.events import ReasoningDelta, ServerToolUsed, TokenDelta, ToolCallStarted
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage, UserMessage
 from ..paused_turn import Decision, PausedTurn
 from .stream import TurnFailed, TurnPaused, WebEvent, sse, tool_outcome
@@ -159,7 +159,9 @@ class UiMessageStream:
 
     def event(self, event: WebEvent) -> list[bytes]:
         out: list[JsonObject] = []
-        if isinstance(event, TokenDelta | ReasoningDelta | ToolCallStarted | AssistantTurn):
+        if isinstance(
+            event, TokenDelta | ReasoningDelta | ToolCallStarted | ServerToolUsed | AssistantTurn
+        ):
             self._step(out)
         if isinstance(event, TokenDelta):
             if event.text:
@@ -181,6 +183,11 @@ class UiMessageStream:
             self._close_text(out)
             self._close_reasoning(out)
             self._start_call(out, event.id, event.name)
+        elif isinstance(event, ServerToolUsed):  # ran by the provider: input and output at once
+            self._close_text(out)
+            self._close_reasoning(out)
+            self._start_call(out, event.id, event.name)
+            out.extend(_provider_executed(event))
         elif isinstance(event, AssistantTurn):
             self._assistant(out, event.message)
         elif isinstance(event, ToolCallRequested):
@@ -275,6 +282,16 @@ def _input_available(call: ToolCall) -> JsonObject:
         "input": call.arguments,
         "dynamic": True,
     }
+
+
+def _provider_executed(used: ServerToolUsed) -> list[JsonObject]:
+    """A tool the provider ran, as the SDK's provider-executed tool input and output."""
+    call = ToolCall(used.id, used.name, used.arguments)
+    output = {"type": "tool-output-available", "toolCallId": used.id, "output": list(used.results)}
+    return [
+        {**_input_available(call), "providerExecuted": True},
+        {**output, "dynamic": True, "providerExecuted": True},
+    ]
 
 
 def _tool_output(message: ToolMessage) -> JsonObject:

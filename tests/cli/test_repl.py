@@ -16,6 +16,7 @@ from agent_smith import (
     AssistantMessage,
     CancelledError,
     LlmApiError,
+    ServerToolUsed,
     TokenDelta,
     ToolCall,
     ToolMessage,
@@ -150,6 +151,16 @@ def test_repl_streams_tokens_to_stdout_and_tool_lines_to_stderr() -> None:
         '[tool] calculator {"expression": "2+3"}',
         "[tool] calculator -> 5",
     ]
+
+
+def test_repl_shows_a_tool_the_provider_ran_as_a_server_tool_line() -> None:
+    used = ServerToolUsed("web_search", "srvtoolu_1", {"query": "café"}, ({"url": "x"},))
+    # A stream shows what the provider ran at the reply's end, after its text.
+    agent = _FakeAgent([TokenDelta("Found."), used, FinalAnswer(AssistantMessage("Found."))])
+    repl, out, err = _repl(agent, "search\n")
+    assert repl.run() == EXIT_OK
+    assert err.getvalue().splitlines() == ['[server tool] web_search {"query": "café"}']
+    assert out.getvalue() == "Found.\n"
 
 
 def test_repl_prints_the_final_answer_when_nothing_streamed() -> None:

@@ -147,7 +147,28 @@ def test_redacted_thinking_and_server_tool_blocks_pass_through_and_are_never_run
     assert not [e for e in events if isinstance(e, ToolCallStarted)]
     message = events[-1].response.message  # type: ignore[union-attr]
     assert message.tool_calls == () and message.content == "Snow."
-    assert message.replay_for("anthropic") == {"blocks": [redacted, search, found]}
+    text = {"type": "text", "text": "Snow."}  # a server tool ran: the reply is kept whole
+    assert message.replay_for("anthropic") == {
+        "blocks": [redacted, search, found, text],
+        "whole": True,
+    }
+
+
+def test_a_server_tool_turn_goes_back_in_its_order_unless_its_text_was_rewritten(
+    model: AnthropicClient,
+) -> None:
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    said = [{"type": "text", "text": "Looking. "}, search, found, {"type": "text", "text": "Snow."}]
+    data = ProviderData("anthropic", {"blocks": said, "whole": True})
+    kept = AssistantMessage("Looking. Snow.", provider_data=data)
+    rewritten = AssistantMessage("[redacted]", provider_data=data)  # by an output guardrail
+    for turn, sent in (
+        (kept, said),
+        (rewritten, [search, found, {"type": "text", "text": "[redacted]"}]),
+    ):
+        body = model.body(LlmRequest((UserMessage("a"), turn, UserMessage("b"))), stream=False)
+        assert body["messages"][1] == {"role": "assistant", "content": sent}
 
 
 def test_another_providers_data_and_reasoning_are_dropped(

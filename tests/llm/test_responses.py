@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,7 @@ from agent_smith import (
 )
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
 from tests.support.provider_wire import WEATHER, reply_of, responses_events, sse
+from tests.support.recordings import payloads
 
 REQUEST = LlmRequest((SystemMessage("Be brief."), UserMessage("Weather?")), (WEATHER,))
 REASONING = {
@@ -200,3 +202,52 @@ def test_a_stream_without_its_completed_event_is_a_transport_error(
     llm_server.script(Chunks(*responses_events([TEXT])[:-1]))
     with pytest.raises(TransportError, match=r"OpenAI Responses API .* \(no response.completed\)"):
         list(model.stream(REQUEST))
+
+
+def _as_refusal(value: Any) -> Any:
+    """``value`` with every ``output_text`` part and text event made a refusal's."""
+    if isinstance(value, list):
+        return [_as_refusal(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "output_text":
+        return {"type": "refusal", "refusal": value["text"]}
+    renamed = {
+        "response.output_text.delta": "response.refusal.delta",
+        "response.output_text.done": "response.refusal.done",
+    }
+    out = {k: _as_refusal(v) for k, v in value.items() if k != "logprobs"}
+    if value.get("type") in renamed:
+        out["type"] = renamed[value["type"]]
+    if out.get("type") == "response.refusal.done":
+        out["refusal"] = out.pop("text")
+    return out
+
+
+def refused_stream() -> list[dict[str, Any]]:
+    """The recorded file-search stream with its answer turned into a refusal.
+
+    No recording of a streamed refusal was found (fixtures/SOURCES.md): every
+    frame is the recorded one but the message part, which becomes a refusal
+    part, its text deltas ``response.refusal.delta`` and its annotations gone.
+    """
+    frames = [json.loads(line) for line in payloads("vercel-ai--responses-file-search.chunks.txt")]
+    kept = [f for f in frames if f["type"] != "response.output_text.annotation.added"]
+    return [_as_refusal(f) for f in kept]
+
+
+def test_a_streamed_refusal_arrives_as_text_that_adds_up_to_the_reply(
+    llm_server: ScriptedLlmServer, model: ResponsesClient
+) -> None:
+    frames = refused_stream()
+    refusal = next(f["refusal"] for f in frames if f["type"] == "response.refusal.done")
+    llm_server.script(Chunks("".join(f"data: {json.dumps(f)}\n\n" for f in frames)))
+    events = list(model.stream(REQUEST))
+    reply = reply_of(events)
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == refusal
+    assert reply.message.content == refusal and refusal.startswith("According to the document")
+    assert reply.finish_reason == "content_filter"
+    (completed,) = [f for f in frames if f["type"] == "response.completed"]
+    llm_server.script(Raw(200, json.dumps(completed["response"])))
+    whole = model.complete(REQUEST)
+    assert (whole.message.content, whole.finish_reason) == (refusal, "content_filter")

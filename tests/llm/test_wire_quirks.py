@@ -8,7 +8,6 @@ field of a recorded frame and says so.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,25 +29,9 @@ from agent_smith import (
 )
 from agent_smith.llm.stream_decoder import StreamDecoder
 from tests.support.llm_server import Chunks, Raw, ScriptedLlmServer
+from tests.support.recordings import framed, payloads, recorded
 
-FIXTURES = Path(__file__).parent / "fixtures"
 REQUEST = LlmRequest((UserMessage("hi"),))
-
-
-def recorded(name: str) -> bytes:
-    return (FIXTURES / name).read_bytes()
-
-
-def payloads(name: str) -> list[str]:
-    """The recorded ``data:`` payloads of a ``*.chunks.txt`` file, one a line."""
-    return [line for line in recorded(name).decode().splitlines() if line.strip()]
-
-
-def framed(lines: list[str], *, done: bool = True, end: str = "\n") -> bytes:
-    body = "".join(f"data: {line}{end}{end}" for line in lines)
-    if done:
-        body += f"data: [DONE]{end}{end}"
-    return body.encode()
 
 
 def decode(body: bytes) -> list[StreamEvent]:

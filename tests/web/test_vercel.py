@@ -11,7 +11,7 @@ from agent_smith import ParseError
 from agent_smith.agent.approvals import ApprovalRequest, ApprovalRequested, Decision
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from agent_smith.agent.paused import PausedTurn
-from agent_smith.llm.events import ReasoningDelta, TokenDelta, ToolCallStarted
+from agent_smith.llm.events import ReasoningDelta, ServerToolUsed, TokenDelta, ToolCallStarted
 from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, ToolMessage, UserMessage
 from agent_smith.tools.dispatch import error_content
 from agent_smith.web.stream import TurnFailed, TurnPaused, WebEvent
@@ -33,6 +33,40 @@ def chunks(events: list[WebEvent], *, message_id: str | None = "m1") -> list[Any
         data = frame[6:-2].decode()
         out.append(data if data == "[DONE]" else json.loads(data))
     return out
+
+
+def test_a_tool_the_provider_ran_is_a_provider_executed_tool_part() -> None:
+    used = ServerToolUsed("web_search", "srvtoolu_1", {"query": "news"}, ({"url": "u"},))
+    reply = AssistantMessage("Found.", usage=USAGE)
+    got = chunks([TokenDelta("Found."), used, AssistantTurn(reply), FinalAnswer(reply)])
+    assert got[1:7] == [
+        {"type": "start-step"},
+        {"type": "text-start", "id": "text-1"},
+        {"type": "text-delta", "id": "text-1", "delta": "Found."},
+        {"type": "text-end", "id": "text-1"},
+        {
+            "type": "tool-input-start",
+            "toolCallId": "srvtoolu_1",
+            "toolName": "web_search",
+            "dynamic": True,
+        },
+        {
+            "type": "tool-input-available",
+            "toolCallId": "srvtoolu_1",
+            "toolName": "web_search",
+            "input": {"query": "news"},
+            "dynamic": True,
+            "providerExecuted": True,
+        },
+    ]
+    assert got[7] == {
+        "type": "tool-output-available",
+        "toolCallId": "srvtoolu_1",
+        "output": [{"url": "u"}],
+        "dynamic": True,
+        "providerExecuted": True,
+    }
+    assert {"type": "finish", "finishReason": "stop"}.items() <= got[-2].items()
 
 
 def test_a_streamed_turn_with_a_tool_call_maps_to_steps_and_parts() -> None:
