@@ -340,14 +340,15 @@ def _free_port() -> str:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Ctrl-C to the command's process group; killed if it does not end within a minute."""
-    with contextlib.suppress(ProcessLookupError):  # it ended by itself
-        os.killpg(proc.pid, signal.SIGINT)
-    try:
-        proc.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    """Ctrl-C to the command's process group, twice if need be (Jupyter asks first)."""
+    for patience in (3, 60):
+        with contextlib.suppress(ProcessLookupError):  # it ended by itself
+            os.killpg(proc.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(patience)
+            return
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def _answer(proc: subprocess.Popen[bytes], url: str, expect: str, llama: bool) -> str | None:

@@ -55,7 +55,24 @@ def _weather_result(server: ScriptedLlmServer) -> str:
 def _env(server: ScriptedLlmServer) -> dict[str, str]:
     env = dict(os.environ, LLAMA_SERVER_URL=server.url)
     env.pop("LLAMA_API_KEY", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EXAMPLES.parent), env.get("PYTHONPATH")]))
     return env
+
+
+def _run(
+    argv: list[str], server: ScriptedLlmServer, *, stdin: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """An example's command, run to its end against ``server``."""
+    return subprocess.run(
+        argv,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        env=_env(server),
+        cwd=cwd,
+    )
 
 
 # --- quickstart.py -----------------------------------------------------------
@@ -352,12 +369,7 @@ def test_batch_script_runs_every_input_then_resumes_with_nothing_left(tmp_path: 
     results = tmp_path / "results.jsonl"
     command = [sys.executable, str(BATCH / "run_batch.py"), str(results)]
     with ScriptedLlmServer(_calculating_model) as server:
-        first = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
-        )
-        again = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
-        )
+        first, again = _run(command, server), _run(command, server)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert sorted(lines[:-1]) == [
@@ -442,14 +454,7 @@ def test_a_script_example_prints_a_typed_stop_as_one_line(
     script: str, model: Any, says: str
 ) -> None:
     with ScriptedLlmServer(model) as server:
-        done = subprocess.run(
-            [sys.executable, str(EXAMPLES / script)],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=TIMEOUT,
-            env=_env(server),
-        )
+        done = _run([sys.executable, str(EXAMPLES / script)], server)
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()  # no traceback: the one line alone
     assert line.startswith(says), line
@@ -459,9 +464,7 @@ def test_the_batch_example_prints_a_stopped_input_as_one_line(tmp_path: Path) ->
     results = tmp_path / "results.jsonl"
     command = [sys.executable, str(BATCH / "run_batch.py"), str(results)]
     with ScriptedLlmServer(_looping_model) as server:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
-        )
+        done = _run(command, server)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     *stopped, summary = done.stdout.splitlines()
@@ -487,16 +490,8 @@ def test_a_skill_example_shows_a_typed_stop_as_one_line(skill: str, tmp_path: Pa
     pytest.importorskip("mcp")  # time-keeper starts the example MCP server
     argv = [sys.executable, "-m", "agent_smith", "--skill", str(EXAMPLES / "skills" / skill)]
     with ScriptedLlmServer(_looping_model) as server:
-        done = subprocess.run(
-            [*argv, "-e", server.url, "--no-default-mcp"],
-            input="What time is it?\n/exit\n",
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=TIMEOUT,
-            env=dict(_env(server), PYTHONPATH=str(EXAMPLES.parent)),
-            cwd=tmp_path,
-        )
+        argv += ["-e", server.url, "--no-default-mcp"]
+        done = _run(argv, server, stdin="What time is it?\n/exit\n", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     (error,) = [line for line in done.stderr.splitlines() if "agent-smith: error:" in line]
