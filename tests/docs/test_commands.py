@@ -20,12 +20,14 @@ one is checked, and a command with no entry (or an entry no page uses) fails
 ``replace`` pairs are the only changes made to a command: each stands a
 local stand-in for something of the user's (``{server}``: the scripted
 server's URL, ``{port}``: a free port, ``{model}``: the default local model
-file, ``{tmp}``: a scratch folder). Commands that need the real local model
+file, ``{served}``: the URL of ``agent-smith serve --local``, ``{tmp}``: a
+scratch folder). Commands that need the real local model
 are marked ``llama`` and ``slow``, like the other tests that start it.
 """
 
 from __future__ import annotations
 
+import configparser
 import contextlib
 import json
 import os
@@ -35,7 +37,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -146,23 +148,23 @@ class Serves:
 class Installs:
     """``pip install``: the extras it names exist, and what they need is installed here."""
 
-    llama: bool = False
-
     def check(self, command: str, scratch: Scratch) -> None:
-        from setuptools.config.setupcfg import read_configuration
-
         words = shlex.split(command)
         assert words[:2] == ["pip", "install"], command
         target = words[-1]
-        options = read_configuration(ROOT / "setup.cfg")["options"]
+        setup = configparser.ConfigParser()  # setup.cfg's own reading: %(test)s expands
+        setup.read(ROOT / "setup.cfg", encoding="utf-8")
         wanted: list[str] = [target]
         if target.startswith("."):  # this checkout, with extras
             extras = target.partition("[")[2].rstrip("]")
-            declared = {canonicalize_name(k): v for k, v in options["extras_require"].items()}
+            declared = {
+                canonicalize_name(name): _requirements(value)
+                for name, value in setup["options.extras_require"].items()
+            }
             names = [canonicalize_name(name) for name in extras.split(",") if name]
             unknown = [name for name in names if name not in declared]
             assert not unknown, f"{command}: no such extra {unknown}"
-            wanted = [*options["install_requires"], "agent-smith"]
+            wanted = [*_requirements(setup["options"]["install_requires"]), "agent-smith"]
             wanted += [r for name in names for r in declared[name]]
         for requirement in map(Requirement, wanted):
             try:
@@ -177,11 +179,14 @@ class Installs:
             )
 
 
+def _requirements(value: str) -> list[str]:
+    """The requirements of a setup.cfg value, one a line."""
+    return [line.strip() for line in value.splitlines() if line.strip()]
+
+
 @dataclass(frozen=True)
 class RanByCi:
     """``.ci/run`` runs this very command (so every CI run checks it)."""
-
-    llama: bool = False
 
     def check(self, command: str, scratch: Scratch) -> None:
         steps = [
@@ -195,13 +200,10 @@ class Excluded:
     """Not run: ``reason`` says why."""
 
     reason: str
-    llama: bool = field(default=False, init=False)
-
-    def check(self, command: str, scratch: Scratch) -> None:
-        raise AssertionError("excluded commands are not checked")
 
 
-Check = Runs | Serves | Installs | RanByCi | Excluded
+Runnable = Runs | Serves | Installs | RanByCi
+Check = Runnable | Excluded
 
 _REPL_UP = "/exit or Ctrl-D quits"  # the REPL's banner: it started and read /exit
 _NOTEBOOK = Serves(  # the notebook's folder is the server's root
@@ -374,7 +376,8 @@ def _params() -> list[object]:
         check = CHECKS.get(command.text)
         if check is None or isinstance(check, Excluded):
             continue
-        marks = [pytest.mark.slow, pytest.mark.llama] if check.llama else []
+        llama = isinstance(check, (Runs, Serves)) and check.llama
+        marks = [pytest.mark.slow, pytest.mark.llama] if llama else []
         params.append(pytest.param(command, check, id=command.text, marks=marks))
     return params
 
@@ -417,12 +420,12 @@ def _default_model() -> str:
 @pytest.mark.parametrize(("command", "check"), _params())
 def test_the_documented_command_works(
     command: Command,
-    check: Check,
+    check: Runnable,
     tmp_path: Path,
     scripted_server: ScriptedLlmServer,
     served_local: Callable[[], str],
 ) -> None:
-    if check.llama:
+    if isinstance(check, (Runs, Serves)) and check.llama:
         _default_model()  # skips (or fails under AGENT_SMITH_REQUIRE_ALL) without the model
     folder = tmp_path / "work"
     folder.mkdir()
