@@ -2,7 +2,7 @@
 
 import os
 
-from agent_smith import Agent, LlmClient, tool
+from agent_smith import Agent, AgentSmithError, LlmClient, tool
 
 
 @tool
@@ -13,4 +13,7 @@ def get_weather(city: str) -> str:
 
 llm = LlmClient(os.environ.get("LLAMA_SERVER_URL", "http://127.0.0.1:8080"))
 with Agent(llm, "You are a helpful assistant.", tools=[get_weather]) as agent:
-    print(agent.send("What's the weather like in Paris?").content)
+    try:
+        print(agent.send("What's the weather like in Paris?").content)
+    except AgentSmithError as err:  # a typed stop (repetition, token cap, budget), no server
+        raise SystemExit(f"{type(err).__name__}: {err}") from None  # one line, no traceback

@@ -286,6 +286,21 @@ def _activate_skills(agent: Agent, skills: Sequence[tuple[str, Skill]]) -> None:
             raise Fatal(f"--skill {folder}: {err}") from err
 
 
+def _banner(
+    endpoint: str, sandbox: Path, aliases: Sequence[str], skills: Sequence[tuple[str, Skill]]
+) -> str:
+    """The REPL's first line: where the model is, the tools, MCP servers and skills."""
+    mcp = f"; MCP: {', '.join(aliases)}" if aliases else ""
+    for _, skill in skills:
+        servers = ", ".join(client.alias for client in skill.mcp_clients)
+        mcp += f"; skill {skill.name}" + (f" (MCP: {servers})" if servers else "")
+    return (
+        f"agent-smith {__version__} at {endpoint}; tools: calculator, files, search, shell "
+        f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /help lists the "
+        "commands; /exit or Ctrl-D quits."
+    )
+
+
 def _note(text: str) -> None:
     sys.stderr.write(f"agent-smith: note: {text}\n")
 
@@ -359,13 +374,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
-    mcp = f"; MCP: {', '.join(aliases)}" if aliases else ""
-    sandbox = Path(args.sandbox).resolve()
-    banner = (
-        f"agent-smith {__version__} at {endpoint}; tools: calculator, files, search, shell "
-        f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /help lists the "
-        "commands; /exit or Ctrl-D quits."
-    )
+    banner = _banner(endpoint, Path(args.sandbox).resolve(), aliases, skills)
     repl = Repl(
         agent,
         endpoint=endpoint,

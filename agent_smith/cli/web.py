@@ -8,7 +8,9 @@ AG-UI endpoints (``/api/chat``, ``/api/agui``) with waitress (the optional
 extra ``agent-smith[web]``), for the same demo agent as the REPL: the
 calculator and the files, search and shell toolkits, whose writes and
 risky commands wait for Approve/Deny in the browser. Conversations are kept in a SQLite file
-(``--sessions``, default ``agent-smith-web.db`` in the current directory).
+(``--sessions``, default ``web.db`` in the user's data directory,
+``$XDG_DATA_HOME/agent_smith``, else ``~/.local/share/agent_smith``, created
+on first use; the startup line says which file).
 It listens on 127.0.0.1 only: there is no authentication.
 """
 
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..agent.agent import Agent
 from ..errors import ConfigError
@@ -76,9 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--sessions",
-        default="agent-smith-web.db",
         metavar="FILE",
-        help="SQLite file keeping the conversations (default: agent-smith-web.db)",
+        help=(
+            "SQLite file keeping the conversations (default: web.db in "
+            "$XDG_DATA_HOME/agent_smith, else ~/.local/share/agent_smith)"
+        ),
     )
     parser.add_argument(
         "--sandbox",
@@ -88,6 +94,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_verbose_option(parser)
     return parser
+
+
+def data_dir() -> Path:
+    """The user's data directory of agent_smith: ``$XDG_DATA_HOME/agent_smith``, else
+    ``~/.local/share/agent_smith`` (the XDG base directory default)."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "agent_smith"
+
+
+def _sessions_file(chosen: str | None) -> Path:
+    """``--sessions`` as given, else ``web.db`` in :func:`data_dir` (created here)."""
+    if chosen:
+        return Path(chosen)
+    folder = data_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise Fatal(
+            f"cannot create {folder} for the conversations ({err}); pass --sessions FILE"
+        ) from err
+    return folder / "web.db"
 
 
 def main(argv: Sequence[str]) -> int:
@@ -111,6 +139,7 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from ..web.app import WebApp
     from ..web.serve import WebServer
 
+    sessions = _sessions_file(args.sessions)
     endpoint = args.endpoint or start_local_server(args, stack, note=_note).endpoint
     try:
         runtime = stack.enter_context(Runtime())
@@ -129,13 +158,13 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         def agent(session: Session) -> Agent:
             return Agent(llm, SYSTEM_PROMPT, tools, runtime=runtime, session=session)
 
-        app = WebApp(agent, sessions=args.sessions)
+        app = WebApp(agent, sessions=sessions)
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
     except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
         raise Fatal(str(err)) from err
     sys.stderr.write(
         f"agent-smith web: open {server.url}/ (model at {endpoint}; conversations in "
-        f"{args.sessions}); Ctrl-C stops\n"
+        f"{sessions}); Ctrl-C stops\n"
     )
     server.serve_forever()
     return EXIT_OK

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from agent_smith import Agent, ChatModel, LlmClient, tool
+from agent_smith import Agent, AgentSmithError, ChatModel, LlmClient, tool
 
 FORECASTS = {"Paris": "sunny, 21 °C", "Oslo": "snow, -3 °C"}
 
@@ -27,4 +27,7 @@ def weather_agent(model: ChatModel) -> Agent:
 if __name__ == "__main__":
     llm = LlmClient(os.environ.get("LLAMA_SERVER_URL", "http://127.0.0.1:8080"))
     with weather_agent(llm) as agent:
-        print(agent.send("What's the weather like in Paris?").content)
+        try:
+            print(agent.send("What's the weather like in Paris?").content)
+        except AgentSmithError as err:  # a typed stop (repetition, token cap, budget), no server
+            raise SystemExit(f"{type(err).__name__}: {err}") from None  # one line, no traceback

@@ -3,7 +3,10 @@
 Run it (an OpenAI-compatible server with tool calling at $LLAMA_SERVER_URL,
 default http://127.0.0.1:8080) with any WSGI server, e.g.:
 
-    waitress-serve --threads 32 --app-dir examples/web django_mount:application
+    PYTHONPATH=examples/web waitress-serve --listen 127.0.0.1:8000 --threads 32 \
+        django_mount:application
+
+then open http://127.0.0.1:8000/login?user=ada.
 
 Django serves its own views; ``application`` sends every path under
 ``/agent`` to agent_smith's WebApp instead (a ten-line WSGI dispatcher, as

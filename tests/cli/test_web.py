@@ -22,14 +22,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
-def _web(*args: str) -> Iterator[str]:
-    """``agent-smith web ARGS --port 0`` in a child process; yields its URL, then Ctrl-C."""
+def _web(*args: str, cwd: Path = ROOT, data_home: Path | None = None) -> Iterator[tuple[str, str]]:
+    """``agent-smith web ARGS --port 0`` in a child process (``$XDG_DATA_HOME``:
+    ``data_home``); yields its URL and startup line, then Ctrl-C."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    if data_home is not None:
+        env["XDG_DATA_HOME"] = str(data_home)
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent_smith", "web", *args, "--port", "0"],
-        cwd=ROOT,
+        cwd=cwd,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
+        env=env,
     )
     try:
         assert proc.stderr is not None
@@ -37,7 +41,7 @@ def _web(*args: str) -> Iterator[str]:
         assert ready, "agent-smith web did not start"
         line = proc.stderr.readline().decode()
         assert line.startswith("agent-smith web: open http://127.0.0.1:"), line
-        yield line.split("open ", 1)[1].split("/ ", 1)[0]
+        yield line.split("open ", 1)[1].split("/ ", 1)[0], line
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) in (0, 130)
@@ -56,7 +60,10 @@ def test_agent_smith_web_serves_the_demo_agent_until_interrupted(
     llm_server: ScriptedLlmServer, tmp_path: Path
 ) -> None:
     store = tmp_path / "web.db"
-    with _web("-e", llm_server.url, "--sessions", str(store), "--sandbox", str(tmp_path)) as url:
+    with _web("-e", llm_server.url, "--sessions", str(store), "--sandbox", str(tmp_path)) as (
+        url,
+        _,
+    ):
         assert "<title>agent_smith dev UI</title>" in requests.get(url + "/", timeout=30).text
         llm_server.script(Text("Hello from the model."))
         assert '"delta":" model."' in _say_hi(url)
@@ -65,11 +72,29 @@ def test_agent_smith_web_serves_the_demo_agent_until_interrupted(
     assert store.exists()  # the conversation was kept
 
 
+def test_agent_smith_web_keeps_conversations_in_the_users_data_directory(
+    llm_server: ScriptedLlmServer, tmp_path: Path
+) -> None:
+    checkout, data_home = tmp_path / "checkout", tmp_path / "data"
+    checkout.mkdir()
+    args = ("-e", llm_server.url, "--sandbox", str(checkout))
+    with _web(*args, cwd=checkout, data_home=data_home) as (url, started):
+        store = data_home / "agent_smith" / "web.db"
+        assert f"conversations in {store});" in started  # the startup line says where
+        llm_server.script(Text("Hello from the model."))
+        _say_hi(url)
+    assert store.is_file()  # its folder created on first use
+    assert list(checkout.iterdir()) == []  # nothing left in the working directory
+
+
 def test_agent_smith_web_speaks_the_provider_it_is_given(tmp_path: Path) -> None:
     with ScriptedLlmServer() as server:
         speak(server, "anthropic", Text("Hello from Claude."))
         args = ("--provider", "anthropic", "-e", server.url, "-m", "wire-model", "-k", "key-1")
-        with _web(*args, "--sessions", str(tmp_path / "w.db"), "--sandbox", str(tmp_path)) as url:
+        with _web(*args, "--sessions", str(tmp_path / "w.db"), "--sandbox", str(tmp_path)) as (
+            url,
+            _,
+        ):
             assert '"delta":" Claude."' in _say_hi(url)
     assert server.paths == ["/v1/messages"]
 

@@ -236,6 +236,21 @@ def test_cli_activates_a_skill_folder(sandbox: Path) -> None:
     assert "release" in system["content"].lower()
 
 
+def test_cli_banner_names_each_skill_and_its_mcp_servers(sandbox: Path) -> None:
+    pytest.importorskip("mcp")
+    skills = REPO / "examples" / "skills"
+    with ScriptedLlmServer() as server:
+        done = run_cli(
+            *("-e", server.url, "--no-default-mcp"),
+            *("--skill", str(skills / "time-keeper"), "--skill", str(skills / "release-notes")),
+            stdin="/exit\n",
+            cwd=sandbox,
+        )
+    assert done.returncode == 0, done.stderr
+    (banner,) = [line for line in done.stderr.splitlines() if line.startswith("agent-smith 0")]
+    assert "; skill time-keeper (MCP: example); skill release-notes. /help" in banner
+
+
 def test_cli_reports_a_missing_skill_folder_in_one_line(sandbox: Path) -> None:
     done = run_cli(
         "-e", "http://127.0.0.1:9", "--no-default-mcp", "--skill", "nope", stdin="", cwd=sandbox

@@ -55,7 +55,24 @@ def _weather_result(server: ScriptedLlmServer) -> str:
 def _env(server: ScriptedLlmServer) -> dict[str, str]:
     env = dict(os.environ, LLAMA_SERVER_URL=server.url)
     env.pop("LLAMA_API_KEY", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EXAMPLES.parent), env.get("PYTHONPATH")]))
     return env
+
+
+def _run(
+    argv: list[str], server: ScriptedLlmServer, *, stdin: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """An example's command, run to its end against ``server``."""
+    return subprocess.run(
+        argv,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        env=_env(server),
+        cwd=cwd,
+    )
 
 
 # --- quickstart.py -----------------------------------------------------------
@@ -392,12 +409,7 @@ def test_batch_script_runs_every_input_then_resumes_with_nothing_left(tmp_path: 
     results = tmp_path / "results.jsonl"
     command = [sys.executable, str(BATCH / "run_batch.py"), str(results)]
     with ScriptedLlmServer(_calculating_model) as server:
-        first = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
-        )
-        again = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT, env=_env(server)
-        )
+        first, again = _run(command, server), _run(command, server)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert sorted(lines[:-1]) == [
@@ -453,3 +465,74 @@ def test_the_test_model_example_tests_pass_under_pytest() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
+
+
+# --- typed stops: one readable line, never a traceback -------------------------
+
+#: A reply that says one sentence over and over: the repetition guard stops the turn.
+LOOPING = Text("Paris is sunny today and the weather is fine. " * 12)
+
+
+def _looping_model(body: dict[str, Any]) -> Text:
+    return LOOPING
+
+
+def _asking_again(body: dict[str, Any]) -> Calls:
+    """A model that asks for the same call every round: the loop guard stops the turn."""
+    return Calls(("get_weather", {"city": "Paris"}))
+
+
+@pytest.mark.parametrize(
+    ("script", "model", "says"),
+    [
+        ("quickstart.py", _looping_model, "AgentStopped: agent 'agent' stopped: the reply kept"),
+        ("quickstart.py", _asking_again, "AgentStopped: agent stopped: the same tool calls"),
+        ("testing/weather_app.py", _looping_model, "AgentStopped: agent 'agent' stopped"),
+    ],
+)
+def test_a_script_example_prints_a_typed_stop_as_one_line(
+    script: str, model: Any, says: str
+) -> None:
+    with ScriptedLlmServer(model) as server:
+        done = _run([sys.executable, str(EXAMPLES / script)], server)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()  # no traceback: the one line alone
+    assert line.startswith(says), line
+
+
+def test_the_batch_example_prints_a_stopped_input_as_one_line(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    command = [sys.executable, str(BATCH / "run_batch.py"), str(results)]
+    with ScriptedLlmServer(_looping_model) as server:
+        done = _run(command, server)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    *stopped, summary = done.stdout.splitlines()
+    assert sorted(line.split(":")[0] for line in stopped) == [f"q{n}" for n in range(1, 7)]
+    assert all("AgentStopped: " in line and "kept repeating" in line for line in stopped)
+    assert summary == f"0 skipped (already in {results}), 6 run"
+
+
+def test_the_flask_example_shows_a_typed_stop_as_one_line(
+    flask_url: tuple[str, ScriptedLlmServer],
+) -> None:
+    url, llm_server = flask_url
+    llm_server.script(LOOPING)
+    body = requests.post(f"{url}/chat", data={"q": QUESTION}, timeout=TIMEOUT).text
+    note = body.rstrip("\n").rsplit("\n", 1)[-1]
+    assert note.startswith("[error: agent 'agent' stopped: the reply kept repeating")
+    assert note.endswith("]")
+    assert "Traceback" not in body
+
+
+@pytest.mark.parametrize("skill", ["time-keeper", "release-notes"])
+def test_a_skill_example_shows_a_typed_stop_as_one_line(skill: str, tmp_path: Path) -> None:
+    pytest.importorskip("mcp")  # time-keeper starts the example MCP server
+    argv = [sys.executable, "-m", "agent_smith", "--skill", str(EXAMPLES / "skills" / skill)]
+    with ScriptedLlmServer(_looping_model) as server:
+        argv += ["-e", server.url, "--no-default-mcp"]
+        done = _run(argv, server, stdin="What time is it?\n/exit\n", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    (error,) = [line for line in done.stderr.splitlines() if "agent-smith: error:" in line]
+    assert "kept repeating" in error

@@ -82,6 +82,22 @@ def test_the_flask_example_mounts_the_agent_behind_its_login(
         assert [c["title"] for c in listed] == ["Note milk"]
 
 
+def test_the_flask_example_shows_a_typed_stop_as_one_error_chunk(
+    environment: ScriptedLlmServer,
+) -> None:
+    pytest.importorskip("flask")
+    environment.script(Text("Paris is sunny today and the weather is fine. " * 12))
+    with WebServer(_load("flask_mount").app).start() as server:
+        ada = requests.Session()
+        ada.post(f"{server.url}/login", data={"user": "ada"}, timeout=TIMEOUT)
+        reply = ada.post(
+            f"{server.url}/agent/api/chat", json=chat_body("c1", "Weather?"), timeout=TIMEOUT
+        )
+    (error,) = [c for c in sse_data(reply) if c != "[DONE]" and c["type"] == "error"]
+    assert "stopped: the reply kept repeating" in error["errorText"]
+    assert "\n" not in error["errorText"] and "Traceback" not in reply.text
+
+
 @pytest.fixture
 def django_url(environment: ScriptedLlmServer) -> Iterator[str]:
     pytest.importorskip("django")
