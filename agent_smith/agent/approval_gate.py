@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..memory import Memory
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
+from ..observer import get_observer
 from ..tools.base import Tool
 from ..tools.dispatch import ToolOutcome, check_call
 from ..tools.registry import ToolRegistry
-from ..tracing.agent_span import approval
 from .approvals import (
     ApprovalRequest,
     ApprovalRequested,
@@ -121,7 +121,7 @@ def decide_round(
             continue
         if mode == "read" and _writes(call, registry):
             decisions[index] = Decision(False, READ_MODE)
-            approval(call, "denied")
+            get_observer().on_approval(call, "denied", asked=False)
             continue
         tool = _marked(call, registry) if mode != "yolo" else None
         if tool is None and call.id not in waiting:
@@ -129,7 +129,9 @@ def decide_round(
         decision = decided.get(call.id)
         if decision is not None:
             decisions[index] = decision
-            approval(call, "approved" if decision.approved else "denied")
+            get_observer().on_approval(
+                call, "approved" if decision.approved else "denied", asked=False
+            )
             continue
         description = tool.schema.description if tool is not None else ""
         asking.append((index, ApprovalRequest(call, description, agent.name, agent.depth, token)))
@@ -142,10 +144,12 @@ def decide_round(
         for (index, request), answer in zip(asking, answers, strict=True):
             if answer is None:
                 deferred.append(request)
-                approval(request.call, "deferred")
+                get_observer().on_approval(request.call, "deferred", asked=True)
                 continue
             decisions[index] = answer
-            approval(request.call, "approved" if answer.approved else "denied")
+            get_observer().on_approval(
+                request.call, "approved" if answer.approved else "denied", asked=True
+            )
             log.info(
                 "agent %s: call %s (%s) %s",
                 agent.name,
