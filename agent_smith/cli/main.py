@@ -51,6 +51,7 @@ from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..logs import TRACE
 from ..mcp.config import ServerConfig
+from ..metrics import MetricsCollector
 from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from ..toolkits.workspace import Workspace
@@ -366,6 +367,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /help lists the "
         "commands; /exit or Ctrl-D quits."
     )
+    metrics = MetricsCollector().install()  # what /stats reads
+    stack.callback(metrics.uninstall)
     repl = Repl(
         agent,
         endpoint=endpoint,
@@ -375,5 +378,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         interactive=interactive,
         approvals=approvals,
         prepare=lambda line: mention_files(line, workspace),
+        metrics=metrics,
     )
     return repl.run(banner)

@@ -145,12 +145,21 @@ class MetricsCollector(Observer):
             "histograms": _series(HISTOGRAMS, histograms),
         }
 
-    def total(self, name: str) -> float:
-        """Counter ``name`` summed over its series (a histogram's: the sum of its values)."""
+    def total(self, name: str, **labels: str) -> float:
+        """Counter ``name`` summed over its series whose labels are ``labels``
+        (a histogram's: the sum of its values)."""
+        names = BY_NAME[name].labels
+        wanted = [(names.index(label), value) for label, value in labels.items()]
         with self._lock:
             if BY_NAME[name].is_histogram:
-                return sum(h.sum for (n, _), h in self._histograms.items() if n == name)
-            return sum(v for (n, _), v in self._counters.items() if n == name)
+                values = [(key, h.sum) for key, h in self._histograms.items()]
+            else:
+                values = list(self._counters.items())
+        return sum(
+            value
+            for (n, series), value in values
+            if n == name and all(series[i] == v for i, v in wanted)
+        )
 
     def turns(self) -> list[dict[str, Any]]:
         """The kept turns' timelines, oldest first, as plain data (see :mod:`.timeline`)."""
