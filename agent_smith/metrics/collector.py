@@ -12,7 +12,7 @@ runs. Recording takes one short lock; :meth:`snapshot` returns plain data
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..observer import (
@@ -45,13 +45,14 @@ from .observations import (
 from .timeline import Timelines
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from ..messages import ToolCall
     from ..runtime import Runtime
     from .otel_export import OtelExport
 
+_CLIENTS_KEPT = 256
 Labels = tuple[str, ...]
+#: ``(metric name, label values, number)``: one count or one value to record.
+Count = tuple[str, Labels, float]
 
 
 class MetricsCollector(Observer):
@@ -62,7 +63,15 @@ class MetricsCollector(Observer):
     are kept; ``bars``: how many bars each timeline keeps.
     """
 
-    __slots__ = ("_counters", "_export", "_histograms", "_labels", "_lock", "timelines")
+    __slots__ = (
+        "_clients",
+        "_counters",
+        "_export",
+        "_histograms",
+        "_labels",
+        "_lock",
+        "timelines",
+    )
 
     def __init__(
         self, *, label_bound: int = DEFAULT_BOUND, turns: int = 50, bars: int = 500
@@ -72,6 +81,8 @@ class MetricsCollector(Observer):
         self._counters: dict[tuple[str, Labels], float] = {}
         self._histograms: dict[tuple[str, Labels], Histogram] = {}
         self._export: OtelExport | None = None
+        # A client's provider and model labels, by (client type, url, model): asked once.
+        self._clients: dict[tuple[type, str, str], tuple[str, str]] = {}
         self.timelines = Timelines(turns, bars)
 
     # -- installing --------------------------------------------------------------
@@ -102,30 +113,40 @@ class MetricsCollector(Observer):
 
     def add(self, name: str, labels: Labels, amount: float = 1) -> None:
         """Add ``amount`` to counter ``name``'s series ``labels`` (values already folded)."""
-        key = (name, labels)
-        with self._lock:
-            self._counters[key] = self._counters.get(key, 0) + amount
+        self.record(((name, labels, amount),))
 
     def observe(self, name: str, labels: Labels, value: float) -> None:
         """Record ``value`` in histogram ``name``'s series ``labels``."""
-        key = (name, labels)
-        with self._lock:
-            histogram = self._histograms.get(key)
-            if histogram is None:
-                histogram = self._histograms[key] = Histogram(BY_NAME[name].buckets)
-            histogram.observe(value)
-        if self._export is not None:
-            self._export.observe(name, labels, value)
+        self.record((), ((name, labels, value),))
 
-    def tokens(self, labels: Labels, prompt: int, completion: int, cached: int) -> None:
-        """One reply's token usage (``labels``: agent, provider, model)."""
+    def record(self, counts: Iterable[Count], values: Iterable[Count] = ()) -> None:
+        """Add each of ``counts`` to its counter and each of ``values`` to its histogram
+        (``(name, labels, number)`` each), under one lock."""
+        counters, histograms = self._counters, self._histograms
         with self._lock:
-            for kind, amount in (("input", prompt), ("output", completion), ("cached", cached)):
-                if amount:
-                    key = ("tokens", (*labels, kind))
-                    self._counters[key] = self._counters.get(key, 0) + amount
+            for name, labels, amount in counts:
+                key = (name, labels)
+                counters[key] = counters.get(key, 0) + amount
+            for name, labels, value in values:
+                key = (name, labels)
+                histogram = histograms.get(key)
+                if histogram is None:
+                    histogram = histograms[key] = Histogram(BY_NAME[name].buckets)
+                histogram.observe(value)
+        if self._export is not None:
+            for name, labels, value in values:
+                self._export.observe(name, labels, value)
+
+    def tokens(self, labels: Labels, prompt: int, completion: int, cached: int) -> list[Count]:
+        """The counts of one reply's token usage, to :meth:`record` (``labels``: agent,
+        provider, model); an OpenTelemetry export records them now."""
         if self._export is not None:
             self._export.tokens(labels, prompt, completion)
+        return [
+            ("tokens", (*labels, kind), amount)
+            for kind, amount in (("input", prompt), ("output", completion), ("cached", cached))
+            if amount
+        ]
 
     # -- reading -----------------------------------------------------------------
 
@@ -172,6 +193,7 @@ class MetricsCollector(Observer):
             self._histograms.clear()
             for values in self._labels.values():
                 values.clear()
+            self._clients.clear()
         self.timelines.clear()
 
     # -- the observer seam -------------------------------------------------------
@@ -179,14 +201,16 @@ class MetricsCollector(Observer):
     def on_chat_start(
         self, client: ChatClientFacts, request: ChatRequestFacts, body: Mapping[str, Any]
     ) -> ChatObservation:
-        known = getattr(client, "capabilities", None)
-        named = known.provider if known is not None else ""
-        labels = (
-            self._agent(),
-            self.label("provider", model_provider(named, client.url)),
-            self.label("model", client.model),
-        )
-        return ChatMetrics(self, labels)
+        url, model = client.url, client.model
+        key = (type(client), url, model)
+        named = self._clients.get(key)
+        if named is None:
+            known = getattr(client, "capabilities", None)
+            provider = model_provider(known.provider if known is not None else "", url)
+            named = (self.label("provider", provider), self.label("model", model))
+            if len(self._clients) < _CLIENTS_KEPT:
+                self._clients[key] = named
+        return ChatMetrics(self, (self._agent(), *named))
 
     def on_tool_start(self, call: ToolCall, tool: ToolFacts, runtime: Runtime) -> ToolObservation:
         return ToolMetrics(self, (self._agent(), self.label("tool", call.name)))

@@ -31,7 +31,7 @@ from ..tracing.span import error_type
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from .collector import Labels, MetricsCollector
+    from .collector import Count, Labels, MetricsCollector
     from .timeline import TurnTimeline
 
 E = TypeVar("E")
@@ -78,7 +78,7 @@ class ChatMetrics(_Timed, ChatObservation):
     def __init__(self, collector: MetricsCollector, labels: Labels) -> None:
         super().__init__(collector, labels)
         self._first: float | None = None
-        self._usage: tuple[int, int] = (0, 0)
+        self._usage: tuple[int, int, int] = (0, 0, 0)
 
     def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
         self._collector.add("retries", self._labels)
@@ -105,8 +105,7 @@ class ChatMetrics(_Timed, ChatObservation):
     def finish(self, response: R) -> R:
         usage = response.usage
         if usage is not None:
-            self._usage = (usage.prompt, usage.completion)
-            self._collector.tokens(self._labels, usage.prompt, usage.completion, usage.cache_read)
+            self._usage = (usage.prompt, usage.completion, usage.cache_read)
         return response
 
     def __exit__(
@@ -117,20 +116,24 @@ class ChatMetrics(_Timed, ChatObservation):
     ) -> None:
         ended = perf_counter()
         collector, labels = self._collector, self._labels
-        took = ended - self._started
-        collector.add("model_requests", labels)
-        collector.observe("model_request_duration", labels, took)
-        prompt, completion = self._usage
+        prompt, completion, cached = self._usage
+        counts = collector.tokens(labels, prompt, completion, cached)
+        counts.append(("model_requests", labels, 1))
+        values: list[Count] = [("model_request_duration", labels, ended - self._started)]
         if completion:
             generating = ended - (self._first if self._first is not None else self._started)
             if generating > 0:
-                collector.observe("tokens_per_second", labels, completion / generating)
-        facts: dict[str, Any] = {"input_tokens": prompt, "output_tokens": completion}
-        if error is not None:
-            kind_of = error_type(error)
-            collector.add("model_errors", (*labels, collector.label("error", kind_of)))
-            facts["error"] = kind_of
-        self._bar("model", labels[2], ended, **facts)
+                values.append(("tokens_per_second", labels, completion / generating))
+        if error is None:
+            collector.record(counts, values)
+            self._bar("model", labels[2], ended, input_tokens=prompt, output_tokens=completion)
+            return
+        kind_of = error_type(error)
+        counts.append(("model_errors", (*labels, collector.label("error", kind_of)), 1))
+        collector.record(counts, values)
+        self._bar(
+            "model", labels[2], ended, input_tokens=prompt, output_tokens=completion, error=kind_of
+        )
 
 
 class ToolMetrics(_Timed, ToolObservation):
@@ -175,14 +178,16 @@ class ToolMetrics(_Timed, ToolObservation):
 
     def _end(self) -> None:
         ended = perf_counter()
-        collector, labels = self._collector, self._labels
-        collector.add("tool_calls", labels)
-        collector.observe("tool_duration", labels, ended - self._started)
-        if self._failed is not None:
-            collector.add("tool_errors", (*labels, self._failed))
-            self._bar("tool", labels[1], ended, error=self._failed)
-        else:
+        labels = self._labels
+        counts: list[Count] = [("tool_calls", labels, 1)]
+        values: list[Count] = [("tool_duration", labels, ended - self._started)]
+        if self._failed is None:
+            self._collector.record(counts, values)
             self._bar("tool", labels[1], ended)
+            return
+        counts.append(("tool_errors", (*labels, self._failed), 1))
+        self._collector.record(counts, values)
+        self._bar("tool", labels[1], ended, error=self._failed)
 
 
 class McpMetrics(_Timed, McpObservation):
@@ -196,9 +201,10 @@ class McpMetrics(_Timed, McpObservation):
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._collector.add("mcp_requests", self._labels)
+        counts: list[Count] = [("mcp_requests", self._labels, 1)]
         if error is not None:
-            self._collector.add("mcp_errors", self._labels)
+            counts.append(("mcp_errors", self._labels, 1))
+        self._collector.record(counts)
 
 
 class TurnMetrics(TurnObservation):
@@ -262,10 +268,9 @@ class TurnMetrics(TurnObservation):
     def _ended(self, started: float, outcome: str) -> None:
         ended = perf_counter()
         collector, labels = self._collector, (self.agent,)
-        collector.add("turns", (self.agent, outcome))
+        counts: list[Count] = [("turns", (self.agent, outcome), 1)]
         if outcome == "cancelled":
-            collector.add("cancellations", labels)
-        collector.observe("turn_duration", labels, ended - started)
+            counts.append(("cancellations", labels, 1))
         usage = self._agent.usage if outcome != "error" else None
         facts: dict[str, Any] = {"outcome": outcome}
         if usage is not None:
@@ -274,7 +279,8 @@ class TurnMetrics(TurnObservation):
             if usage.cost is not None:
                 facts["cost"] = usage.cost
                 if self._parent is None:  # a sub-agent's cost is in its parent's usage too
-                    collector.add("cost", labels, usage.cost)
+                    counts.append(("cost", labels, usage.cost))
+        collector.record(counts, (("turn_duration", labels, ended - started),))
         if self._parent is None:
             self.timeline.end(**facts)
         else:
