@@ -18,7 +18,8 @@ Routes (relative to where the app is mounted):
 * with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
   — Prometheus text (:mod:`~agent_smith.metrics.prometheus`), and
   ``GET /api/metrics`` — the snapshot and the kept turns' timelines as JSON,
-  what the dev UI's timeline and charts read. Both ask ``authenticate``.
+  what the dev UI's timeline and charts read (``{"enabled": false}`` without
+  a collector). Both ask ``authenticate``.
 
 Each request builds a fresh agent with ``agent_factory(session)`` on the
 conversation's session (the factory passes ``session=session`` to
@@ -171,12 +172,14 @@ class WebApp:
 
     def _metrics_page(self, text: bool) -> Response:
         if self._metrics is None:
-            return error_response(404, "no metrics here (WebApp(metrics=...) is not set)")
+            if text:
+                return error_response(404, "no metrics here (WebApp(metrics=...) is not set)")
+            return json_response(200, {"enabled": False})  # the dev UI hides its views
         snapshot = self._metrics.snapshot()
         if text:
             body = exposition(snapshot).encode("utf-8")
             return Response(200, body, (("Content-Type", CONTENT_TYPE),))
-        return json_response(200, {**snapshot, "turns": self._metrics.turns()})
+        return json_response(200, {"enabled": True, **snapshot, "turns": self._metrics.turns()})
 
     # -- turns ---------------------------------------------------------------
 

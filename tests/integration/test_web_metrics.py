@@ -56,10 +56,12 @@ def test_a_turn_served_shows_in_the_scraped_metrics_and_the_json(
     assert [bar["kind"] for bar in turn["bars"]] == ["model", "tool", "model"]
 
 
-def test_without_a_collector_there_is_no_metrics_page(
+def test_without_a_collector_there_is_no_metrics_page_and_the_dev_ui_is_told(
     llm_server: ScriptedLlmServer, tmp_path: Path, runtime: Runtime
 ) -> None:
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
     with WebServer(WebApp(factory(llm), sessions=tmp_path / "c.db")).start() as server:
         assert requests.get(f"{server.url}/metrics", timeout=TIMEOUT).status_code == 404
-        assert requests.get(f"{server.url}/api/metrics", timeout=TIMEOUT).status_code == 404
+        assert requests.get(f"{server.url}/api/metrics", timeout=TIMEOUT).json() == {
+            "enabled": False
+        }
