@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -16,15 +14,6 @@ from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.web import chat_body, factory
 
 TIMEOUT = 30
-
-
-@pytest.fixture
-def collector() -> Iterator[MetricsCollector]:
-    collector = MetricsCollector().install()
-    try:
-        yield collector
-    finally:
-        collector.uninstall()
 
 
 def test_a_turn_served_shows_in_the_scraped_metrics_and_the_json(

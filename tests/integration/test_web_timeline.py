@@ -8,7 +8,6 @@ table counts the call. Screenshots go where test_web_browser.py puts them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +32,6 @@ def slow_lookup(key: str) -> str:
     """Look a key up, slowly."""
     threading.Event().wait(SLOW)
     return f"{key}: found"
-
-
-@pytest.fixture
-def collector() -> Iterator[MetricsCollector]:
-    collector = MetricsCollector().install()
-    try:
-        yield collector
-    finally:
-        collector.uninstall()
 
 
 def test_the_timeline_shows_the_slow_tool_as_the_longest_bar_with_the_snapshots_numbers(
