@@ -33,6 +33,7 @@ this module sits in the base layer and needs nothing above it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -304,7 +305,8 @@ class Observer:
 
 
 _observer = Observer()
-_installed: tuple[Observer, ...] = ()
+_installed: tuple[Observer, ...] = ()  # what add_observer combined (empty: _observer alone)
+_installing = threading.Lock()
 
 
 def get_observer() -> Observer:
@@ -322,18 +324,20 @@ def set_observer(observer: Observer) -> Observer:
 def add_observer(observer: Observer) -> None:
     """Tell ``observer`` too what the process's observer is told (until :func:`remove_observer`)."""
     global _observer, _installed
-    if not _installed:
-        _installed = (_observer,)
-    _installed = (*_installed, observer)
-    _observer = _combined(_installed)
+    with _installing:
+        if not _installed:
+            _installed = (_observer,)
+        _installed = (*_installed, observer)
+        _observer = _combined(_installed)
 
 
 def remove_observer(observer: Observer) -> None:
     """Stop telling ``observer`` (added by :func:`add_observer`); unknown ones are ignored."""
     global _observer, _installed
-    if observer in _installed:
-        _installed = tuple(o for o in _installed if o is not observer)
-        _observer = _combined(_installed)
+    with _installing:
+        if observer in _installed:
+            _installed = tuple(o for o in _installed if o is not observer)
+            _observer = _combined(_installed)
 
 
 def _combined(observers: tuple[Observer, ...]) -> Observer:

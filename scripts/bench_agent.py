@@ -401,16 +401,21 @@ def main() -> None:
             kind = "streamed" if stream else "not streamed"
             print(f"| {kind}, typed output | {cm * 1e3:.2f} | {am * 1e3:.2f} | {am / cm:.2f}x |")
     print("\nMetrics collector on against off (same turn, alternating):\n")
-    print("| turn | agent median (ms) | agent + metrics median (ms) | ratio | p95 off / on (ms) |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| turn | agent median (ms) | agent + metrics median (ms) | ratio "
+        "| p95 off / on (ms) | CPU per turn off / on (ms) | CPU ratio |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for typed, stream, times, _passes in rows:
         if not typed:
-            off, on = times["agent"][0], times["agent + metrics"][0]
+            (off, off_cpu), (on, on_cpu) = times["agent"], times["agent + metrics"]
             om, mm = statistics.median(off), statistics.median(on)
+            oc, mc = statistics.median(off_cpu), statistics.median(on_cpu)
             kind = "streamed" if stream else "not streamed"
             print(
                 f"| {kind} | {om * 1e3:.2f} | {mm * 1e3:.2f} | {mm / om:.3f}x "
-                f"| {p95(off) * 1e3:.2f} / {p95(on) * 1e3:.2f} |"
+                f"| {p95(off) * 1e3:.2f} / {p95(on) * 1e3:.2f} "
+                f"| {oc * 1e3:.2f} / {mc * 1e3:.2f} | {mc / oc:.3f}x |"
             )
     print(
         f"\nFour tools sleeping 0.2 s each, one turn: median "

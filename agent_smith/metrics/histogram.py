@@ -34,24 +34,3 @@ class Histogram:
             "sum": self.sum,
             "count": self.count,
         }
-
-
-def quantile(data: dict[str, Any], q: float) -> float | None:
-    """The ``q`` quantile (0..1) of a histogram's plain data, interpolated within its bucket.
-
-    Above the last bound it is that bound (the top bucket has no upper end); None when empty.
-    """
-    count = data["count"]
-    if not count:
-        return None
-    rank = q * count
-    seen = 0
-    bounds = data["bounds"]
-    for index, in_bucket in enumerate(data["counts"]):
-        if in_bucket and seen + in_bucket >= rank:
-            if index == len(bounds):
-                return float(bounds[-1])
-            low = bounds[index - 1] if index else 0.0
-            return float(low + (bounds[index] - low) * (rank - seen) / in_bucket)
-        seen += in_bucket
-    return float(bounds[-1])

@@ -64,10 +64,10 @@ class _Timed:
         self._turn = _turn.get()
         self._started = perf_counter()
 
-    def _bar(self, kind: str, name: str, ended: float, **facts: Any) -> None:
+    def _bar(self, kind: str, name: str, ended: float, facts: dict[str, Any] | None) -> None:
         turn = self._turn
         if turn is not None:
-            turn.timeline.add(kind, name, self._started, ended, turn.depth, **facts)
+            turn.timeline.add(kind, name, self._started, ended, turn.depth, facts)
 
 
 class ChatMetrics(_Timed, ChatObservation):
@@ -124,16 +124,12 @@ class ChatMetrics(_Timed, ChatObservation):
             generating = ended - (self._first if self._first is not None else self._started)
             if generating > 0:
                 values.append(("tokens_per_second", labels, completion / generating))
-        if error is None:
-            collector.record(counts, values)
-            self._bar("model", labels[2], ended, input_tokens=prompt, output_tokens=completion)
-            return
-        kind_of = error_type(error)
-        counts.append(("model_errors", (*labels, collector.label("error", kind_of)), 1))
+        facts: dict[str, Any] = {"input_tokens": prompt, "output_tokens": completion}
+        if error is not None:
+            facts["error"] = kind_of = error_type(error)
+            counts.append(("model_errors", (*labels, collector.label("error", kind_of)), 1))
         collector.record(counts, values)
-        self._bar(
-            "model", labels[2], ended, input_tokens=prompt, output_tokens=completion, error=kind_of
-        )
+        self._bar("model", labels[2], ended, facts)
 
 
 class ToolMetrics(_Timed, ToolObservation):
@@ -181,13 +177,11 @@ class ToolMetrics(_Timed, ToolObservation):
         labels = self._labels
         counts: list[Count] = [("tool_calls", labels, 1)]
         values: list[Count] = [("tool_duration", labels, ended - self._started)]
-        if self._failed is None:
-            self._collector.record(counts, values)
-            self._bar("tool", labels[1], ended)
-            return
-        counts.append(("tool_errors", (*labels, self._failed), 1))
+        failed = self._failed
+        if failed is not None:
+            counts.append(("tool_errors", (*labels, failed), 1))
         self._collector.record(counts, values)
-        self._bar("tool", labels[1], ended, error=self._failed)
+        self._bar("tool", labels[1], ended, None if failed is None else {"error": failed})
 
 
 class McpMetrics(_Timed, McpObservation):
@@ -230,7 +224,7 @@ class TurnMetrics(TurnObservation):
     def instant(self, kind: str, name: str, **facts: Any) -> None:
         """A zero-length bar on this turn's timeline now (an approval, a compaction)."""
         now = perf_counter()
-        self.timeline.add(kind, name, now, now, self.depth, **facts)
+        self.timeline.add(kind, name, now, now, self.depth, facts)
 
     def watch(self, events: Iterator[E]) -> Iterator[E]:
         return self._watch(events)
@@ -284,4 +278,4 @@ class TurnMetrics(TurnObservation):
         if self._parent is None:
             self.timeline.end(**facts)
         else:
-            self.timeline.add("agent", self.agent, started, ended, self.depth, **facts)
+            self.timeline.add("agent", self.agent, started, ended, self.depth, facts)

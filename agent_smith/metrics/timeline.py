@@ -43,25 +43,23 @@ class TurnTimeline:
         self.facts: dict[str, Any] = {}
         self.dropped = 0
         self._limit = bars
-        self._bars: list[dict[str, Any]] = []
+        self._bars: list[tuple[str, str, float, float, int, dict[str, Any] | None]] = []
         self._lock = threading.Lock()
 
     def add(
-        self, kind: str, name: str, started: float, ended: float, depth: int, **facts: Any
+        self,
+        kind: str,
+        name: str,
+        started: float,
+        ended: float,
+        depth: int,
+        facts: dict[str, Any] | None = None,
     ) -> None:
         """A bar of ``kind`` (model, tool, agent, approval) from ``started`` to ``ended``
         (``perf_counter`` times); ``facts``: tokens, cost, error... as plain data."""
-        bar = {
-            "kind": kind,
-            "name": name,
-            "start": started - self.started_at,
-            "duration": ended - started,
-            "depth": depth,
-            **facts,
-        }
         with self._lock:
             if len(self._bars) < self._limit:
-                self._bars.append(bar)
+                self._bars.append((kind, name, started, ended, depth, facts))
             else:
                 self.dropped += 1
 
@@ -73,8 +71,19 @@ class TurnTimeline:
     def data(self) -> dict[str, Any]:
         """Plain data: the turn's id, agent, start (epoch seconds), duration, outcome and bars."""
         with self._lock:
-            bars = sorted(self._bars, key=lambda bar: bar["start"])
+            kept = sorted(self._bars, key=lambda bar: bar[2])
             dropped = self.dropped
+        bars = [
+            {
+                "kind": kind,
+                "name": name,
+                "start": started - self.started_at,
+                "duration": ended - started,
+                "depth": depth,
+                **(facts or {}),
+            }
+            for kind, name, started, ended, depth, facts in kept
+        ]
         end = self.ended if self.ended is not None else time.perf_counter()
         return {
             "id": self.id,
