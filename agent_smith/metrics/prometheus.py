@@ -3,14 +3,21 @@
 Counter ``tokens`` is ``agent_smith_tokens_total``; histogram
 ``tool_duration`` is ``agent_smith_tool_duration_seconds`` with cumulative
 ``_bucket{le=...}`` series, ``_sum`` and ``_count``. Label values are escaped
-(backslash, double quote, newline). What a web app serves at ``/metrics``.
+(backslash, double quote, newline). What a web app serves at ``/metrics``,
+through :class:`ScrapePage`: rendered at most once a second however often
+it is scraped, so a scraper gone wild costs the turns little.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+import time
+from typing import TYPE_CHECKING, Any
 
 from .catalog import BY_NAME
+
+if TYPE_CHECKING:
+    from .collector import MetricsCollector
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "agent_smith_"
@@ -41,6 +48,27 @@ def exposition(snapshot: dict[str, Any]) -> str:
             lines.append(f"{full}_sum{_labels(one['labels'])} {_number(one['sum'])}")
             lines.append(f"{full}_count{_labels(one['labels'])} {one['count']}")
     return "\n".join(lines) + "\n"
+
+
+class ScrapePage:
+    """``collector``'s exposition as bytes, rendered again only ``interval`` seconds after the
+    last rendering (scrapes in between get the same bytes)."""
+
+    def __init__(self, collector: MetricsCollector, interval: float = 1.0) -> None:
+        self._collector = collector
+        self._interval = interval
+        self._lock = threading.Lock()
+        self._rendered_at = float("-inf")
+        self._body = b""
+
+    def body(self) -> bytes:
+        if time.monotonic() - self._rendered_at < self._interval:
+            return self._body
+        with self._lock:  # one thread renders; the others wait for its bytes
+            if time.monotonic() - self._rendered_at >= self._interval:
+                self._body = exposition(self._collector.snapshot()).encode("utf-8")
+                self._rendered_at = time.monotonic()
+            return self._body
 
 
 def _labels(labels: dict[str, Any]) -> str:

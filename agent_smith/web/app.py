@@ -16,7 +16,8 @@ Routes (relative to where the app is mounted):
 * ``GET /`` — the dev UI (``devui.html``: one page, no build step, no CDN),
   unless ``dev_ui=False``;
 * with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
-  — Prometheus text (:mod:`~agent_smith.metrics.prometheus`), and
+  — Prometheus text (:mod:`~agent_smith.metrics.prometheus`; rendered at
+  most once a second), and
   ``GET /api/metrics`` — the snapshot and the kept turns' timelines as JSON,
   what the dev UI's timeline and charts read (``{"enabled": false}`` without
   a collector). Both ask ``authenticate``.
@@ -55,7 +56,7 @@ from ..agent.agent import Agent
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
 from ..messages import UserMessage
 from ..metrics.collector import MetricsCollector
-from ..metrics.prometheus import CONTENT_TYPE, exposition
+from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..paused_turn import Decision, PausedTurn
 from ..sessions.session import Session
 from . import agui, vercel
@@ -111,6 +112,7 @@ class WebApp:
         self._origins = frozenset(allowed_origins)
         self._dev_ui = dev_ui
         self._metrics = metrics
+        self._scrape_page = ScrapePage(metrics) if metrics is not None else None
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -171,14 +173,13 @@ class WebApp:
         return error_response(404, f"no such resource: {path}")
 
     def _metrics_page(self, text: bool) -> Response:
-        if self._metrics is None:
+        if self._metrics is None or self._scrape_page is None:
             if text:
                 return error_response(404, "no metrics here (WebApp(metrics=...) is not set)")
             return json_response(200, {"enabled": False})  # the dev UI hides its views
-        snapshot = self._metrics.snapshot()
         if text:
-            body = exposition(snapshot).encode("utf-8")
-            return Response(200, body, (("Content-Type", CONTENT_TYPE),))
+            return Response(200, self._scrape_page.body(), (("Content-Type", CONTENT_TYPE),))
+        snapshot = self._metrics.snapshot()
         return json_response(200, {"enabled": True, **snapshot, "turns": self._metrics.turns()})
 
     # -- turns ---------------------------------------------------------------

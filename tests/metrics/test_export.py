@@ -10,7 +10,7 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricR
 from prometheus_client.parser import text_string_to_metric_families
 
 from agent_smith import Agent, AgentRequest, LlmClient, MetricsCollector, Runtime, tool
-from agent_smith.metrics.prometheus import exposition
+from agent_smith.metrics.prometheus import ScrapePage, exposition
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 
@@ -109,3 +109,13 @@ def test_opentelemetry_gets_the_genai_metrics(
     assert first_chunk.count == 2
     [requests] = seen["agent_smith.model_requests"]
     assert requests.value == 4 and requests.attributes["gen_ai.provider.name"] == "openai"
+
+
+def test_a_scrape_page_renders_at_most_once_per_interval(collector: MetricsCollector) -> None:
+    collector.add("compactions", ("a",))
+    cached, fresh = ScrapePage(collector, interval=3600), ScrapePage(collector, interval=0)
+    first = cached.body()
+    collector.add("compactions", ("a",))
+    assert cached.body() is first  # scraped again within the hour: the same bytes
+    assert b'agent_smith_compactions_total{agent="a"} 2' in fresh.body()
+    assert b'agent_smith_compactions_total{agent="a"} 1' in first
