@@ -12,6 +12,7 @@ runs. Recording takes one short lock; :meth:`snapshot` returns plain data
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ from ..observer import (
 from ..tracing.span import model_provider
 from .catalog import BY_NAME, COUNTERS, HISTOGRAMS, LABELS, Metric
 from .histogram import Histogram
-from .labels import DEFAULT_BOUND, LabelValues
+from .labels import DEFAULT_BOUND, UNKNOWN, LabelValues
 from .observations import (
     ChatMetrics,
     McpMetrics,
@@ -132,7 +133,10 @@ class MetricsCollector(Observer):
                 histogram = histograms.get(key)
                 if histogram is None:
                     histogram = histograms[key] = Histogram(BY_NAME[name].buckets)
-                histogram.observe(value)
+                # The value's bucket: values equal to a bound count in that bound's bucket.
+                histogram.counts[bisect_left(histogram.bounds, value)] += 1
+                histogram.sum += value
+                histogram.count += 1
         if self._export is not None:
             for name, labels, value in values:
                 self._export.observe(name, labels, value)
@@ -265,9 +269,9 @@ class MetricsCollector(Observer):
         self.add("fallbacks", (self.label("provider", provider), self.label("model", model)))
 
     def _agent(self) -> str:
-        """The agent label of the turn running in this context ("" folds to unknown)."""
+        """The agent label of the turn running in this context (``unknown`` outside one)."""
         turn = current_turn()
-        return turn.agent if turn is not None else self.label("agent", "")
+        return turn.agent if turn is not None else UNKNOWN
 
 
 def _series(

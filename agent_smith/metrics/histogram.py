@@ -1,11 +1,11 @@
 """A fixed-bucket histogram: constant memory, one ``bisect`` per observation.
 
-Not locked by itself: the collector records under its own lock.
+Plain state: the collector counts a value into it under its own lock
+(``counts[bisect_left(bounds, value)] += 1``, ``sum``, ``count``).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import Any
 
 
@@ -20,11 +20,6 @@ class Histogram:
         self.counts = [0] * (len(bounds) + 1)
         self.sum = 0.0
         self.count = 0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect_left(self.bounds, value)] += 1
-        self.sum += value
-        self.count += 1
 
     def data(self) -> dict[str, Any]:
         """Plain data: ``bounds``, ``counts`` (one more than bounds), ``sum``, ``count``."""
