@@ -170,6 +170,11 @@ class MetricsCollector(Observer):
             "histograms": _series(HISTOGRAMS, histograms),
         }
 
+    def counter(self, name: str) -> list[tuple[Labels, float]]:
+        """Counter ``name``'s series: (label values in the catalog's order, value) each."""
+        with self._lock:
+            return [(labels, v) for (n, labels), v in self._counters.items() if n == name]
+
     def total(self, name: str, **labels: str) -> float:
         """Counter ``name`` summed over its series whose labels are ``labels``
         (a histogram's: the sum of its values)."""

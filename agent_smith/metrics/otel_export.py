@@ -125,11 +125,12 @@ class OtelExport:
 def _reader(
     collector: MetricsCollector, name: str, observation: type[Observation]
 ) -> Callable[[CallbackOptions], Iterable[Observation]]:
-    """The callback reporting counter ``name``'s series from ``collector``'s snapshot."""
+    """The callback reporting counter ``name``'s series as ``collector`` holds them now."""
+
+    names = [attribute(label) for label in BY_NAME[name].labels]
 
     def read(options: CallbackOptions) -> Iterable[Observation]:
-        for series in collector.snapshot()["counters"][name]:
-            attributes = {attribute(k): v for k, v in series["labels"].items()}
-            yield observation(series["value"], attributes)
+        for labels, value in collector.counter(name):
+            yield observation(value, dict(zip(names, labels, strict=True)))
 
     return read
