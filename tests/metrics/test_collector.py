@@ -16,6 +16,7 @@ from agent_smith import (
     ModelPrice,
     Runtime,
     SubAgentSpec,
+    ToolContext,
     UsageLimits,
     tool,
 )
@@ -92,19 +93,21 @@ def test_a_cancelled_turn_counts_as_a_cancellation(
     started = threading.Event()
 
     @tool
-    def wait_for_cancel() -> str:
+    def wait_for_cancel(ctx: ToolContext) -> str:
         """Blocks until the turn is cancelled."""
         started.set()
-        threading.Event().wait(10)
+        ctx.cancel.wait(10)
         return "late"
 
     llm_server.script(Calls(("wait_for_cancel", {})), Text("never"))
     with Agent(LlmClient(llm_server.url, "m", runtime=runtime), tools=[wait_for_cancel]) as agent:
-        threading.Thread(
+        canceller = threading.Thread(
             target=lambda: started.wait(10) and agent.cancel(), name="test-cancel"
-        ).start()
+        )
+        canceller.start()
         with pytest.raises(CancelledError):
             agent.send("go")
+        canceller.join()
 
     seen = collector.snapshot()
     assert value(seen, "cancellations") == 1
