@@ -283,10 +283,13 @@ class Observer:
         """``agent`` starts a turn (``send``, ``stream`` or a resume)."""
         return NO_TURN
 
-    def on_approval(self, call: ToolCall, decision: str, *, asked: bool) -> None:
+    def on_approval(
+        self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
+    ) -> None:
         """``call`` was ``approved``, ``denied`` or ``deferred`` (nobody answered yet).
 
-        ``asked``: someone was asked (not a policy mode, nor a decision a resume brought).
+        ``asked``: someone was asked (not a policy mode, nor a decision a resume
+        brought), and the turn ``waited`` that many seconds for the answers.
         """
 
     def on_guardrail(self, stage: str, name: str, action: str, call_id: str | None) -> None:

@@ -181,9 +181,11 @@ class FanOut(Observer):
         for o in self.observers:
             o.on_tool_raised(error)
 
-    def on_approval(self, call: ToolCall, decision: str, *, asked: bool) -> None:
+    def on_approval(
+        self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
+    ) -> None:
         for o in self.observers:
-            o.on_approval(call, decision, asked=asked)
+            o.on_approval(call, decision, asked=asked, waited=waited)
 
     def on_guardrail(self, stage: str, name: str, action: str, call_id: str | None) -> None:
         for o in self.observers:

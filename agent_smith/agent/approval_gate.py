@@ -31,6 +31,7 @@ never resumed gets denied results, so the history is whole again.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -138,17 +139,22 @@ def decide_round(
     if not asking and not decisions:
         return Verdict(calls, {})
     if asking:
+        asked_at = time.monotonic()
         answers = yield from _ask(agent, [request for _, request in asking])
+        waited = time.monotonic() - asked_at  # for an approver: how long the turn waited
         token.raise_if_cancelled("tool approval")
         deferred = []
         for (index, request), answer in zip(asking, answers, strict=True):
             if answer is None:
                 deferred.append(request)
-                get_observer().on_approval(request.call, "deferred", asked=True)
+                get_observer().on_approval(request.call, "deferred", asked=True, waited=waited)
                 continue
             decisions[index] = answer
             get_observer().on_approval(
-                request.call, "approved" if answer.approved else "denied", asked=True
+                request.call,
+                "approved" if answer.approved else "denied",
+                asked=True,
+                waited=waited,
             )
             log.info(
                 "agent %s: call %s (%s) %s",

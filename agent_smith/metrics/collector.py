@@ -243,7 +243,9 @@ class MetricsCollector(Observer):
     def on_turn_start(self, agent: TurnFacts) -> TurnObservation:
         return TurnMetrics(self, agent, self.label("agent", agent.name))
 
-    def on_approval(self, call: ToolCall, decision: str, *, asked: bool) -> None:
+    def on_approval(
+        self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
+    ) -> None:
         labels = (self._agent(), self.label("tool", call.name))
         if asked:
             self.add("approvals", (*labels, "asked"))
@@ -251,7 +253,7 @@ class MetricsCollector(Observer):
             self.add("approvals", (*labels, "granted" if decision == "approved" else "denied"))
         turn = current_turn()
         if turn is not None:
-            turn.instant("approval", call.name, decision=decision)
+            turn.bar_until_now("approval", call.name, waited, {"decision": decision})
 
     def on_guardrail(self, stage: str, name: str, action: str, call_id: str | None) -> None:
         if action != "allow":
@@ -263,12 +265,8 @@ class MetricsCollector(Observer):
         self.add("compactions", (self._agent(),))
         turn = current_turn()
         if turn is not None:
-            turn.instant(
-                "compaction",
-                f"{replaced} messages",
-                tokens_before=tokens_before,
-                tokens_after=tokens_after,
-            )
+            facts = {"tokens_before": tokens_before, "tokens_after": tokens_after}
+            turn.bar_until_now("compaction", f"{replaced} messages", 0.0, facts)
 
     def on_fallback(self, model: str, provider: str, error: BaseException) -> None:
         self.add("fallbacks", (self.label("provider", provider), self.label("model", model)))

@@ -221,10 +221,11 @@ class TurnMetrics(TurnObservation):
             parent.timeline if parent is not None else collector.timelines.start(label)
         )
 
-    def instant(self, kind: str, name: str, **facts: Any) -> None:
-        """A zero-length bar on this turn's timeline now (an approval, a compaction)."""
+    def bar_until_now(self, kind: str, name: str, seconds: float, facts: dict[str, Any]) -> None:
+        """A bar on this turn's timeline for the last ``seconds`` (an approval's wait; 0: an
+        instant, such as a compaction)."""
         now = perf_counter()
-        self.timeline.add(kind, name, now, now, self.depth, facts)
+        self.timeline.add(kind, name, now - seconds, now, self.depth, facts)
 
     def watch(self, events: Iterator[E]) -> Iterator[E]:
         return self._watch(events)

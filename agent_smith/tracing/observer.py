@@ -70,7 +70,9 @@ class OtelObserver(Observer):
             return NO_MCP
         return _live().McpSpan(t, server, method, params)
 
-    def on_approval(self, call: ToolCall, decision: str, *, asked: bool) -> None:
+    def on_approval(
+        self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
+    ) -> None:
         approval(call, decision)
 
     def on_guardrail(self, stage: str, name: str, action: str, call_id: str | None) -> None:

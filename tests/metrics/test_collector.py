@@ -11,10 +11,14 @@ from agent_smith import (
     Agent,
     AgentConfig,
     AgentRequest,
+    ApprovalRequest,
     LlmClient,
+    McpClient,
     MetricsCollector,
     ModelPrice,
+    RetryPolicy,
     Runtime,
+    ServerConfig,
     SubAgentSpec,
     ToolContext,
     UsageLimits,
@@ -24,7 +28,8 @@ from agent_smith.errors import CancelledError
 from agent_smith.messages import ToolCall
 from agent_smith.observer import get_observer
 from agent_smith.tracing.observer import OTEL_OBSERVER
-from tests.support.llm_server import Calls, ScriptedLlmServer, Text
+from tests.support.fake_mcp_http import FakeMcpServer
+from tests.support.llm_server import Calls, Raw, ScriptedLlmServer, Text
 
 
 @tool
@@ -198,3 +203,58 @@ def test_counts_from_many_threads_add_up(collector: MetricsCollector) -> None:
     assert value(seen, "compactions") == 8000
     [durations] = seen["histograms"]["tool_duration"]
     assert durations["count"] == 8000 and durations["counts"][3] == 8000  # 0.04 < 0.05 <= 0.08
+
+
+def test_a_retried_request_counts_once_with_its_retry(
+    collector: MetricsCollector, llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.script(Raw(503, "busy"), Text("hi"))
+    policy = RetryPolicy(max_retries=1, base=0.01, jitter=0.0)
+    llm = LlmClient(llm_server.url, "m", runtime=runtime, retry_policy=policy)
+    with Agent(llm) as agent:
+        assert agent.send("hello").content == "hi"
+
+    seen = collector.snapshot()
+    assert value(seen, "model_requests") == 1
+    assert value(seen, "retries", model="m") == 1
+    assert value(seen, "model_errors") == 0
+
+
+def test_an_approval_is_a_bar_as_long_as_the_turn_waited_for_it(
+    collector: MetricsCollector, llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    def slow_person(request: ApprovalRequest) -> bool:
+        threading.Event().wait(0.2)  # a person reading the request
+        return True
+
+    llm_server.script(Calls(("delete", {"path": "a.txt"})), Text("Deleted."))
+    llm = LlmClient(llm_server.url, "m", runtime=runtime)
+    with Agent(llm, tools=[delete], approver=slow_person) as agent:
+        agent.send("delete a.txt")
+
+    [turn] = collector.turns()
+    [approval] = [bar for bar in turn["bars"] if bar["kind"] == "approval"]
+    assert approval["name"] == "delete" and approval["decision"] == "approved"
+    assert approval["duration"] >= 0.2
+    seen = collector.snapshot()
+    assert value(seen, "approvals", decision="asked") == 1
+    assert value(seen, "approvals", decision="granted") == 1
+
+
+def test_mcp_requests_are_counted_by_server_and_method(
+    collector: MetricsCollector, runtime: Runtime
+) -> None:
+    with FakeMcpServer() as server:
+        config = ServerConfig(alias="web", url=server.url)
+        with McpClient.connect(config, runtime=runtime) as client:
+            client.call_tool("echo", {"text": "hi"})
+
+    seen = collector.snapshot()
+    assert value(seen, "mcp_requests", server="web", method="tools/call") == 1
+    assert value(seen, "mcp_requests", server="web") >= 2  # the handshake's requests too
+    assert value(seen, "mcp_errors") == 0
