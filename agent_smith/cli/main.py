@@ -341,6 +341,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     # Loaded before the agent so that the stack closes the agent first, then
     # the skills' MCP servers it was using; also on any failure below.
     skills = _load_skills(args.skill, runtime=runtime, stack=stack)
+    metrics = MetricsCollector().install()  # what /stats reads
+    stack.callback(metrics.uninstall)
     interactive = sys.stdin.isatty()
     approvals = TerminalApprovals(assume_yes=args.yes, interactive=interactive)
     agent = stack.enter_context(
@@ -367,8 +369,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /help lists the "
         "commands; /exit or Ctrl-D quits."
     )
-    metrics = MetricsCollector().install()  # what /stats reads
-    stack.callback(metrics.uninstall)
     repl = Repl(
         agent,
         endpoint=endpoint,
