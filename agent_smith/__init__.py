@@ -152,6 +152,7 @@ if TYPE_CHECKING:
         UserMessage,
         message_from_openai,
     )
+    from .metrics import MetricsCollector
     from .paused_turn import ApprovalRequest, Decision, PausedTurn
     from .runtime import Runtime, default_runtime
     from .sessions.session import Session, SessionState
@@ -285,6 +286,7 @@ __all__ = [
     "McpProtocolError",
     "Memory",
     "Message",
+    "MetricsCollector",
     "ModelCapabilities",
     "ModelPrice",
     "Notification",

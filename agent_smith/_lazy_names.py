@@ -15,6 +15,7 @@ LAZY: dict[str, str] = {
     "OllamaEmbedder": "llm.embeddings",
     "OpenAIEmbedder": "llm.embeddings",
     "FallbackModel": "llm.fallback",
+    "MetricsCollector": "metrics",
     "ResponsesClient": "llm.responses",
     "AnthropicClient": "llm.anthropic",
     "ProviderData": "messages",

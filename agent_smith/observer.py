@@ -11,6 +11,9 @@ it; an exception leaving the block marks it failed:
   runs, ``on_tool_raised`` from a tool that turns its own exception into an
   error result);
 * ``on_mcp_request`` → :class:`McpObservation`: one MCP request;
+* ``on_turn_start`` → :class:`TurnObservation`: one agent turn (its events);
+* ``on_approval``, ``on_guardrail``, ``on_compaction``, ``on_fallback``:
+  what a turn decided or did along the way, told as it happens;
 * ``inject``: the headers of an outgoing HTTP request that no observation
   covers (an MCP POST), for the current trace context.
 
@@ -18,8 +21,11 @@ The base classes here do nothing, and every method returns a shared no-op
 object: that is the default, and costs a call per unit of work.
 :mod:`agent_smith.tracing` implements the seam with OpenTelemetry spans and
 the package installs it on import (:func:`set_observer`), so the layers that
-call the seam never import tracing. A new LLM provider or MCP transport is
-traced by making the same calls (see docs/architecture.md).
+call the seam never import tracing; :mod:`agent_smith.metrics` implements it
+with counters and histograms. Several observers are installed at once with
+:func:`add_observer` (each is told everything, see :mod:`.observer_fanout`).
+A new LLM provider or MCP transport is traced by making the same calls (see
+docs/architecture.md).
 
 What an observer is told is declared here as small protocols of facts, so
 this module sits in the base layer and needs nothing above it.
@@ -27,6 +33,7 @@ this module sits in the base layer and needs nothing above it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -99,6 +106,23 @@ class ToolFacts(Protocol):
 
     @property
     def schema(self) -> _Described: ...
+
+
+class TurnFacts(Protocol):
+    """An agent running a turn (an :class:`~agent_smith.Agent`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def depth(self) -> int:
+        """0 for a top-level agent, 1 for its sub-agents, and so on."""
+        ...
+
+    @property
+    def usage(self) -> TokenUsage:
+        """The usage of its last turn, sub-agents' included (read once the turn ended)."""
+        ...
 
 
 class ToolResultFacts(Protocol):
@@ -209,9 +233,20 @@ class McpObservation(Observation):
         return result
 
 
+class TurnObservation(Observation):
+    """One agent turn: its events pass through :meth:`watch`, which ends it when they end."""
+
+    __slots__ = ()
+
+    def watch(self, events: Iterator[E]) -> Iterator[E]:
+        """The turn's events, passed through; return ``events`` itself to watch nothing."""
+        return events
+
+
 NO_CHAT = ChatObservation()
 NO_TOOL = ToolObservation()
 NO_MCP = McpObservation()
+NO_TURN = TurnObservation()
 
 
 # -- the observer -------------------------------------------------------------------------
@@ -244,11 +279,37 @@ class Observer:
         """An MCP request ``method`` to ``server`` starts."""
         return NO_MCP
 
+    def on_turn_start(self, agent: TurnFacts) -> TurnObservation:
+        """``agent`` starts a turn (``send``, ``stream`` or a resume)."""
+        return NO_TURN
+
+    def on_approval(
+        self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
+    ) -> None:
+        """``call`` was ``approved``, ``denied`` or ``deferred`` (nobody answered yet).
+
+        ``asked``: someone was asked (not a policy mode, nor a decision a resume
+        brought), and the turn ``waited`` that many seconds for the answers.
+        """
+
+    def on_guardrail(self, stage: str, name: str, action: str, call_id: str | None) -> None:
+        """Guardrail ``name`` at ``stage`` said ``action`` (``call_id``: a tool call's)."""
+
+    def on_compaction(
+        self, replaced: int, kept: int, tokens_before: int, tokens_after: int
+    ) -> None:
+        """The running turn compacted its history (``replaced`` messages summarised)."""
+
+    def on_fallback(self, model: str, provider: str, error: BaseException) -> None:
+        """``model`` of ``provider`` failed with ``error``; the next model is tried."""
+
     def inject(self, headers: dict[str, str]) -> None:
         """Add the current trace context to an outgoing HTTP request's ``headers``."""
 
 
 _observer = Observer()
+_installed: tuple[Observer, ...] = ()  # what add_observer combined (empty: _observer alone)
+_installing = threading.Lock()
 
 
 def get_observer() -> Observer:
@@ -258,6 +319,35 @@ def get_observer() -> Observer:
 
 def set_observer(observer: Observer) -> Observer:
     """Make ``observer`` the process's observer; returns the previous one (to restore it)."""
-    global _observer
-    previous, _observer = _observer, observer
+    global _observer, _installed
+    previous, _observer, _installed = _observer, observer, ()
     return previous
+
+
+def add_observer(observer: Observer) -> None:
+    """Tell ``observer`` too what the process's observer is told (until :func:`remove_observer`)."""
+    global _observer, _installed
+    with _installing:
+        if not _installed:
+            _installed = (_observer,)
+        _installed = (*_installed, observer)
+        _observer = _combined(_installed)
+
+
+def remove_observer(observer: Observer) -> None:
+    """Stop telling ``observer`` (added by :func:`add_observer`); unknown ones are ignored."""
+    global _observer, _installed
+    with _installing:
+        if observer in _installed:
+            _installed = tuple(o for o in _installed if o is not observer)
+            _observer = _combined(_installed)
+
+
+def _combined(observers: tuple[Observer, ...]) -> Observer:
+    if not observers:
+        return Observer()
+    if len(observers) == 1:
+        return observers[0]
+    from .observer_fanout import FanOut
+
+    return FanOut(observers)

@@ -18,6 +18,9 @@ One run measures, side by side:
 * how often the garbage collector ran during each path's turns (a pass
   lands on whichever turn allocates next; a turn that leaves no reference
   cycles does not call for one);
+* the same turn with a metrics collector installed (``agent + metrics``:
+  installed for its turns only, alternating with the others), against
+  ``agent`` without one;
 * one turn whose four tools each sleep 0.2 s (they run in parallel);
 * building an ``Agent`` with a shared ``LlmClient``: time and memory
   (``tracemalloc``) per agent.
@@ -56,6 +59,7 @@ from agent_smith import (  # noqa: E402
     Agent,
     AgentRequest,
     LlmClient,
+    MetricsCollector,
     Runtime,
     make_tool,
 )
@@ -245,6 +249,19 @@ def make_agent_turn(
     return turn
 
 
+def with_metrics(turn: Callable[[], str], collector: MetricsCollector) -> Callable[[], str]:
+    """``turn`` with ``collector`` installed while it runs (the observer is process-wide)."""
+
+    def measured() -> str:
+        collector.install()
+        try:
+            return turn()
+        finally:
+            collector.uninstall()
+
+    return measured
+
+
 def timed(turn: Callable[[], str]) -> tuple[float, float]:
     """(wall time, CPU time of this process) of one turn, in seconds."""
     cpu = time.process_time()
@@ -339,6 +356,10 @@ def main() -> None:
                     }
                     if typed:
                         runs["checking floor"] = make_floor(url, args.tools, stream, True, True)
+                    else:
+                        runs["agent + metrics"] = with_metrics(
+                            make_agent_turn(llm, runtime, args.tools, stream), MetricsCollector()
+                        )
                     rows.append((typed, stream, *per_turn(runs, args.turns)))
             sleepy = make_agent_turn(llm, runtime, 4, False, sleep=0.2)
             sleepy()
@@ -379,6 +400,23 @@ def main() -> None:
             )
             kind = "streamed" if stream else "not streamed"
             print(f"| {kind}, typed output | {cm * 1e3:.2f} | {am * 1e3:.2f} | {am / cm:.2f}x |")
+    print("\nMetrics collector on against off (same turn, alternating):\n")
+    print(
+        "| turn | agent median (ms) | agent + metrics median (ms) | ratio "
+        "| p95 off / on (ms) | CPU per turn off / on (ms) | CPU ratio |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for typed, stream, times, _passes in rows:
+        if not typed:
+            (off, off_cpu), (on, on_cpu) = times["agent"], times["agent + metrics"]
+            om, mm = statistics.median(off), statistics.median(on)
+            oc, mc = statistics.median(off_cpu), statistics.median(on_cpu)
+            kind = "streamed" if stream else "not streamed"
+            print(
+                f"| {kind} | {om * 1e3:.2f} | {mm * 1e3:.2f} | {mm / om:.3f}x "
+                f"| {p95(off) * 1e3:.2f} / {p95(on) * 1e3:.2f} "
+                f"| {oc * 1e3:.2f} / {mc * 1e3:.2f} | {mc / oc:.3f}x |"
+            )
     print(
         f"\nFour tools sleeping 0.2 s each, one turn: median "
         f"{statistics.median(sleepy_times):.3f} s, max {max(sleepy_times):.3f} s"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_smith.metrics import MetricsCollector
 from agent_smith.runtime import Runtime
 from tests.support.llm_server import ScriptedLlmServer
 
@@ -47,6 +48,16 @@ def runtime() -> Iterator[Runtime]:
     """A fresh Runtime with default settings, closed after the test."""
     with Runtime() as rt:
         yield rt
+
+
+@pytest.fixture
+def collector() -> Iterator[MetricsCollector]:
+    """A metrics collector installed for the test, removed after it."""
+    collector = MetricsCollector().install()
+    try:
+        yield collector
+    finally:
+        collector.uninstall()
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("public API", frozenset({"__init__"})),  # agent_smith/__init__.py re-exports everything
     ("applications", frozenset({"cli", "web", "batch", "notebook", "__main__"})),
     ("agent", frozenset({"agent"})),
-    ("tracing", frozenset({"tracing"})),  # implements the observer the layers below call
+    ("tracing", frozenset({"tracing", "metrics"})),  # observers the layers below call
     (
         "services",
         frozenset({"llm", "tools", "toolkits", "mcp", "skills", "sessions", "memory"}),
@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "runtime",
                 "logs",
                 "observer",
+                "observer_fanout",
                 "paused_turn",
                 "plain_data",
             }

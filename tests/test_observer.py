@@ -37,9 +37,12 @@ from agent_smith.observer import (
     Observer,
     ToolFacts,
     ToolObservation,
+    add_observer,
     get_observer,
+    remove_observer,
     set_observer,
 )
+from agent_smith.observer_fanout import FanOut
 from agent_smith.tracing.observer import OTEL_OBSERVER
 from tests.support.fake_mcp_http import FakeMcpServer
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
@@ -192,3 +195,22 @@ def test_mcp_requests_are_reported_and_their_posts_carry_the_observers_headers(
     assert ("mcp", "web", "tools/call") in recorder.seen
     assert recorder.seen.count(("mcp finished",)) >= 2  # tools/list while connecting, the call
     assert [seen.headers.get("x-observed") for seen in calls] == ["1"]
+
+
+def test_added_observers_are_told_too_until_removed(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    first, second = _Recorder(), _Recorder()
+    previous = set_observer(first)
+    try:
+        add_observer(second)
+        assert isinstance(get_observer(), FanOut)
+        llm_server.script(Calls(("add", {"a": 1, "b": 2})), Text("3"))
+        with Agent(LlmClient(llm_server.url, "m", runtime=runtime), tools=[add]) as agent:
+            agent.send("add")
+        assert first.seen == second.seen
+        assert ("tool finished", "3", False) in second.seen
+        remove_observer(second)
+        assert get_observer() is first
+    finally:
+        set_observer(previous)

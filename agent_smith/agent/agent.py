@@ -24,6 +24,7 @@ from ..errors import AgentSmithError
 from ..logs import invoke_hook
 from ..memory import FullMemory, Memory
 from ..messages import AssistantMessage, Message, TokenUsage
+from ..observer import get_observer
 from ..runtime import Runtime, default_runtime
 from ..tools.base import Tool, ToolOptions
 from ..tools.function import make_tool
@@ -370,7 +371,7 @@ class Agent(Closeable):
     ) -> Iterator[AgentEvent]:
         """The turn's events, as one ``invoke_agent`` span when tracing is on (see there)."""
         message = request.user_message if resume is None else None  # a resumed turn has none
-        events = run_turn(self, request, resume)
+        events = get_observer().on_turn_start(self).watch(run_turn(self, request, resume))
         return invoke_agent(
             self, self._identity, events, message, answer=final_message, stepwise=stepwise
         )

@@ -31,6 +31,7 @@ never resumed gets denied results, so the history is whole again.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -38,11 +39,11 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..memory import Memory
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage
+from ..observer import get_observer
 from ..tools.base import Tool
 from ..tools.dispatch import ToolOutcome, check_call
 from ..tools.person_wait import waiting_for_person
 from ..tools.registry import ToolRegistry
-from ..tracing.agent_span import approval
 from .approvals import (
     ApprovalRequest,
     ApprovalRequested,
@@ -122,7 +123,7 @@ def decide_round(
             continue
         if mode == "read" and _writes(call, registry):
             decisions[index] = Decision(False, READ_MODE)
-            approval(call, "denied")
+            get_observer().on_approval(call, "denied", asked=False)
             continue
         tool = _marked(call, registry) if mode != "yolo" else None
         if tool is None and call.id not in waiting:
@@ -130,23 +131,32 @@ def decide_round(
         decision = decided.get(call.id)
         if decision is not None:
             decisions[index] = decision
-            approval(call, "approved" if decision.approved else "denied")
+            get_observer().on_approval(
+                call, "approved" if decision.approved else "denied", asked=False
+            )
             continue
         description = tool.schema.description if tool is not None else ""
         asking.append((index, ApprovalRequest(call, description, agent.name, agent.depth, token)))
     if not asking and not decisions:
         return Verdict(calls, {})
     if asking:
+        asked_at = time.monotonic()
         answers = yield from _ask(agent, [request for _, request in asking])
+        waited = time.monotonic() - asked_at  # for an approver: how long the turn waited
         token.raise_if_cancelled("tool approval")
         deferred = []
         for (index, request), answer in zip(asking, answers, strict=True):
             if answer is None:
                 deferred.append(request)
-                approval(request.call, "deferred")
+                get_observer().on_approval(request.call, "deferred", asked=True, waited=waited)
                 continue
             decisions[index] = answer
-            approval(request.call, "approved" if answer.approved else "denied")
+            get_observer().on_approval(
+                request.call,
+                "approved" if answer.approved else "denied",
+                asked=True,
+                waited=waited,
+            )
             log.info(
                 "agent %s: call %s (%s) %s",
                 agent.name,

@@ -39,8 +39,8 @@ from ..errors import AgentSmithError, ContextOverflowError
 from ..llm.request import LlmRequest, LlmResponse
 from ..memory import CHARS_PER_TOKEN, Memory, estimate_tokens, keep_newest
 from ..messages import Message, SystemMessage
+from ..observer import get_observer
 from ..tools.base import ToolSchema
-from ..tracing.agent_span import compaction_event
 from .compaction import Compaction, compact, estimate
 from .context_fit import request_room
 from .events import ContextCompacted
@@ -174,7 +174,9 @@ class ContextGate:
         event = ContextCompacted(
             done.replaced, done.kept, done.summary, tokens, after, window, exact is not None
         )
-        compaction_event(event.replaced, event.kept, event.tokens_before, event.tokens_after)
+        get_observer().on_compaction(
+            event.replaced, event.kept, event.tokens_before, event.tokens_after
+        )
         return event
 
     def _recount(self, memory: Memory) -> None:

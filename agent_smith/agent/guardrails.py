@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import ConfigError, GuardrailTripped
 from ..messages import AssistantMessage, ToolCall, UserMessage
-from ..tracing.agent_span import guardrail_verdict
+from ..observer import get_observer
 from .events import GuardrailAction, GuardrailChecked, Stage
 
 log = logging.getLogger(__name__)
@@ -281,7 +281,7 @@ def _verdict(
     if not isinstance(verdict, GuardrailVerdict) or verdict.action not in _ALLOWED[stage]:
         raise ConfigError(f"{stage} guardrail {name!r} returned {verdict!r}")
     checked = GuardrailChecked(stage, name, verdict.action, verdict.message, call_id)
-    guardrail_verdict(stage, name, verdict.action, call_id)
+    get_observer().on_guardrail(stage, name, verdict.action, call_id)
     if verdict.action != "allow":
         log.info(
             "agent %s: %s guardrail %r: %s %s", agent, stage, name, verdict.action, verdict.message

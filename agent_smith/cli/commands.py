@@ -1,4 +1,5 @@
-"""The REPL's slash commands: ``/help``, ``/clear``, ``/history``, ``/tools``, ``/exit``.
+"""The REPL's slash commands: ``/help``, ``/clear``, ``/history``, ``/tools``, ``/stats``,
+``/exit``.
 
 A line is a command when it is one word starting with ``/`` (so a question
 that starts with a path, ``/etc/hosts: what is in it?``, still goes to the
@@ -16,6 +17,7 @@ from ..messages import AssistantMessage, Message, ToolMessage
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from ..metrics import MetricsCollector
 
 #: Every command and what it does, in the order /help lists them.
 COMMANDS = {
@@ -23,6 +25,7 @@ COMMANDS = {
     "/clear": "forget the conversation so far and start afresh (tools stay)",
     "/history": "show the conversation so far, one line per message",
     "/tools": "list the tools the model can call",
+    "/stats": "this session's tokens, cost, tool calls, and time in the model and in tools",
     "/exit": "quit (also /quit or Ctrl-D); Ctrl-C cancels the reply being written",
 }
 EXIT_COMMANDS = ("/exit", "/quit")
@@ -34,8 +37,13 @@ def is_command(text: str) -> bool:
     return _WORD.fullmatch(text) is not None
 
 
-def run_command(text: str, agent: Agent, out: TextIO, *, width: int) -> None:
-    """Carry out the command ``text`` (not an exit command) on ``agent``, writing to ``out``."""
+def run_command(
+    text: str, agent: Agent, out: TextIO, *, width: int, metrics: MetricsCollector | None = None
+) -> None:
+    """Carry out the command ``text`` (not an exit command) on ``agent``, writing to ``out``.
+
+    ``metrics``: the session's collector, which ``/stats`` reads.
+    """
     name = text.lower()
     if name == "/help":
         lines = [f"{command:<9} {what}" for command, what in COMMANDS.items()]
@@ -51,10 +59,29 @@ def run_command(text: str, agent: Agent, out: TextIO, *, width: int) -> None:
             lines.append(f"({len(history)} message(s), {size} characters; /clear forgets them)")
     elif name == "/tools":
         lines = [f"tools the model can call: {', '.join(agent.tools) or '(none)'}"]
+    elif name == "/stats":
+        lines = session_stats(metrics) if metrics is not None else ["(no metrics collected)"]
     else:
         lines = [f"unknown command {text}; /help lists the commands"]
     out.write("".join(line + "\n" for line in lines))
     out.flush()
+
+
+def session_stats(metrics: MetricsCollector) -> list[str]:
+    """What ``/stats`` prints: turns, model requests, tokens, cost, tool calls, time spent."""
+    total = metrics.total
+    cost = total("cost")
+    failed = total("tool_errors")
+    return [
+        f"turns: {total('turns'):.0f}; model requests: {total('model_requests'):.0f}"
+        f" ({total('retries'):.0f} retried, {total('model_errors'):.0f} failed)",
+        f"tokens: {total('tokens', type='input'):.0f} in"
+        f" ({total('tokens', type='cached'):.0f} cached), {total('tokens', type='output'):.0f} out"
+        + (f"; cost {cost:.4f}" if cost else ""),
+        f"tool calls: {total('tool_calls'):.0f}" + (f" ({failed:.0f} failed)" if failed else ""),
+        f"time: {total('model_request_duration'):.1f} s in the model,"
+        f" {total('tool_duration'):.1f} s in tools",
+    ]
 
 
 def _describe(message: Message) -> str:

@@ -51,6 +51,7 @@ from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..logs import TRACE
 from ..mcp.config import ServerConfig
+from ..metrics import MetricsCollector
 from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from ..toolkits.workspace import Workspace
@@ -355,6 +356,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     # Loaded before the agent so that the stack closes the agent first, then
     # the skills' MCP servers it was using; also on any failure below.
     skills = _load_skills(args.skill, runtime=runtime, stack=stack)
+    metrics = MetricsCollector().install()  # what /stats reads
+    stack.callback(metrics.uninstall)
     interactive = sys.stdin.isatty()
     approvals = TerminalApprovals(assume_yes=args.yes, interactive=interactive)
     agent = stack.enter_context(
@@ -384,5 +387,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         interactive=interactive,
         approvals=approvals,
         prepare=lambda line: mention_files(line, workspace),
+        metrics=metrics,
     )
     return repl.run(banner)

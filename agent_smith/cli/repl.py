@@ -42,6 +42,7 @@ from .commands import EXIT_COMMANDS, is_command, one_line, run_command
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from ..metrics import MetricsCollector
 
 #: How long the REPL waits for a turn's next event before checking the turn is alive.
 PUMP_SECONDS = 1.0
@@ -130,8 +131,10 @@ class Repl:
         approvals: TerminalApprovals | None = None,
         prepare: Callable[[str], str] | None = None,
         live_status: bool | None = None,
+        metrics: MetricsCollector | None = None,
     ) -> None:
         self.agent = agent
+        self.metrics = metrics  # what /stats reads
         self._prepare = prepare  # what the model is sent for a typed line (default: the line)
         self.approvals = approvals
         self.endpoint = endpoint
@@ -161,7 +164,9 @@ class Repl:
                 if text.lower() in EXIT_COMMANDS:
                     return EXIT_OK
                 if is_command(text):
-                    run_command(text, self.agent, self._err, width=STATUS_WIDTH)
+                    run_command(
+                        text, self.agent, self._err, width=STATUS_WIDTH, metrics=self.metrics
+                    )
                 elif text:
                     self.turn(text)
             except KeyboardInterrupt:

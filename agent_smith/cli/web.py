@@ -136,6 +136,7 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
+    from ..metrics import MetricsCollector
     from ..web.app import WebApp
     from ..web.serve import WebServer
 
@@ -158,7 +159,9 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         def agent(session: Session) -> Agent:
             return Agent(llm, SYSTEM_PROMPT, tools, runtime=runtime, session=session)
 
-        app = WebApp(agent, sessions=sessions)
+        metrics = MetricsCollector().install()  # the dev UI's timelines and charts, /metrics
+        stack.callback(metrics.uninstall)
+        app = WebApp(agent, sessions=sessions, metrics=metrics)
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
     except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
         raise Fatal(str(err)) from err

@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import AgentSmithError, AgentTimeoutError, ConfigError, LlmApiError, TransportError
+from ..observer import get_observer
 from .events import Finished, StreamEvent
 from .model import ChatModel, ModelCapabilities
 
@@ -150,6 +151,7 @@ class FallbackModel:
             following.model or "?",
             following.provider,
         )
+        get_observer().on_fallback(model.capabilities.model, model.capabilities.provider, error)
         if self._on_fallback is not None:
             self._on_fallback(model, error)
 

@@ -26,6 +26,7 @@ from ..observer import (
     ToolFacts,
     ToolObservation,
 )
+from .agent_span import approval, compaction_event, guardrail_verdict
 from .otel import api, tracer
 
 if TYPE_CHECKING:
@@ -68,6 +69,19 @@ class OtelObserver(Observer):
         if t is None:
             return NO_MCP
         return _live().McpSpan(t, server, method, params)
+
+    def on_approval(
+        self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
+    ) -> None:
+        approval(call, decision)
+
+    def on_guardrail(self, stage: str, name: str, action: str, call_id: str | None) -> None:
+        guardrail_verdict(stage, name, action, call_id)
+
+    def on_compaction(
+        self, replaced: int, kept: int, tokens_before: int, tokens_after: int
+    ) -> None:
+        compaction_event(replaced, kept, tokens_before, tokens_after)
 
     def inject(self, headers: dict[str, str]) -> None:
         if tracer() is not None:

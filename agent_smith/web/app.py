@@ -14,7 +14,13 @@ Routes (relative to where the app is mounted):
   ``GET /api/conversations/<id>`` — one of them as UI messages;
   ``DELETE /api/conversations/<id>``;
 * ``GET /`` — the dev UI (``devui.html``: one page, no build step, no CDN),
-  unless ``dev_ui=False``.
+  unless ``dev_ui=False``;
+* with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
+  — Prometheus text (:mod:`~agent_smith.metrics.prometheus`; rendered at
+  most once a second), and
+  ``GET /api/metrics`` — the snapshot and the kept turns' timelines as JSON,
+  what the dev UI's timeline and charts read (``{"enabled": false}`` without
+  a collector). Both ask ``authenticate``.
 
 Each request builds a fresh agent with ``agent_factory(session)`` on the
 conversation's session (the factory passes ``session=session`` to
@@ -49,6 +55,8 @@ from urllib.parse import quote
 from ..agent.agent import Agent
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
 from ..messages import UserMessage
+from ..metrics.collector import MetricsCollector
+from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..paused_turn import Decision, PausedTurn
 from ..sessions.session import Session
 from . import agui, vercel
@@ -91,6 +99,7 @@ class WebApp:
         max_body_bytes: int = 1_000_000,
         allowed_origins: Collection[str] = (),
         dev_ui: bool = True,
+        metrics: MetricsCollector | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -102,6 +111,8 @@ class WebApp:
         self._limit = max_body_bytes
         self._origins = frozenset(allowed_origins)
         self._dev_ui = dev_ui
+        self._metrics = metrics
+        self._scrape_page = ScrapePage(metrics) if metrics is not None else None
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -132,7 +143,7 @@ class WebApp:
                 return error_response(404, "no page here (dev_ui=False)")
             _allow(method, "GET")
             return _dev_ui_page()
-        if not path.startswith("/api/"):
+        if not path.startswith("/api/") and path != "/metrics":
             return error_response(404, f"no such resource: {path}")
         user = self._authenticate(environ)
         if not user:
@@ -141,6 +152,9 @@ class WebApp:
             refusal = cross_site_refusal(environ, self._origins)
             if refusal is not None:
                 return error_response(403, refusal)
+        if path in ("/metrics", "/api/metrics"):
+            _allow(method, "GET")
+            return self._metrics_page(path == "/metrics")
         if path == "/api/chat":
             _allow(method, "POST")
             return self._chat(user, read_json(environ, limit=self._limit), environ)
@@ -157,6 +171,16 @@ class WebApp:
                 return self._delete(user, conversation)
             return self._conversation(user, conversation)
         return error_response(404, f"no such resource: {path}")
+
+    def _metrics_page(self, text: bool) -> Response:
+        if self._metrics is None or self._scrape_page is None:
+            if text:
+                return error_response(404, "no metrics here (WebApp(metrics=...) is not set)")
+            return json_response(200, {"enabled": False})  # the dev UI hides its views
+        if text:
+            return Response(200, self._scrape_page.body(), (("Content-Type", CONTENT_TYPE),))
+        snapshot = self._metrics.snapshot()
+        return json_response(200, {"enabled": True, **snapshot, "turns": self._metrics.turns()})
 
     # -- turns ---------------------------------------------------------------
 

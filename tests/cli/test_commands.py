@@ -1,4 +1,4 @@
-"""The REPL's slash commands on a real agent: /help, /clear, /history, /tools."""
+"""The REPL's slash commands on a real agent: /help, /clear, /history, /tools, /stats."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ from agent_smith import (
     Agent,
     AssistantMessage,
     LlmClient,
+    MetricsCollector,
+    Runtime,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
 from agent_smith.cli.commands import COMMANDS, is_command, run_command
 from agent_smith.cli.demo_tools import CalculatorTool
+from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 
@@ -65,3 +68,31 @@ def test_clear_forgets_the_conversation_but_keeps_the_tools(agent: Agent) -> Non
     assert agent.history == []
     assert _run("/history", agent) == "(no conversation yet)\n"
     assert _run("/tools", agent) == "tools the model can call: calculator\n"
+
+
+def test_stats_counts_this_sessions_turns_tokens_tool_calls_and_time(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    metrics = MetricsCollector().install()
+    try:
+        llm_server.script(
+            Calls(("calculator", {"expression": "2+3"}), usage=(100, 7)), Text("5", usage=(120, 3))
+        )
+        llm = LlmClient(llm_server.url, "m", runtime=runtime)
+        with Agent(llm, "sys", [CalculatorTool()]) as agent:
+            agent.send("What is 2+3?")
+            out = io.StringIO()
+            run_command("/stats", agent, out, width=160, metrics=metrics)
+    finally:
+        metrics.uninstall()
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == [
+        "turns: 1; model requests: 2 (0 retried, 0 failed)",
+        "tokens: 220 in (0 cached), 10 out",
+        "tool calls: 1",
+    ]
+    assert lines[3].startswith("time: ") and lines[3].endswith(" s in tools")
+
+
+def test_stats_without_a_collector_says_so(agent: Agent) -> None:
+    assert _run("/stats", agent) == "(no metrics collected)\n"

@@ -231,7 +231,7 @@ def test_repl_skips_blank_lines_and_knows_quit_and_help() -> None:
     assert agent.prompts == []
     assert out.getvalue() == ""
     listed = [line.split()[0] for line in err.getvalue().splitlines()]
-    assert listed == ["/help", "/clear", "/history", "/tools", "/exit"]
+    assert listed == ["/help", "/clear", "/history", "/tools", "/stats", "/exit"]
 
 
 def test_repl_answers_an_unknown_command_itself_but_sends_a_path_to_the_model() -> None:

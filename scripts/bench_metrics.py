@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Benchmark: what the metrics collector costs, per observation and per turn, scraped or not.
+
+* Per observation, in hot loops (best of five): a counter increment and a
+  histogram value (target: at most 2 µs each); one LLM call's observation
+  (start, reply with usage, end: six numbers recorded under one lock), one
+  tool call's (two numbers); the same LLM call's observation with no
+  collector installed (the seam's shared no-op); and, as a yardstick of the
+  machine's speed at the time, a locked dictionary increment.
+* Scraped: the turn of bench_agent.py (user message -> 4 parallel tool calls
+  -> final answer, against the scripted server in its own process) with the
+  collector installed, while the web app's ``/metrics`` is not scraped,
+  while another process scrapes it 1,000 times a second (paced; the rate it
+  reached is printed), and while that process GETs a route that answers 404
+  as often (what serving HTTP at that rate costs, metrics aside), in
+  alternating blocks so the machine's load hits all alike; and the same
+  turn with no collector. Target: scraped turns at most 1.05x the unscraped
+  ones.
+
+    .venv/bin/python scripts/bench_metrics.py [--turns 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+import bench_agent  # noqa: E402
+import bench_server  # noqa: E402
+
+from agent_smith import LlmClient, MetricsCollector, Runtime  # noqa: E402
+from agent_smith.llm.request import LlmResponse  # noqa: E402
+from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall  # noqa: E402
+from agent_smith.observer import Observer  # noqa: E402
+from agent_smith.tools.base import ToolResult  # noqa: E402
+from agent_smith.web.app import WebApp  # noqa: E402
+from agent_smith.web.serve import WebServer  # noqa: E402
+
+BLOCK = 20  # turns per block, scraped and not taking turns
+
+
+def best(fn: Callable[[], None], count: int = 20000) -> float:
+    """Best of five: µs per call of ``fn``."""
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(count):
+            fn()
+        times.append((time.perf_counter() - start) / count * 1e6)
+    return min(times)
+
+
+def observation_costs() -> dict[str, float]:
+    collector = MetricsCollector()
+    llm = LlmClient("http://127.0.0.1:9/v1", "bench")
+    reply = LlmResponse(AssistantMessage("hi", usage=TokenUsage(10, 5, 15)), "stop", "id", "bench")
+    call, tool = (
+        ToolCall("c1", "tool0", {}),
+        bench_agent.make_tool(bench_agent.tool_functions(1)[0]),
+    )
+    result = ToolResult("ok")
+    runtime = llm.runtime
+    body: dict[str, Any] = {}
+
+    def chat(observer: Observer) -> Callable[[], None]:
+        def one() -> None:
+            with observer.on_chat_start(llm, None, body) as span:  # type: ignore[arg-type]
+                span.finish(reply)
+
+        return one
+
+    def tool_call() -> None:
+        with collector.on_tool_start(call, tool, runtime) as span:  # type: ignore[arg-type]
+            span.finish(result)
+
+    labels = ("agent", "openai", "bench")
+    lock, counts = threading.Lock(), {labels: 0}
+
+    def reference() -> None:
+        with lock:
+            counts[labels] += 1
+
+    return {
+        "reference: a locked dictionary increment (this machine's speed)": best(reference),
+        "LLM call (start, reply, end)": best(chat(collector)),
+        "tool call (start, result, end)": best(tool_call),
+        "counter increment": best(lambda: collector.add("model_requests", labels)),
+        "histogram value": best(lambda: collector.observe("model_request_duration", labels, 0.3)),
+        "LLM call, no collector (the no-op)": best(chat(Observer())),
+    }
+
+
+def scraper(url: str) -> None:
+    """Scraper process: GET ``url`` 1,000 times a second until terminated; print the rate."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    session = requests.Session()
+    session.get(url, timeout=10)
+    print("scraping", flush=True)
+    count, start = 0, time.perf_counter()
+    try:
+        while True:
+            session.get(url, timeout=10)
+            count += 1
+            ahead = start + count / 1000 - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
+    finally:
+        print(count / (time.perf_counter() - start), flush=True)
+
+
+def scraped_block(url: str, turn: Callable[[], str], times: list[float]) -> float:
+    """``BLOCK`` turns into ``times`` while another process GETs ``url`` 1,000 times a second;
+    the rate it reached."""
+    scraping = subprocess.Popen(
+        [sys.executable, __file__, "--scrape", url], stdout=subprocess.PIPE, text=True
+    )
+    assert scraping.stdout is not None
+    assert scraping.stdout.readline() == "scraping\n"
+    for _ in range(BLOCK):
+        times.append(bench_agent.timed(turn)[0])
+    scraping.terminate()
+    out, _ = scraping.communicate(timeout=30)
+    return float(out)
+
+
+def scraped_turns(turns: int) -> tuple[dict[str, list[float]], dict[str, float]]:
+    proc, url = bench_agent.start_server(4)
+    collector = MetricsCollector()
+    times: dict[str, list[float]] = {
+        "no collector": [],
+        "collector": [],
+        "collector, /metrics scraped": [],
+        "collector, a 404 route scraped": [],
+    }
+    rates: dict[str, list[float]] = {"/metrics": [], "/nothing": []}
+    try:
+        with Runtime() as runtime:
+            llm = LlmClient(url, bench_agent.MODEL, runtime=runtime, max_retries=0)
+            turn = bench_agent.make_agent_turn(llm, runtime, 4, False)
+            for _ in range(20):
+                turn()
+            app = WebApp(lambda session: None, sessions=lambda _id: None, metrics=collector)  # type: ignore[arg-type, return-value]
+            with WebServer(app).start() as server:
+                for _ in range(0, turns, BLOCK):
+                    for _ in range(BLOCK):
+                        times["no collector"].append(bench_agent.timed(turn)[0])
+                    collector.install()
+                    try:
+                        for _ in range(BLOCK):
+                            times["collector"].append(bench_agent.timed(turn)[0])
+                        for path, row in (
+                            ("/metrics", "collector, /metrics scraped"),
+                            ("/nothing", "collector, a 404 route scraped"),
+                        ):
+                            rate = scraped_block(server.url + path, turn, times[row])
+                            rates[path].append(rate)
+                    finally:
+                        collector.uninstall()
+    finally:
+        bench_server.stop(proc)
+    return times, {path: statistics.median(values) for path, values in rates.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--scrape", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.scrape:
+        scraper(args.scrape)
+        return
+    print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
+    print("\nPer observation (µs, best of five hot loops of 20,000):\n")
+    print("| observation | µs |")
+    print("|---|---:|")
+    for name, cost in observation_costs().items():
+        print(f"| {name} | {cost:.2f} |")
+    times, rates = scraped_turns(args.turns)
+    base = statistics.median(times["collector"])
+    print(f"\nPer turn ({args.turns} turns each, blocks of {BLOCK} alternating):\n")
+    print("| turn | median (ms) | p95 (ms) | against the collector unscraped |")
+    print("|---|---:|---:|---:|")
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(
+            f"| {name} | {median * 1e3:.2f} | {bench_agent.p95(values) * 1e3:.2f} "
+            f"| {median / base:.3f}x |"
+        )
+    reached = ", ".join(f"{path} {rate:.0f}" for path, rate in rates.items())
+    print(f"\nScrape rates reached (per second, median of the blocks): {reached}")
+
+
+if __name__ == "__main__":
+    main()
