@@ -103,4 +103,4 @@ def test_a_hold_reaches_the_parent_call_and_the_clocks_that_follow() -> None:
         assert follower.holding_since() is None  # released with the hold
     assert current_clock() is None
     assert (child.holding_since(), parent.holding_since()) == (None, None)
-    assert child.held() > 0 and parent.held() >= child.held()
+    assert child.held() > 0 and parent.held() > 0  # each timed its own hold
