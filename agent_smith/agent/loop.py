@@ -32,6 +32,7 @@ from ..errors import AgentStopped, ContextOverflowError, ParseError
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+from ..steps import current_steps
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
@@ -63,11 +64,12 @@ log = logging.getLogger(__name__)
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_fit", "_repeated", "_sent", "_streamed", "_turn")
+    __slots__ = ("_agent", "_fit", "_llm", "_repeated", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
         self._turn = turn
+        self._llm = current_steps().model(agent._llm)  # records or replays in a durable turn
         self._fit = ContextFit(agent.config.context_window, agent._llm)
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room
         self._streamed = False  # the reply being read has yielded an event
@@ -202,7 +204,7 @@ class TurnLoop:
         room = request_room(window, request.sampling.max_tokens)
         if not gate.due(tokens, room):
             return None
-        ask = partial(self._turn.ask_aside, agent._llm, model=model)
+        ask = partial(self._turn.ask_aside, self._llm, model=model)
         count = getattr(agent._llm, "count_tokens", None)
         event = gate.compact(ask, count, agent.memory, request, prompt, tokens, window, room)
         if event is not None:
@@ -213,7 +215,7 @@ class TurnLoop:
 
     def _unfinished(self, request: LlmRequest, answer: AssistantMessage, model: str) -> bool:
         """The finish check: whether the model says the task is not finished yet."""
-        ask = partial(self._turn.ask_aside, self._agent._llm, model=model)
+        ask = partial(self._turn.ask_aside, self._llm, model=model)
         return unfinished(ask, request, answer)
 
     def _check_input(
@@ -253,7 +255,7 @@ class TurnLoop:
         self._streamed = False
         if streaming:
             return (yield from self._stream_reply(request, token, written))
-        return self._agent._llm.complete(request, cancel=token)
+        return self._llm.complete(request, cancel=token)
 
     def _act(
         self,
@@ -354,7 +356,7 @@ class TurnLoop:
         agent = self._agent
         on_stream_event = agent.hooks.on_stream_event
         bounds = StreamBounds(agent.name, guard=agent.config.repetition_guard)
-        streamed = bounds.watch(agent._llm.stream(request, cancel=token))
+        streamed = bounds.watch(self._llm.stream(request, cancel=token))
         events = written.stream(streamed, request)
         try:
             for event in events:

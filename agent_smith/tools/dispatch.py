@@ -36,6 +36,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .._internal import json_input
@@ -44,6 +45,7 @@ from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
 from ..observer import NO_TOOL, ToolObservation, get_observer
+from ..steps import ToolStep, current_steps
 from .base import CallingAgent, Tool, ToolContext, ToolResult
 from .function import describe_exception
 from .registry import ToolRegistry
@@ -127,14 +129,17 @@ def dispatch_tool_calls(
     # Every call is checked before the first one starts: a worker started
     # early would only compete with the checks for the GIL.
     checked = [check_call(call, registry) for call in calls]
+    steps = current_steps()  # reserved in call order, here, before any call starts
     for index, (call, (tool, problem)) in enumerate(zip(calls, checked, strict=True)):
         if tool is None:
             log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
             get_observer().on_tool_rejected(call, problem, runtime)
             outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
             continue
-        timeout = registry.options(call.name).timeout or default_timeout
-        run = _Running(call, tool, timeout, CancellationSource(cancel))
+        options = registry.options(call.name)
+        timeout = options.timeout or default_timeout
+        step = steps.tool(call, idempotent=options.idempotent)
+        run = _Running(call, tool, timeout, CancellationSource(cancel), step)
         if tool.inline:  # returns at once (final_result): no thread hop to the pool
             ran: Future[ToolResult] = Future()
             ran.set_result(_invoke(run, runtime, depth, agent, None))
@@ -195,13 +200,26 @@ class _Wake:
 class _Running:
     """Book-keeping for one submitted call."""
 
-    __slots__ = ("call", "future", "given_up", "source", "span", "started_at", "timeout", "tool")
+    __slots__ = (
+        "call",
+        "future",
+        "given_up",
+        "source",
+        "span",
+        "started_at",
+        "step",
+        "timeout",
+        "tool",
+    )
 
-    def __init__(self, call: ToolCall, tool: Tool, timeout: float, source: CancellationSource):
+    def __init__(
+        self, call: ToolCall, tool: Tool, timeout: float, source: CancellationSource, step: ToolStep
+    ):
         self.call = call
         self.tool = tool
         self.timeout = timeout
         self.source = source
+        self.step = step  # runs the call, or replays its recorded result (agent_smith.steps)
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
         self.given_up = False  # timed out: the dispatcher no longer waits for it
@@ -247,7 +265,7 @@ def _call_tool(
         agent=agent,
     )
     try:
-        result = run.tool.invoke(run.call.arguments, ctx)
+        result = run.step(partial(run.tool.invoke, run.call.arguments, ctx))
     except Exception as err:
         log.debug("tool %s raised", run.call.name, exc_info=True)
         run.span.raised(err)

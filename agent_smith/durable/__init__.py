@@ -1,0 +1,11 @@
+"""Durable turns on DBOS: a turn survives the death of its process (extra ``[durable]``).
+
+See ``docs/durable.md``. :class:`DurableEngine` runs DBOS on a database (SQLite
+by default); :class:`DurableAgent` makes an agent's turns durable workflows.
+"""
+
+from .agent import DurableAgent
+from .engine import DEFAULT_DATABASE, DurableEngine
+from .steps import UNKNOWN_OUTCOME
+
+__all__ = ["DEFAULT_DATABASE", "UNKNOWN_OUTCOME", "DurableAgent", "DurableEngine"]

@@ -1,0 +1,112 @@
+"""The step journal: each durable turn's records, keyed by the step's position.
+
+One table, ``agent_smith_steps``, in the DBOS system database (SQLite by
+default, PostgreSQL for many hosts): a row per step of a turn, keyed by the
+turn's workflow id and the step's position (``m1`` the first model request,
+``t2`` the second tool call, ``t2.m1`` the first request of the sub-agent that
+call ran). A row is ``started`` while its tool runs and ``done`` with its JSON
+record once the result is in. Keys come from positions, never from thread
+timing, so parallel calls and nested turns replay in the same order.
+
+DBOS numbers a workflow's steps with one counter drawn in the order threads
+reach it; calls that run in parallel (and sub-agents that run beside each
+other) would draw their numbers in a different order after a crash. The
+journal's keys are the call's place in the turn instead; DBOS keeps the turn
+itself (its workflow, recovery, messages, cancellation).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import DurableStateError
+
+STARTED = "started"
+DONE = "done"
+
+_metadata = sa.MetaData()
+_steps = sa.Table(
+    "agent_smith_steps",
+    _metadata,
+    sa.Column("turn_id", sa.String(255), primary_key=True),
+    sa.Column("step", sa.String(255), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("record", sa.Text, nullable=True),
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One step's row: ``started`` (no record yet) or ``done`` with its JSON record."""
+
+    state: str
+    record: str | None
+
+
+class Journal:
+    """The step journal on the database at ``url`` (an SQLAlchemy URL). Thread-safe."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._lock = threading.Lock()
+        args = {"timeout": 30} if url.startswith("sqlite") else {"connect_timeout": 10}
+        try:
+            self._engine = sa.create_engine(url, connect_args=args)
+            _metadata.create_all(self._engine)
+        except SQLAlchemyError as err:
+            raise DurableStateError(f"cannot open the durable database {url!r}: {err}") from err
+
+    def entries(self, turn_id: str) -> dict[str, Entry]:
+        """Every recorded step of ``turn_id`` by its key."""
+        query = sa.select(_steps.c.step, _steps.c.state, _steps.c.record).where(
+            _steps.c.turn_id == turn_id
+        )
+        with self._failing(turn_id), self._engine.connect() as conn:
+            return {row.step: Entry(row.state, row.record) for row in conn.execute(query)}
+
+    def started(self, turn_id: str, step: str) -> None:
+        """Mark ``step`` as running (its result not recorded yet)."""
+        self._put(turn_id, step, STARTED, None)
+
+    def done(self, turn_id: str, step: str, record: str) -> None:
+        """Record ``step``'s result."""
+        self._put(turn_id, step, DONE, record)
+
+    def _put(self, turn_id: str, step: str, state: str, record: str | None) -> None:
+        key = (_steps.c.turn_id == turn_id) & (_steps.c.step == step)
+        with self._failing(turn_id), self._lock, self._engine.begin() as conn:
+            changed = conn.execute(_steps.update().where(key).values(state=state, record=record))
+            if not changed.rowcount:
+                conn.execute(
+                    _steps.insert().values(turn_id=turn_id, step=step, state=state, record=record)
+                )
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def _failing(self, turn_id: str) -> _Failing:
+        return _Failing(self._url, turn_id)
+
+
+class _Failing:
+    """Turns a database failure into a DurableStateError naming the turn."""
+
+    def __init__(self, url: str, turn_id: str) -> None:
+        self._url = url
+        self._turn_id = turn_id
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, _: object
+    ) -> None:
+        if isinstance(err, SQLAlchemyError):
+            raise DurableStateError(
+                f"durable database {self._url!r} failed for turn {self._turn_id!r}: {err}",
+                turn_id=self._turn_id,
+            ) from err
