@@ -65,7 +65,6 @@ class DurableEngine:
         self, database: str | Path = DEFAULT_DATABASE, *, app: str = "agent-smith"
     ) -> None:
         self.url = database_url(database)
-        _check_reachable(self.url)
         with _registry_lock:
             if _engine:
                 raise ConfigError(
@@ -73,10 +72,12 @@ class DurableEngine:
                 )
             _engine.append(self)
         try:
-            self.journal = Journal(self.url)
+            self._database = _open(self.url)
+            self.journal = Journal(self._database)
             config: DBOSConfig = {
                 "name": app,
                 "system_database_url": self.url,
+                "system_database_engine": self._database,
                 "application_version": "agent_smith",  # replay safety is the journal's check
                 "log_level": "WARNING",
                 "serializer": DBOSPortableJSONSerializer(),
@@ -86,17 +87,15 @@ class DurableEngine:
             with _registry_lock:
                 _engine.clear()
             raise
-        self._launched = False
 
     def launch(self) -> None:
         """Start DBOS: the turns that a dead process left pending are recovered now."""
         DBOS.launch()
-        self._launched = True
 
     def close(self) -> None:
         """Stop DBOS (a running turn is recovered by the next launch) and the journal."""
         DBOS.destroy(destroy_registry=False)
-        self.journal.close()
+        self._database.dispose()
         with _registry_lock:
             _engine.clear()
             _agents.clear()
@@ -115,19 +114,34 @@ class DurableEngine:
             _agents[durable.name] = durable
 
 
-def _check_reachable(url: str) -> None:
-    """Connect once with a short timeout: an unreachable database fails now, not later."""
-    args: dict[str, Any] = {} if url.startswith("sqlite") else {"connect_timeout": 5}
-    engine = sa.create_engine(url, connect_args=args)
+def _open(url: str) -> sa.Engine:
+    """The database's engine, connected once: an unreachable database fails now, not later.
+
+    SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit survives the
+    death of the process (what durable turns are about) without an fsync per step.
+    """
+    sqlite = url.startswith("sqlite")
+    args: dict[str, Any] = {"timeout": 30} if sqlite else {"connect_timeout": 5}
+    try:
+        engine = sa.create_engine(url, connect_args=args)
+    except ModuleNotFoundError as err:
+        raise DurableStateError(f"no driver for the durable database {url!r}: {err}") from err
+    if sqlite:
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
     try:
         with engine.connect():
             pass
     except SQLAlchemyError as err:
-        raise DurableStateError(f"cannot reach the durable database {url!r}: {err}") from err
-    except ModuleNotFoundError as err:
-        raise DurableStateError(f"no driver for the durable database {url!r}: {err}") from err
-    finally:
         engine.dispose()
+        raise DurableStateError(f"cannot reach the durable database {url!r}: {err}") from err
+    return engine
+
+
+def _sqlite_pragmas(connection: Any, _record: object) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
 
 
 @DBOS.workflow(name="agent_smith.durable_turn")

@@ -48,17 +48,18 @@ class Entry:
 
 
 class Journal:
-    """The step journal on the database at ``url`` (an SQLAlchemy URL). Thread-safe."""
+    """The step journal in the database of ``engine`` (the engine DBOS uses too). Thread-safe."""
 
-    def __init__(self, url: str) -> None:
-        self._url = url
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
+        self._url = engine.url.render_as_string(hide_password=True)
         self._lock = threading.Lock()
-        args = {"timeout": 30} if url.startswith("sqlite") else {"connect_timeout": 10}
         try:
-            self._engine = sa.create_engine(url, connect_args=args)
-            _metadata.create_all(self._engine)
+            _metadata.create_all(engine)
         except SQLAlchemyError as err:
-            raise DurableStateError(f"cannot open the durable database {url!r}: {err}") from err
+            raise DurableStateError(
+                f"cannot open the durable database {self._url!r}: {err}"
+            ) from err
 
     def entries(self, turn_id: str) -> dict[str, Entry]:
         """Every recorded step of ``turn_id`` by its key."""
@@ -84,9 +85,6 @@ class Journal:
                 conn.execute(
                     _steps.insert().values(turn_id=turn_id, step=step, state=state, record=record)
                 )
-
-    def close(self) -> None:
-        self._engine.dispose()
 
     def _failing(self, turn_id: str) -> _Failing:
         return _Failing(self._url, turn_id)
