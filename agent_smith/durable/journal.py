@@ -29,13 +29,22 @@ STARTED = "started"
 DONE = "done"
 
 _metadata = sa.MetaData()
-_steps = sa.Table(
+sa.Table(
     "agent_smith_steps",
     _metadata,
     sa.Column("turn_id", sa.String(255), primary_key=True),
     sa.Column("step", sa.String(255), primary_key=True),
     sa.Column("state", sa.String(16), nullable=False),
     sa.Column("record", sa.Text, nullable=True),
+)
+
+# Plain statements, compiled once: building them with the expression language
+# costs more than the SQLite write itself.
+_SELECT = sa.text("SELECT step, state, record FROM agent_smith_steps WHERE turn_id = :turn_id")
+_UPSERT = sa.text(
+    "INSERT INTO agent_smith_steps (turn_id, step, state, record) "
+    "VALUES (:turn_id, :step, :state, :record) "
+    "ON CONFLICT (turn_id, step) DO UPDATE SET state = excluded.state, record = excluded.record"
 )
 
 
@@ -63,11 +72,9 @@ class Journal:
 
     def entries(self, turn_id: str) -> dict[str, Entry]:
         """Every recorded step of ``turn_id`` by its key."""
-        query = sa.select(_steps.c.step, _steps.c.state, _steps.c.record).where(
-            _steps.c.turn_id == turn_id
-        )
         with self._failing(turn_id), self._engine.connect() as conn:
-            return {row.step: Entry(row.state, row.record) for row in conn.execute(query)}
+            rows = conn.execute(_SELECT, {"turn_id": turn_id})
+            return {row.step: Entry(row.state, row.record) for row in rows}
 
     def started(self, turn_id: str, step: str) -> None:
         """Mark ``step`` as running (its result not recorded yet)."""
@@ -78,13 +85,9 @@ class Journal:
         self._put(turn_id, step, DONE, record)
 
     def _put(self, turn_id: str, step: str, state: str, record: str | None) -> None:
-        key = (_steps.c.turn_id == turn_id) & (_steps.c.step == step)
+        row = {"turn_id": turn_id, "step": step, "state": state, "record": record}
         with self._failing(turn_id), self._lock, self._engine.begin() as conn:
-            changed = conn.execute(_steps.update().where(key).values(state=state, record=record))
-            if not changed.rowcount:
-                conn.execute(
-                    _steps.insert().values(turn_id=turn_id, step=step, state=state, record=record)
-                )
+            conn.execute(_UPSERT, row)
 
     def _failing(self, turn_id: str) -> _Failing:
         return _Failing(self._url, turn_id)
