@@ -44,6 +44,7 @@ from .records import (
     start_record,
 )
 from .steps import JournalSteps
+from .waiting import await_decision, send_decision, waiting_calls
 
 #: The journal key of a turn's start record.
 START = "start"
@@ -54,12 +55,17 @@ EventSink = Callable[[AgentEvent], None]
 class DurableAgent:
     """``agent``'s turns as durable workflows of ``engine`` (see the module doc).
 
+    A call that needs approval and is not answered by ``on_event`` waits for
+    :meth:`decide` (from any process), at most ``approval_timeout`` seconds if
+    given, then it is denied (:mod:`agent_smith.durable.waiting`).
     One turn runs at a time on the agent (a second one waits). An agent with
     a session is refused (:class:`~agent_smith.errors.ConfigError`): a durable
     turn keeps its own record of the history it started from.
     """
 
-    def __init__(self, agent: Agent, engine: DurableEngine) -> None:
+    def __init__(
+        self, agent: Agent, engine: DurableEngine, *, approval_timeout: float | None = None
+    ) -> None:
         if agent._session is not None:
             raise ConfigError(
                 f"agent {agent.name!r} has a session: a durable turn keeps its own record of "
@@ -69,6 +75,7 @@ class DurableAgent:
         self._engine = engine
         self._lock = threading.Lock()  # one turn at a time on the agent's memory
         self._sinks: dict[str, EventSink] = {}
+        self._approval_timeout = approval_timeout
         engine.register(self)
 
     @property
@@ -98,6 +105,16 @@ class DurableAgent:
         """The final answer of turn ``turn_id``, waiting while it runs (here or recovered)."""
         return _answer(DBOS.retrieve_workflow(turn_id).get_result(), turn_id)
 
+    def decide(self, turn_id: str, call_id: str, decision: bool | str = True) -> None:
+        """Decide about a call of turn ``turn_id`` that waits: True runs it, False or a
+        reason denies it. Works from any process with an engine on the same database."""
+        send_decision(turn_id, call_id, decision)
+
+    def waiting(self, turn_id: str) -> list[JsonObject]:
+        """The calls of turn ``turn_id`` that wait for a decision now (``call_id``,
+        ``tool``, ``arguments``), as the turn published them."""
+        return waiting_calls(turn_id)
+
     def run_turn(self, turn_id: str, message: str) -> JsonObject:
         """The turn's body, run by its workflow: the final answer in the JSON of a history."""
         journal = self._engine.journal
@@ -112,8 +129,8 @@ class DurableAgent:
                         sink(event)
                     if type(event) is FinalAnswer:
                         final = event.message
-                    elif type(event) is ApprovalRequested:
-                        event.defer()
+                    elif type(event) is ApprovalRequested and not event.answered:
+                        await_decision(event, self._approval_timeout)
             assert final is not None  # the loop only returns after a FinalAnswer
             return message_to_dict(final)
 

@@ -5,7 +5,8 @@
 MODE ``run`` runs the turn ``turn-1`` to its end; ``crash`` runs it too, but
 stops at the scenario's kill point (it writes ``WORKDIR/reached`` and waits
 there to be killed); ``recover`` launches the engine, which recovers the turn
-a killed process left, and waits for it. ``run`` and ``recover`` write the
+a killed process left, and waits for it (approving the waiting call of the
+``approval`` scenario from this process). ``run`` and ``recover`` write the
 final history to ``WORKDIR/history.json``. Every tool appends its name to
 ``WORKDIR/runs.txt`` when it starts, so the test counts what ran.
 """
@@ -16,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from agent_smith import Agent, AgentHooks, LlmClient, Message, tool
+from agent_smith import Agent, AgentEvent, AgentHooks, ApprovalRequested, LlmClient, Message, tool
 from agent_smith.agent.subagents import SubAgentSpec
 from agent_smith.durable import DurableAgent, DurableEngine
 from agent_smith.history_json import messages_to_json
@@ -71,6 +72,12 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
             stop.here()
         return f"found {q}"
 
+    @tool(requires_approval=True)
+    def wire_money(amount: int) -> str:
+        """Wire money (a person approves it first)."""
+        ran("wire_money")
+        return f"wired {amount}"
+
     tools: dict[str, list[FunctionTool]] = {
         "model_request": [send_email],
         "after_reply": [send_email],
@@ -78,6 +85,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         "tool_idempotent": [fetch_page],
         "parallel": [fast, slow],
         "subagent": [],
+        "approval": [wire_money],
     }
     hooks = AgentHooks(on_message=stop.after_reply if scenario == "after_reply" else None)
     agent = Agent(LlmClient(url, "scripted"), tools=tools[scenario], name="parent", hooks=hooks)
@@ -91,10 +99,31 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         durable = DurableAgent(agent, engine)
         engine.launch()
         if mode == "recover":
+            if scenario == "approval":  # the decision comes from this other process
+                approve_when_waiting(durable)
             durable.result(TURN)
         else:
-            durable.send("Do it.", turn_id=TURN)
+
+            def on_event(event: AgentEvent) -> None:
+                if isinstance(event, ApprovalRequested):
+                    if mode == "crash":
+                        stop.reached()  # killed while the turn waits for the decision
+                    else:
+                        threading.Thread(target=approve_when_waiting, args=(durable,)).start()
+
+            durable.send("Do it.", turn_id=TURN, on_event=on_event)
         (workdir / "history.json").write_text(messages_to_json(agent.history))
+
+
+def approve_when_waiting(durable: DurableAgent) -> None:
+    gate = threading.Event()
+    for _ in range(int(KILL_WAIT / 0.05)):
+        waiting = durable.waiting(TURN)
+        if waiting:
+            durable.decide(TURN, str(waiting[0]["call_id"]), True)
+            return
+        gate.wait(0.05)
+    raise SystemExit("the turn never waited for a decision")
 
 
 class Stop:
@@ -104,9 +133,12 @@ class Stop:
         self._workdir = workdir
         self._armed = armed
 
+    def reached(self) -> None:
+        (self._workdir / "reached").write_text("")
+
     def here(self) -> None:
         if self._armed:
-            (self._workdir / "reached").write_text("")
+            self.reached()
             threading.Event().wait(KILL_WAIT)
             raise SystemExit("the test did not kill this worker")
 

@@ -39,6 +39,7 @@ FIRST_CALLS = {
     "fast": Calls(("fast", {"n": 1}), ("slow", {"n": 2})),
     "researcher": Calls(("researcher", {"task": "find x"})),
     "lookup": Calls(("lookup", {"q": "x"})),
+    "wire_money": Calls(("wire_money", {"amount": 5})),
 }
 
 
@@ -144,7 +145,9 @@ def crash_and_recover(
     return workdir
 
 
-@pytest.mark.parametrize("scenario", ["after_reply", "tool_idempotent", "parallel", "subagent"])
+@pytest.mark.parametrize(
+    "scenario", ["after_reply", "tool_idempotent", "parallel", "subagent", "approval"]
+)
 def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_killed(
     scenario: str, server: tuple[ScriptedLlmServer, Script], tmp_path: Path
 ) -> None:
@@ -156,6 +159,7 @@ def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_ki
     assert len(llm.requests) - sent == sent  # no recorded request was sent again
     rerun = {"after_reply": [], "tool_idempotent": ["fetch_page"], "parallel": ["slow"]}
     rerun["subagent"] = ["lookup"]
+    rerun["approval"] = []  # the call waited for its decision: it had not started
     assert sorted(runs(workdir)) == sorted(expected_runs + rerun[scenario])
 
 
