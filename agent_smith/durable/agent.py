@@ -35,6 +35,7 @@ from ..messages import AssistantMessage
 from ..steps import use_steps
 from .engine import DurableEngine, _turn_workflow
 from .journal import Entry
+from .operations import CancelWatch
 from .records import (
     TurnStart,
     decode_record,
@@ -108,12 +109,12 @@ class DurableAgent:
     def decide(self, turn_id: str, call_id: str, decision: bool | str = True) -> None:
         """Decide about a call of turn ``turn_id`` that waits: True runs it, False or a
         reason denies it. Works from any process with an engine on the same database."""
-        send_decision(turn_id, call_id, decision)
+        send_decision(DBOS, turn_id, call_id, decision)
 
     def waiting(self, turn_id: str) -> list[JsonObject]:
         """The calls of turn ``turn_id`` that wait for a decision now (``call_id``,
         ``tool``, ``arguments``), as the turn published them."""
-        return waiting_calls(turn_id)
+        return waiting_calls(DBOS, turn_id)
 
     def run_turn(self, turn_id: str, message: str) -> JsonObject:
         """The turn's body, run by its workflow: the final answer in the JSON of a history."""
@@ -123,7 +124,10 @@ class DurableAgent:
             self._start(turn_id, entries.get(START))
             sink = self._sinks.get(turn_id)
             final: AssistantMessage | None = None
-            with use_steps(JournalSteps(journal, turn_id, entries)):
+            with (
+                use_steps(JournalSteps(journal, turn_id, entries)),
+                CancelWatch(self.agent, turn_id),
+            ):
                 for event in self.agent.stream(message):
                     if sink is not None:
                         sink(event)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The name of the workflow every durable turn runs as.
+TURN_WORKFLOW = "agent_smith.durable_turn"
+
 #: The database a :class:`DurableEngine` uses when given none: a file in the working folder.
 DEFAULT_DATABASE = "agent_smith_durable.sqlite"
 
@@ -72,7 +75,7 @@ class DurableEngine:
                 )
             _engine.append(self)
         try:
-            self._database = _open(self.url)
+            self._database = open_database(self.url)
             self.journal = Journal(self._database)
             config: DBOSConfig = {
                 "name": app,
@@ -114,7 +117,7 @@ class DurableEngine:
             _agents[durable.name] = durable
 
 
-def _open(url: str) -> sa.Engine:
+def open_database(url: str) -> sa.Engine:
     """The database's engine, connected once: an unreachable database fails now, not later.
 
     SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit survives the
@@ -144,7 +147,7 @@ def _sqlite_pragmas(connection: Any, _record: object) -> None:
     cursor.close()
 
 
-@DBOS.workflow(name="agent_smith.durable_turn")
+@DBOS.workflow(name=TURN_WORKFLOW)
 def _turn_workflow(agent_name: str, message: str) -> str:
     """One durable turn of the agent named ``agent_name``; its final answer as JSON."""
     with _registry_lock:

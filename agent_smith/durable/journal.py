@@ -18,6 +18,8 @@ itself (its workflow, recovery, messages, cancellation).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -72,7 +74,7 @@ class Journal:
 
     def entries(self, turn_id: str) -> dict[str, Entry]:
         """Every recorded step of ``turn_id`` by its key."""
-        with self._failing(turn_id), self._engine.connect() as conn:
+        with database_errors(self._url, turn_id), self._engine.connect() as conn:
             rows = conn.execute(_SELECT, {"turn_id": turn_id})
             return {row.step: Entry(row.state, row.record) for row in rows}
 
@@ -86,28 +88,18 @@ class Journal:
 
     def _put(self, turn_id: str, step: str, state: str, record: str | None) -> None:
         row = {"turn_id": turn_id, "step": step, "state": state, "record": record}
-        with self._failing(turn_id), self._lock, self._engine.begin() as conn:
+        with database_errors(self._url, turn_id), self._lock, self._engine.begin() as conn:
             conn.execute(_UPSERT, row)
 
-    def _failing(self, turn_id: str) -> _Failing:
-        return _Failing(self._url, turn_id)
 
-
-class _Failing:
-    """Turns a database failure into a DurableStateError naming the turn."""
-
-    def __init__(self, url: str, turn_id: str) -> None:
-        self._url = url
-        self._turn_id = turn_id
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, err: BaseException | None, _: object
-    ) -> None:
-        if isinstance(err, SQLAlchemyError):
-            raise DurableStateError(
-                f"durable database {self._url!r} failed for turn {self._turn_id!r}: {err}",
-                turn_id=self._turn_id,
-            ) from err
+@contextmanager
+def database_errors(url: str, turn_id: str = "") -> Iterator[None]:
+    """Turn a database failure into a DurableStateError naming the database and the turn."""
+    try:
+        yield
+    except SQLAlchemyError as err:
+        about = f" for turn {turn_id!r}" if turn_id else ""
+        raise DurableStateError(
+            f"durable database {url!r} failed{about}: {getattr(err, 'orig', None) or err}",
+            turn_id=turn_id,
+        ) from err

@@ -17,7 +17,7 @@ call is denied and the model reads why.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from dbos import DBOS
 
@@ -49,15 +49,23 @@ def await_decision(event: ApprovalRequested, timeout: float | None) -> None:
         event.deny(reason if isinstance(reason, str) and reason else "denied")
 
 
-def send_decision(turn_id: str, call_id: str, decision: bool | str) -> None:
+class Messenger(Protocol):
+    """What sends decisions and reads events: ``DBOS`` itself, or a ``DBOSClient``."""
+
+    def send(self, destination_id: str, message: Any, topic: str | None = None) -> None: ...
+
+    def get_event(self, workflow_id: str, key: str, timeout_seconds: float = 60) -> Any: ...
+
+
+def send_decision(messenger: Messenger, turn_id: str, call_id: str, decision: bool | str) -> None:
     """Decide about ``call_id`` of turn ``turn_id``: True runs it, False or a reason denies it."""
     message: JsonObject = {"approved": decision is True}
     if isinstance(decision, str):
         message["reason"] = decision
-    DBOS.send(turn_id, message, _topic(call_id))
+    messenger.send(turn_id, message, _topic(call_id))
 
 
-def waiting_calls(turn_id: str) -> list[JsonObject]:
+def waiting_calls(messenger: Messenger, turn_id: str) -> list[JsonObject]:
     """The calls of turn ``turn_id`` waiting for a decision now (any process)."""
-    calls = DBOS.get_event(turn_id, WAITING, timeout_seconds=0)
+    calls = messenger.get_event(turn_id, WAITING, timeout_seconds=0)
     return list(calls) if isinstance(calls, list) else []

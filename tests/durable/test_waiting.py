@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("dbos")
 
 from agent_smith import Agent, AssistantMessage, TestModel, tool
-from agent_smith.durable import DurableAgent, DurableEngine
+from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
 
 WAIT = 60.0
@@ -56,7 +56,7 @@ def waiting_call(durable: DurableAgent, turn_id: str) -> str:
 
 @pytest.mark.parametrize(("decision", "ran"), [(True, ["ann"]), ("not today", [])])
 def test_a_waiting_call_runs_or_is_denied_by_a_decision_sent_from_elsewhere(
-    engine: DurableEngine, decision: bool | str, ran: list[str]
+    engine: DurableEngine, decision: bool | str, ran: list[str], tmp_path: Path
 ) -> None:
     sent: list[str] = []
     model = TestModel([call("send_email", to="ann"), "ok"])
@@ -67,7 +67,12 @@ def test_a_waiting_call_runs_or_is_denied_by_a_decision_sent_from_elsewhere(
     assert durable.waiting("mail") == [
         {"call_id": call_id, "tool": "send_email", "arguments": {"to": "ann"}}
     ]
-    durable.decide("mail", call_id, decision)
+    if decision is True:
+        durable.decide("mail", call_id, decision)
+    else:  # an operator's client, as another process would have
+        with DurableTurns(tmp_path / "turns.sqlite") as turns:
+            assert turns.waiting("mail")[0]["call_id"] == call_id
+            turns.decide("mail", call_id, decision)
     thread.join(WAIT)
     assert answers[0].content == "ok"
     assert sent == ran
