@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from dbos import DBOS, SetWorkflowID
 
@@ -34,6 +34,7 @@ from ..json_fields import JsonObject
 from ..messages import AssistantMessage
 from ..steps import use_steps
 from .engine import DurableEngine, _turn_workflow
+from .event_stream import close_events, read_events, write_event
 from .journal import Entry
 from .operations import CancelWatch
 from .records import (
@@ -116,6 +117,11 @@ class DurableAgent:
         ``tool``, ``arguments``), as the turn published them."""
         return waiting_calls(DBOS, turn_id)
 
+    def events(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
+        """Turn ``turn_id``'s event records from ``offset``, then live until it ends
+        (:mod:`agent_smith.durable.event_stream`)."""
+        return read_events(DBOS, turn_id, offset)
+
     def run_turn(self, turn_id: str, message: str) -> JsonObject:
         """The turn's body, run by its workflow: the final answer in the JSON of a history."""
         journal = self._engine.journal
@@ -129,12 +135,14 @@ class DurableAgent:
                 CancelWatch(self.agent, turn_id),
             ):
                 for event in self.agent.stream(message):
+                    write_event(event)
                     if sink is not None:
                         sink(event)
                     if type(event) is FinalAnswer:
                         final = event.message
                     elif type(event) is ApprovalRequested and not event.answered:
                         await_decision(event, self._approval_timeout)
+            close_events()
             assert final is not None  # the loop only returns after a FinalAnswer
             return message_to_dict(final)
 

@@ -16,6 +16,7 @@ its record: recorded steps replay, the rest run.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ..agent.agent import Agent
 from ..errors import DurableStateError
 from ..json_fields import JsonObject
 from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
+from .event_stream import read_events
 from .journal import Entry, Journal, database_errors
 from .waiting import send_decision, waiting_calls
 
@@ -106,6 +108,10 @@ class DurableTurns:
         """The calls of turn ``turn_id`` that wait for a decision now."""
         with database_errors(self._url, turn_id):
             return waiting_calls(self._client, turn_id)
+
+    def events(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
+        """Turn ``turn_id``'s event records from ``offset``, then live until it ends."""
+        return read_events(self._client, turn_id, offset)
 
     def close(self) -> None:
         self._client.destroy()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,6 @@ from agent_smith.durable.records import TurnStart, start_record
 from agent_smith.llm.testing import call
 from agent_smith.tools.function import FunctionTool
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DurableEngine]:
-    with DurableEngine(tmp_path / "turns.sqlite") as opened:
-        yield opened
 
 
 def adder(runs: list[str]) -> FunctionTool:

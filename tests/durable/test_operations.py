@@ -14,14 +14,7 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, TestModel, ToolContext, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
-
-WAIT = 60.0
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DurableEngine]:
-    with DurableEngine(tmp_path / "turns.sqlite") as opened:
-        yield opened
+from tests.durable.conftest import WAIT
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,7 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, AssistantMessage, TestModel, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
-
-WAIT = 60.0
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DurableEngine]:
-    with DurableEngine(tmp_path / "turns.sqlite") as opened:
-        yield opened
+from tests.durable.conftest import WAIT
 
 
 def mailer(sent: list[str]) -> object:
