@@ -7,12 +7,14 @@ stops at the scenario's kill point (it writes ``WORKDIR/reached`` and waits
 there to be killed); ``recover`` launches the engine, which recovers the turn
 a killed process left, and waits for it (approving the waiting call of the
 ``approval`` scenario from this process). ``run`` and ``recover`` write the
-final history to ``WORKDIR/history.json``. Every tool appends its name to
+final history to ``WORKDIR/history.json`` and the turn's durable event stream to
+``WORKDIR/events.json``. Every tool appends its name to
 ``WORKDIR/runs.txt`` when it starts, so the test counts what ran.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from pathlib import Path
@@ -113,6 +115,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
 
             durable.send("Do it.", turn_id=TURN, on_event=on_event)
         (workdir / "history.json").write_text(messages_to_json(agent.history))
+        (workdir / "events.json").write_text(json.dumps(list(durable.events(TURN))))
 
 
 def approve_when_waiting(durable: DurableAgent) -> None:

@@ -123,6 +123,10 @@ def history(workdir: Path) -> list[dict[str, object]]:
     return json.loads((workdir / "history.json").read_text())
 
 
+def events(workdir: Path) -> list[dict[str, object]]:
+    return json.loads((workdir / "events.json").read_text())
+
+
 def reference(scenario: str, url: str, tmp_path: Path) -> tuple[list[dict[str, object]], list[str]]:
     workdir = tmp_path / "reference"
     workdir.mkdir()
@@ -156,6 +160,7 @@ def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_ki
     sent = len(llm.requests)
     workdir = crash_and_recover(scenario, llm.url, tmp_path)
     assert history(workdir) == expected
+    assert events(workdir) == events(tmp_path / "reference")  # no gap, no repeat
     assert len(llm.requests) - sent == sent  # no recorded request was sent again
     rerun = {"after_reply": [], "tool_idempotent": ["fetch_page"], "parallel": ["slow"]}
     rerun["subagent"] = ["lookup"]
