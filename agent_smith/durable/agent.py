@@ -59,14 +59,21 @@ class DurableAgent:
 
     A call that needs approval and is not answered by ``on_event`` waits for
     :meth:`decide` (from any process), at most ``approval_timeout`` seconds if
-    given, then it is denied (:mod:`agent_smith.durable.waiting`).
+    given, then it is denied (:mod:`agent_smith.durable.waiting`). The turn's
+    events go to its durable stream (:mod:`agent_smith.durable.event_stream`)
+    unless ``event_stream`` is False.
     One turn runs at a time on the agent (a second one waits). An agent with
     a session is refused (:class:`~agent_smith.errors.ConfigError`): a durable
     turn keeps its own record of the history it started from.
     """
 
     def __init__(
-        self, agent: Agent, engine: DurableEngine, *, approval_timeout: float | None = None
+        self,
+        agent: Agent,
+        engine: DurableEngine,
+        *,
+        approval_timeout: float | None = None,
+        event_stream: bool = True,
     ) -> None:
         if agent._session is not None:
             raise ConfigError(
@@ -78,6 +85,7 @@ class DurableAgent:
         self._lock = threading.Lock()  # one turn at a time on the agent's memory
         self._sinks: dict[str, EventSink] = {}
         self._approval_timeout = approval_timeout
+        self._event_stream = event_stream
         engine.register(self)
 
     @property
@@ -135,14 +143,16 @@ class DurableAgent:
                 CancelWatch(self.agent, turn_id),
             ):
                 for event in self.agent.stream(message):
-                    write_event(event)
+                    if self._event_stream:
+                        write_event(event)
                     if sink is not None:
                         sink(event)
                     if type(event) is FinalAnswer:
                         final = event.message
                     elif type(event) is ApprovalRequested and not event.answered:
                         await_decision(event, self._approval_timeout)
-            close_events()
+            if self._event_stream:
+                close_events()
             assert final is not None  # the loop only returns after a FinalAnswer
             return message_to_dict(final)
 
