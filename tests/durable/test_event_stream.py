@@ -8,7 +8,7 @@ from pathlib import Path
 from agent_smith import Agent, TestModel, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
-from tests.durable.conftest import WAIT
+from tests.durable.conftest import WAIT, wait_until
 
 
 @tool
@@ -48,15 +48,10 @@ def test_a_reader_gets_what_it_missed_then_the_rest_live(
     )
     thread.start()
     with DurableTurns(tmp_path / "turns.sqlite") as turns:
+        waiting = wait_until(lambda: turns.waiting("live"))  # the turn exists and waits
         records = turns.events("live")
-        seen = [next(records)["type"] for _ in range(3)]  # written before the turn waits
+        seen = [next(records)["type"] for _ in range(3)]  # written before the turn waited
         assert seen == ["assistant", "tool_call", "approval"]
-        waiting = turns.waiting("live")
-        for _ in range(int(WAIT / 0.05)):  # published just after the approval record
-            if waiting:
-                break
-            threading.Event().wait(0.05)
-            waiting = turns.waiting("live")
         turns.decide("live", str(waiting[0]["call_id"]), True)
         rest = [r["type"] for r in records]  # live, until the turn ends
     thread.join(WAIT)

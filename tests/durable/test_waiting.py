@@ -12,7 +12,7 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, AssistantMessage, TestModel, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
-from tests.durable.conftest import WAIT
+from tests.durable.conftest import WAIT, wait_until
 
 
 def mailer(sent: list[str]) -> object:
@@ -37,13 +37,7 @@ def start(durable: DurableAgent, turn_id: str) -> tuple[threading.Thread, list[A
 
 def waiting_call(durable: DurableAgent, turn_id: str) -> str:
     """The id of the call the turn waits on, once it waits."""
-    gate = threading.Event()
-    for _ in range(int(WAIT / 0.05)):
-        calls = durable.waiting(turn_id)
-        if calls:
-            return str(calls[0]["call_id"])
-        gate.wait(0.05)
-    raise AssertionError("the turn never waited for a decision")
+    return str(wait_until(lambda: durable.waiting(turn_id))[0]["call_id"])
 
 
 @pytest.mark.parametrize(("decision", "ran"), [(True, ["ann"]), ("not today", [])])
