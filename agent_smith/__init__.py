@@ -78,6 +78,9 @@ if TYPE_CHECKING:
     )
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
+    from .durable.agent import DurableAgent
+    from .durable.engine import DurableEngine
+    from .durable.operations import DurableTurns, TurnInfo
     from .history_json import messages_from_json, messages_to_json
     from .llm.anthropic import AnthropicClient
     from .llm.bedrock import BedrockClient
@@ -250,7 +253,10 @@ __all__ = [
     "ContextCompacted",
     "ContextOverflowError",
     "Decision",
+    "DurableAgent",
+    "DurableEngine",
     "DurableStateError",
+    "DurableTurns",
     "Elicitation",
     "Embedder",
     "EnterpriseIdp",
@@ -347,6 +353,7 @@ __all__ = [
     "ToolSchema",
     "TransportError",
     "TruncatedReplyError",
+    "TurnInfo",
     "UsageLimitExceeded",
     "UsageLimits",
     "UserMessage",
