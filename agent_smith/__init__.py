@@ -19,6 +19,7 @@ from .errors import (
     CancelledError,
     ConfigError,
     ContextOverflowError,
+    DurableStateError,
     GuardrailTripped,
     LlmApiError,
     McpAuthError,
@@ -27,6 +28,7 @@ from .errors import (
     OutputValidationError,
     ParseError,
     PausedTurnMismatch,
+    ReplayMismatchError,
     ResultsError,
     SessionError,
     SkillError,
@@ -77,6 +79,9 @@ if TYPE_CHECKING:
     )
     from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
+    from .durable.agent import DurableAgent
+    from .durable.engine import DurableEngine
+    from .durable.operations import DurableTurns, TurnInfo
     from .history_json import messages_from_json, messages_to_json
     from .llm.anthropic import AnthropicClient
     from .llm.bedrock import BedrockClient
@@ -253,6 +258,10 @@ __all__ = [
     "ContextCompacted",
     "ContextOverflowError",
     "Decision",
+    "DurableAgent",
+    "DurableEngine",
+    "DurableStateError",
+    "DurableTurns",
     "Elicitation",
     "Embedder",
     "EnterpriseIdp",
@@ -303,6 +312,7 @@ __all__ = [
     "PausedTurnMismatch",
     "ProviderData",
     "ReasoningDelta",
+    "ReplayMismatchError",
     "ResponsesClient",
     "ResultsError",
     "RetryPolicy",
@@ -351,6 +361,7 @@ __all__ = [
     "TransportError",
     "TruncatedReplyError",
     "TurnCard",
+    "TurnInfo",
     "UsageLimitExceeded",
     "UsageLimits",
     "UserMessage",

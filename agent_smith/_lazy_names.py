@@ -140,5 +140,9 @@ LAZY: dict[str, str] = {
     "tool": "tools.function",
     "ToolRegistry": "tools.registry",
     "WebApp": "web.app",
+    "DurableAgent": "durable.agent",
+    "DurableEngine": "durable.engine",
+    "DurableTurns": "durable.operations",
+    "TurnInfo": "durable.operations",
     "WebServer": "web.serve",
 }

@@ -286,3 +286,27 @@ class PausedTurnMismatch(ConfigError):
     session (another round, already resumed, abandoned), or its seal does not
     verify with the agent's ``approval_key``. Nothing was changed.
     """
+
+
+class DurableStateError(AgentSmithError):
+    """A durable turn's record cannot be used: unreadable, of another shape, or unreachable.
+
+    ``turn_id`` names the durable turn (``""`` when the database itself failed).
+    """
+
+    def __init__(self, message: str, *, turn_id: str = "") -> None:
+        super().__init__(message)
+        self.turn_id = turn_id
+
+
+class ReplayMismatchError(DurableStateError):
+    """A durable turn would replay under other code than it was recorded with.
+
+    The agent that recovers the turn has another tool set, model or name, or a
+    replayed model request differs from the recorded one: the turn fails
+    closed instead of replaying differently. ``difference`` names what differs.
+    """
+
+    def __init__(self, message: str, *, turn_id: str, difference: str) -> None:
+        super().__init__(message, turn_id=turn_id)
+        self.difference = difference

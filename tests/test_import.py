@@ -21,6 +21,8 @@ FORBIDDEN = (
     "distributed",
     "dask",
     "waitress",
+    "dbos",
+    "sqlalchemy",
 )
 
 

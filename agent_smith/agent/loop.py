@@ -35,6 +35,7 @@ from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..llm.server_tools import PAUSED
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+from ..steps import current_steps
 from ..tools.dispatch import cancelled_outcomes, dispatch_tool_calls
 from ..tools.registry import ToolRegistry
 from .approval_gate import decide_round, settle_abandoned
@@ -66,11 +67,12 @@ log = logging.getLogger(__name__)
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_fit", "_repeated", "_sent", "_streamed", "_turn")
+    __slots__ = ("_agent", "_fit", "_llm", "_repeated", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
         self._turn = turn
+        self._llm = current_steps().model(agent._llm)  # records or replays in a durable turn
         self._fit = ContextFit(agent.config.context_window, agent._llm)
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room
         self._streamed = False  # the reply being read has yielded an event
@@ -214,7 +216,7 @@ class TurnLoop:
         room = request_room(window, request.sampling.max_tokens)
         if not gate.due(tokens, room):
             return None
-        ask = partial(self._turn.ask_aside, agent._llm, model=model)
+        ask = partial(self._turn.ask_aside, self._llm, model=model)
         count = getattr(agent._llm, "count_tokens", None)
         event = gate.compact(ask, count, agent.memory, request, prompt, tokens, window, room)
         if event is not None:
@@ -225,7 +227,7 @@ class TurnLoop:
 
     def _unfinished(self, request: LlmRequest, answer: AssistantMessage, model: str) -> bool:
         """The finish check: whether the model says the task is not finished yet."""
-        ask = partial(self._turn.ask_aside, self._agent._llm, model=model)
+        ask = partial(self._turn.ask_aside, self._llm, model=model)
         return unfinished(ask, request, answer)
 
     def _check_input(
@@ -265,7 +267,7 @@ class TurnLoop:
         self._streamed = False
         if streaming:
             return (yield from self._stream_reply(request, token, written))
-        response = self._agent._llm.complete(request, cancel=token)
+        response = self._llm.complete(request, cancel=token)
         yield from response.server_tools  # what the provider ran itself, shown as a stream shows it
         return response
 
@@ -369,7 +371,7 @@ class TurnLoop:
         agent = self._agent
         on_stream_event = agent.hooks.on_stream_event
         bounds = StreamBounds(agent.name, guard=agent.config.repetition_guard)
-        streamed = bounds.watch(agent._llm.stream(request, cancel=token))
+        streamed = bounds.watch(self._llm.stream(request, cancel=token))
         events = written.stream(streamed, request)
         try:
             for event in events:

@@ -154,7 +154,11 @@ class SubAgentTool(Tool):
             raise ConfigError(f"sub-agent {spec.name!r}: timeout must be positive")
         self.spec = spec
         self._llm = llm
-        self._options = ToolOptions(timeout=timeout, requires_approval=spec.requires_approval)
+        # Idempotent: in a durable turn the child's own steps are recorded, so running
+        # the call again after a crash replays them and goes on (agent_smith.durable).
+        self._options = ToolOptions(
+            timeout=timeout, requires_approval=spec.requires_approval, idempotent=True
+        )
         self._schema = ToolSchema(spec.name, spec.description, _TASK_SCHEMA)
 
     @property

@@ -68,11 +68,17 @@ class ToolOptions:
     for an approval before it runs (see :mod:`agent_smith.agent.approvals`).
     ``read_only`` declares that the tool only reads: it changes nothing
     outside the conversation (policy modes and approvers may rely on it).
+    ``idempotent`` declares that running a call twice does no more than
+    running it once: a durable turn recovered after a crash runs such a call
+    again when its result was not recorded, where any other call gets an
+    error result saying it may or may not have happened
+    (:mod:`agent_smith.durable`).
     """
 
     timeout: float | None = None
     requires_approval: ApprovalMarker = False
     read_only: bool = False
+    idempotent: bool = False
 
     def __post_init__(self) -> None:
         marker = self.requires_approval

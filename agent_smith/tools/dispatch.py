@@ -48,6 +48,7 @@ from ..cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
 from ..observer import NO_TOOL, ToolObservation, get_observer
+from ..steps import ToolStep, current_steps
 from .base import CallingAgent, Tool, ToolContext, ToolResult
 from .function import describe_exception
 from .person_wait import DEFAULT_PERSON_TIMEOUT, WaitClock, current_clock
@@ -136,14 +137,17 @@ def dispatch_tool_calls(
     # Every call is checked before the first one starts: a worker started
     # early would only compete with the checks for the GIL.
     checked = [check_call(call, registry) for call in calls]
+    steps = current_steps()  # reserved in call order, here, before any call starts
     for index, (call, (tool, problem)) in enumerate(zip(calls, checked, strict=True)):
         if tool is None:
             log.debug("tool call %s (%s) rejected: %s", call.id, call.name, problem)
             get_observer().on_tool_rejected(call, problem, runtime)
             outcomes[index] = error_outcome(call, problem, max_result_bytes=max_result_bytes)
             continue
-        timeout = registry.options(call.name).timeout or default_timeout
-        run = _Running(call, tool, timeout, CancellationSource(cancel), WaitClock(parent))
+        options = registry.options(call.name)
+        timeout = options.timeout or default_timeout
+        step = steps.tool(call, idempotent=options.idempotent)
+        run = _Running(call, tool, timeout, CancellationSource(cancel), WaitClock(parent), step)
         if tool.inline:  # returns at once (final_result): no thread hop to the pool
             ran: Future[ToolResult] = Future()
             ran.set_result(_invoke(run, runtime, depth, agent, None))
@@ -213,6 +217,7 @@ class _Running:
         "source",
         "span",
         "started_at",
+        "step",
         "timeout",
         "tool",
     )
@@ -224,12 +229,14 @@ class _Running:
         timeout: float,
         source: CancellationSource,
         clock: WaitClock,
+        step: ToolStep,
     ) -> None:
         self.call = call
         self.tool = tool
         self.timeout = timeout
         self.source = source
         self.clock = clock  # held while the call waits for a person
+        self.step = step  # runs the call, or replays its recorded result (agent_smith.steps)
         self.started_at: float | None = None
         self.future: Future[ToolResult] | None = None
         self.given_up = False  # timed out: the dispatcher no longer waits for it
@@ -275,7 +282,7 @@ def _call_tool(
         agent=agent,
     )
     try:
-        result = run.clock.run(partial(run.tool.invoke, run.call.arguments, ctx))
+        result = run.step(partial(run.clock.run, partial(run.tool.invoke, run.call.arguments, ctx)))
     except Exception as err:
         log.debug("tool %s raised", run.call.name, exc_info=True)
         run.span.raised(err)

@@ -129,6 +129,7 @@ def tool(
     timeout: float | None = None,
     requires_approval: ApprovalMarker = False,
     read_only: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 
 
@@ -141,6 +142,7 @@ def tool(
     timeout: float | None = None,
     requires_approval: ApprovalMarker = False,
     read_only: bool = False,
+    idempotent: bool = False,
 ) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
     """Turn a function into a tool: ``@tool`` or ``@tool(name=..., timeout=...)``."""
     if fn is not None:
@@ -154,6 +156,7 @@ def tool(
             timeout=timeout,
             requires_approval=requires_approval,
             read_only=read_only,
+            idempotent=idempotent,
         )
 
     return decorate
@@ -168,6 +171,7 @@ def make_tool(
     timeout: float | None = None,
     requires_approval: ApprovalMarker = False,
     read_only: bool = False,
+    idempotent: bool = False,
 ) -> FunctionTool:
     """Build a tool from ``fn``.
 
@@ -176,12 +180,18 @@ def make_tool(
     with ``name``/``description``/``parameters``. Without it the schema is
     generated from the type hints and docstring. ``timeout`` (seconds) and
     ``requires_approval`` (``True`` or a predicate of the arguments: calls
-    wait for a person's approval) and ``read_only`` (the tool changes nothing)
-    become the tool's default :class:`ToolOptions`.
+    wait for a person's approval), ``read_only`` (the tool changes nothing) and
+    ``idempotent`` (running it twice does no more than once) become the tool's
+    default :class:`ToolOptions`.
     """
     if timeout is not None and not timeout > 0:
         raise ConfigError(f"tool timeout must be positive, got {timeout!r}")
-    options = ToolOptions(timeout=timeout, requires_approval=requires_approval, read_only=read_only)
+    options = ToolOptions(
+        timeout=timeout,
+        requires_approval=requires_approval,
+        read_only=read_only,
+        idempotent=idempotent,
+    )
     fn_name = callable_name(fn)
     if schema is None:
         sig = function_schema(fn)

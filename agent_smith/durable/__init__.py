@@ -1,0 +1,20 @@
+"""Durable turns on DBOS: a turn survives the death of its process (extra ``[durable]``).
+
+See ``docs/durable.md``. :class:`DurableEngine` runs DBOS on a database (SQLite
+by default); :class:`DurableAgent` makes an agent's turns durable workflows.
+"""
+
+from . import dbos_logging  # noqa: F401 - before DBOS is imported
+from .agent import DurableAgent
+from .engine import DEFAULT_DATABASE, DurableEngine
+from .operations import DurableTurns, TurnInfo
+from .steps import UNKNOWN_OUTCOME
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "UNKNOWN_OUTCOME",
+    "DurableAgent",
+    "DurableEngine",
+    "DurableTurns",
+    "TurnInfo",
+]

@@ -1,0 +1,162 @@
+"""The durable engine: DBOS in this process, its database, and the turn workflow.
+
+:class:`DurableEngine` configures DBOS (one per process: DBOS is a process
+singleton) on a database URL — SQLite by default, a file beside the program;
+``postgresql://...`` for many hosts — with our JSON as its serialiser, and
+opens the step journal (:mod:`~agent_smith.durable.journal`) on the same
+database. Durable agents are registered with it before :meth:`launch`, which
+recovers the turns a dead process left pending: DBOS re-runs each one's
+workflow, and the journal replays its recorded steps.
+
+The workflow is one function for every agent, :func:`_turn_workflow`: its
+inputs are the agent's name and the user's message (JSON strings), so a fresh
+process finds the agent by name among those registered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from dbos import DBOS, DBOSConfig
+from dbos._serialization import DBOSPortableJSONSerializer
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import ConfigError, DurableStateError
+from .journal import Journal
+
+if TYPE_CHECKING:
+    from .agent import DurableAgent
+
+log = logging.getLogger(__name__)
+
+#: The name of the workflow every durable turn runs as.
+TURN_WORKFLOW = "agent_smith.durable_turn"
+
+#: The database a :class:`DurableEngine` uses when given none: a file in the working folder.
+DEFAULT_DATABASE = "agent_smith_durable.sqlite"
+
+_registry_lock = threading.Lock()
+_agents: dict[str, DurableAgent] = {}  # registered by name; the workflow finds them here
+_engine: list[DurableEngine] = []  # the one engine of this process, while it is open
+
+
+def database_url(database: str | Path) -> str:
+    """An SQLAlchemy URL: a URL as it is, a path as an SQLite file."""
+    text = str(database)
+    if "://" in text:
+        if text.startswith(("postgresql://", "postgres://")):
+            return "postgresql+psycopg://" + text.split("://", 1)[1]
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+class DurableEngine:
+    """DBOS and the step journal on ``database`` (see the module doc).
+
+    ``app`` is the DBOS application name (lowercase letters, digits, ``-``,
+    ``_``). Only one engine may be open in a process. Raises
+    :class:`~agent_smith.errors.DurableStateError` at once when the database
+    cannot be reached.
+    """
+
+    def __init__(
+        self, database: str | Path = DEFAULT_DATABASE, *, app: str = "agent-smith"
+    ) -> None:
+        self.url = database_url(database)
+        with _registry_lock:
+            if _engine:
+                raise ConfigError(
+                    "a durable engine is already open in this process; close it first"
+                )
+            _engine.append(self)
+        try:
+            self._database = open_database(self.url)
+            self.journal = Journal(self._database)
+            config: DBOSConfig = {
+                "name": app,
+                "system_database_url": self.url,
+                "system_database_engine": self._database,
+                "application_version": "agent_smith",  # replay safety is the journal's check
+                "log_level": "WARNING",
+                "serializer": DBOSPortableJSONSerializer(),
+            }
+            DBOS(config=config)
+        except BaseException:
+            with _registry_lock:
+                _engine.clear()
+            raise
+
+    def launch(self) -> None:
+        """Start DBOS: the turns that a dead process left pending are recovered now."""
+        DBOS.launch()
+
+    def close(self) -> None:
+        """Stop DBOS (a running turn is recovered by the next launch) and the journal."""
+        DBOS.destroy(destroy_registry=False)
+        self._database.dispose()
+        with _registry_lock:
+            _engine.clear()
+            _agents.clear()
+
+    def __enter__(self) -> DurableEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def register(self, durable: DurableAgent) -> None:
+        """Make ``durable``'s turns runnable and recoverable here (before :meth:`launch`)."""
+        with _registry_lock:
+            if durable.name in _agents:
+                raise ConfigError(f"a durable agent named {durable.name!r} is registered already")
+            _agents[durable.name] = durable
+
+
+def open_database(url: str) -> sa.Engine:
+    """The database's engine, connected once: an unreachable database fails now, not later.
+
+    SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit survives the
+    death of the process (what durable turns are about) without an fsync per step.
+    """
+    sqlite = url.startswith("sqlite")
+    args: dict[str, Any] = {"timeout": 30} if sqlite else {"connect_timeout": 5}
+    try:
+        engine = sa.create_engine(url, connect_args=args)
+    except ModuleNotFoundError as err:
+        raise DurableStateError(f"no driver for the durable database {url!r}: {err}") from err
+    if sqlite:
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+    try:
+        with engine.connect():
+            pass
+    except SQLAlchemyError as err:
+        engine.dispose()
+        raise DurableStateError(f"cannot reach the durable database {url!r}: {err}") from err
+    return engine
+
+
+def _sqlite_pragmas(connection: Any, _record: object) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+@DBOS.workflow(name=TURN_WORKFLOW)
+def _turn_workflow(agent_name: str, message: str) -> str:
+    """One durable turn of the agent named ``agent_name``; its final answer as JSON."""
+    with _registry_lock:
+        durable = _agents.get(agent_name)
+    turn_id = DBOS.workflow_id or ""
+    if durable is None:
+        raise DurableStateError(
+            f"durable turn {turn_id!r}: no durable agent named {agent_name!r} is registered "
+            "in this process",
+            turn_id=turn_id,
+        )
+    return json.dumps(durable.run_turn(turn_id, message), ensure_ascii=False)

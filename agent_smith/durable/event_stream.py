@@ -1,0 +1,95 @@
+"""A durable turn's events as a DBOS stream, readable from any process and any offset.
+
+The turn writes each agent-level event (a reply recorded, a call requested,
+a result, a call waiting for approval, a guardrail verdict, a compaction, the
+final answer) to the stream :data:`EVENTS` of its workflow as a JSON record
+(:func:`event_record`), and closes the stream when it ends. A reader —
+:meth:`DurableTurns.events <agent_smith.durable.DurableTurns.events>`, in any
+process — gets every record from the offset it asks for, then the rest as
+they are written, until the turn ends.
+
+The model's stream events (token deltas) are not written: a reply's text
+arrives whole in its ``assistant`` record. Writing them would cost a database
+write per token, and a turn recovered after a crash replays a recorded reply
+in one piece, so the deltas it wrote before the crash could not be told
+apart from those it writes after. The agent-level events are the same on
+replay, so a recovered turn's stream goes on where it stopped, without gaps
+or repeats (DBOS skips the writes it had recorded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from dbos import DBOS
+
+from ..agent.approvals import ApprovalRequested
+from ..agent.events import (
+    AgentEvent,
+    AssistantTurn,
+    ContextCompacted,
+    FinalAnswer,
+    GuardrailChecked,
+    OutputRetry,
+    ToolCallRequested,
+    ToolResultReady,
+)
+from ..history_json import message_to_dict, tool_call_to_dict
+from ..json_fields import JsonObject
+
+#: The key of a durable turn's event stream.
+EVENTS = "agent_smith.events"
+
+
+def event_record(event: AgentEvent) -> JsonObject | None:
+    """The JSON record of ``event`` in the durable stream; None for a model stream event."""
+    if isinstance(event, AssistantTurn):
+        return {"type": "assistant", "message": message_to_dict(event.message)}
+    if isinstance(event, ToolCallRequested):
+        return {"type": "tool_call", "call": tool_call_to_dict(event.call)}
+    if isinstance(event, ToolResultReady):
+        return {"type": "tool_result", "message": message_to_dict(event.message)}
+    if isinstance(event, FinalAnswer):
+        return {"type": "final", "message": message_to_dict(event.message)}
+    if isinstance(event, ApprovalRequested):
+        return {"type": "approval", "call": tool_call_to_dict(event.call)}
+    if isinstance(event, GuardrailChecked):
+        return {
+            "type": "guardrail",
+            "stage": event.stage,
+            "guardrail": event.guardrail,
+            "action": event.action,
+            "message": event.message,
+            "call_id": event.call_id,
+        }
+    if isinstance(event, ContextCompacted):
+        return {"type": "compacted", "replaced": event.replaced, "kept": event.kept}
+    if isinstance(event, OutputRetry):
+        return {"type": "output_retry", "attempt": event.attempt, "errors": list(event.errors)}
+    return None
+
+
+def write_event(event: AgentEvent) -> None:
+    """Append ``event``'s record to the turn's stream (in the turn's workflow thread)."""
+    record = event_record(event)
+    if record is not None:
+        DBOS.write_stream(EVENTS, record)
+
+
+def close_events() -> None:
+    """End the turn's stream: readers stop after its last record."""
+    DBOS.close_stream(EVENTS)
+
+
+class StreamReader(Protocol):
+    """What reads a stream: ``DBOS`` itself, or a ``DBOSClient``."""
+
+    def read_stream(self, workflow_id: str, key: str, *, offset: int = 0) -> Iterator[Any]: ...
+
+
+def read_events(reader: StreamReader, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
+    """Turn ``turn_id``'s records from ``offset``, then live until the turn ends."""
+    for record in reader.read_stream(turn_id, EVENTS, offset=offset):
+        if isinstance(record, dict):
+            yield record

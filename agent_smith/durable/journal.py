@@ -1,0 +1,105 @@
+"""The step journal: each durable turn's records, keyed by the step's position.
+
+One table, ``agent_smith_steps``, in the DBOS system database (SQLite by
+default, PostgreSQL for many hosts): a row per step of a turn, keyed by the
+turn's workflow id and the step's position (``m1`` the first model request,
+``t2`` the second tool call, ``t2.m1`` the first request of the sub-agent that
+call ran). A row is ``started`` while its tool runs and ``done`` with its JSON
+record once the result is in. Keys come from positions, never from thread
+timing, so parallel calls and nested turns replay in the same order.
+
+DBOS numbers a workflow's steps with one counter drawn in the order threads
+reach it; calls that run in parallel (and sub-agents that run beside each
+other) would draw their numbers in a different order after a crash. The
+journal's keys are the call's place in the turn instead; DBOS keeps the turn
+itself (its workflow, recovery, messages, cancellation).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import DurableStateError
+
+STARTED = "started"
+DONE = "done"
+
+_metadata = sa.MetaData()
+sa.Table(
+    "agent_smith_steps",
+    _metadata,
+    sa.Column("turn_id", sa.String(255), primary_key=True),
+    sa.Column("step", sa.String(255), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("record", sa.Text, nullable=True),
+)
+
+# Plain statements, compiled once: building them with the expression language
+# costs more than the SQLite write itself.
+_SELECT = sa.text("SELECT step, state, record FROM agent_smith_steps WHERE turn_id = :turn_id")
+_UPSERT = sa.text(
+    "INSERT INTO agent_smith_steps (turn_id, step, state, record) "
+    "VALUES (:turn_id, :step, :state, :record) "
+    "ON CONFLICT (turn_id, step) DO UPDATE SET state = excluded.state, record = excluded.record"
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One step's row: ``started`` (no record yet) or ``done`` with its JSON record."""
+
+    state: str
+    record: str | None
+
+
+class Journal:
+    """The step journal in the database of ``engine`` (the engine DBOS uses too). Thread-safe."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
+        self._url = engine.url.render_as_string(hide_password=True)
+        self._lock = threading.Lock()
+        try:
+            _metadata.create_all(engine)
+        except SQLAlchemyError as err:
+            raise DurableStateError(
+                f"cannot open the durable database {self._url!r}: {err}"
+            ) from err
+
+    def entries(self, turn_id: str) -> dict[str, Entry]:
+        """Every recorded step of ``turn_id`` by its key."""
+        with database_errors(self._url, turn_id), self._engine.connect() as conn:
+            rows = conn.execute(_SELECT, {"turn_id": turn_id})
+            return {row.step: Entry(row.state, row.record) for row in rows}
+
+    def started(self, turn_id: str, step: str) -> None:
+        """Mark ``step`` as running (its result not recorded yet)."""
+        self._put(turn_id, step, STARTED, None)
+
+    def done(self, turn_id: str, step: str, record: str) -> None:
+        """Record ``step``'s result."""
+        self._put(turn_id, step, DONE, record)
+
+    def _put(self, turn_id: str, step: str, state: str, record: str | None) -> None:
+        row = {"turn_id": turn_id, "step": step, "state": state, "record": record}
+        with database_errors(self._url, turn_id), self._lock, self._engine.begin() as conn:
+            conn.execute(_UPSERT, row)
+
+
+@contextmanager
+def database_errors(url: str, turn_id: str = "") -> Iterator[None]:
+    """Turn a database failure into a DurableStateError naming the database and the turn."""
+    try:
+        yield
+    except SQLAlchemyError as err:
+        about = f" for turn {turn_id!r}" if turn_id else ""
+        raise DurableStateError(
+            f"durable database {url!r} failed{about}: {getattr(err, 'orig', None) or err}",
+            turn_id=turn_id,
+        ) from err

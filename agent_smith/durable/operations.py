@@ -1,0 +1,175 @@
+"""Operating durable turns: list, inspect, cancel, resume and decide, from any process.
+
+:class:`DurableTurns` is an operator's view of a durable database: a DBOS
+client (it runs no workflow and recovers nothing, so an operator's process
+never takes a turn over) and the step journal. It sees and steers every turn
+on that database, wherever it runs; ``agent-smith durable`` is built on it.
+
+Cancelling marks the turn's workflow cancelled; the process running it
+notices within :data:`CANCEL_POLL` seconds (:class:`CancelWatch`) and cancels
+the agent, so the running step ends through the agent's own cancellation
+(the turn raises :class:`~agent_smith.errors.CancelledError`). Resuming a
+cancelled turn (or one that failed) has a launched engine run it again from
+its record: recorded steps replay, the rest run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from dbos import DBOS, DBOSClient, WorkflowStatus
+from dbos._serialization import DBOSPortableJSONSerializer
+
+from ..agent.agent import Agent
+from ..errors import DurableStateError
+from ..json_fields import JsonObject
+from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
+from .event_stream import read_events
+from .journal import Entry, Journal, database_errors
+from .waiting import send_decision, waiting_calls
+
+#: How often a running turn checks whether it was cancelled elsewhere (seconds).
+CANCEL_POLL = 0.5
+
+
+@dataclass(frozen=True)
+class TurnInfo:
+    """One durable turn as DBOS knows it.
+
+    ``status`` is DBOS's: ``PENDING`` (running, or waiting for recovery),
+    ``ENQUEUED``, ``SUCCESS``, ``ERROR``, ``CANCELLED``, ... ``created`` and
+    ``updated`` are epoch milliseconds. ``steps`` (filled by
+    :meth:`DurableTurns.inspect`) are the turn's journal entries in turn order.
+    """
+
+    turn_id: str
+    agent: str
+    message: str
+    status: str
+    created: int
+    updated: int
+    steps: tuple[tuple[str, Entry], ...] = ()
+
+
+class DurableTurns:
+    """The durable turns on ``database`` (a path or URL, as for ``DurableEngine``)."""
+
+    def __init__(self, database: str | Path = DEFAULT_DATABASE) -> None:
+        self._url = url = database_url(database)
+        self._database = open_database(url)
+        schema = None if url.startswith("sqlite") else "dbos"
+        with database_errors(url):
+            ready = sa.inspect(self._database).has_table("workflow_status", schema=schema)
+        if not ready:
+            self._database.dispose()
+            raise DurableStateError(f"{url!r} holds no durable turns (no DBOS tables)")
+        self._journal = Journal(self._database)
+        self._client = DBOSClient(
+            system_database_engine=self._database, serializer=DBOSPortableJSONSerializer()
+        )
+
+    def recent(self, *, status: str | None = None, limit: int = 100) -> list[TurnInfo]:
+        """The newest turns first (at most ``limit``), of a ``status`` if given."""
+        with database_errors(self._url):
+            found = self._client.list_workflows(
+                name=TURN_WORKFLOW, status=status, limit=limit, sort_desc=True
+            )
+        return [_info(s) for s in found]
+
+    def inspect(self, turn_id: str) -> TurnInfo | None:
+        """Turn ``turn_id`` with its recorded steps; None if there is no such turn."""
+        with database_errors(self._url, turn_id):
+            found = self._client.list_workflows(workflow_ids=[turn_id], name=TURN_WORKFLOW)
+        if not found:
+            return None
+        entries = self._journal.entries(turn_id).items()
+        return _info(found[0], tuple(sorted(entries, key=lambda kv: _order(kv[0]))))
+
+    def cancel(self, turn_id: str) -> None:
+        """Cancel turn ``turn_id`` wherever it runs."""
+        with database_errors(self._url, turn_id):
+            self._client.cancel_workflow(turn_id)
+
+    def resume(self, turn_id: str) -> None:
+        """Have a launched engine run a cancelled or failed turn again from its record."""
+        with database_errors(self._url, turn_id):
+            self._client.resume_workflow(turn_id)
+
+    def decide(self, turn_id: str, call_id: str, decision: bool | str = True) -> None:
+        """Decide about a waiting call: True runs it, False or a reason denies it."""
+        with database_errors(self._url, turn_id):
+            send_decision(self._client, turn_id, call_id, decision)
+
+    def waiting(self, turn_id: str) -> list[JsonObject]:
+        """The calls of turn ``turn_id`` that wait for a decision now."""
+        with database_errors(self._url, turn_id):
+            return waiting_calls(self._client, turn_id)
+
+    def events(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
+        """Turn ``turn_id``'s event records from ``offset``, then live until it ends."""
+        return read_events(self._client, turn_id, offset)
+
+    def close(self) -> None:
+        self._client.destroy()
+        self._database.dispose()
+
+    def __enter__(self) -> DurableTurns:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CancelWatch:
+    """While a turn runs: cancel ``agent`` when the turn's workflow is cancelled elsewhere."""
+
+    def __init__(self, agent: Agent, turn_id: str) -> None:
+        self._agent = agent
+        self._turn_id = turn_id
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._watch, name=f"durable-cancel-watch-{turn_id}", daemon=True
+        )
+
+    def __enter__(self) -> CancelWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(CANCEL_POLL):
+            status = DBOS.get_workflow_status(self._turn_id)
+            if status is not None and status.status == "CANCELLED":
+                self._agent.cancel()
+                return
+
+
+def _info(status: WorkflowStatus, steps: tuple[tuple[str, Entry], ...] = ()) -> TurnInfo:
+    inputs: object = status.input or {}
+    args = inputs.get("args", ()) if isinstance(inputs, dict) else ()
+    agent, message = (str(a) for a in (*args, "", "")[:2])
+    return TurnInfo(
+        turn_id=status.workflow_id,
+        agent=agent,
+        message=message,
+        status=str(status.status),
+        created=status.created_at or 0,
+        updated=status.updated_at or 0,
+        steps=steps,
+    )
+
+
+def _order(key: str) -> tuple[object, ...]:
+    """Steps in turn order: ``start``, then by position (``m2`` before ``m10``)."""
+    if key == "start":
+        return ((0, 0, ""),)
+    return tuple(
+        (1, int(part[1:]) if part[1:].isdigit() else 0, part[:1]) for part in key.split(".")
+    )

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Benchmark: what durability costs per step and per turn, and how long recovery takes.
+
+One run measures, side by side, on SQLite (a file in a temporary folder):
+
+* ``step``: recording one step's result in the journal (the write each
+  model request and each tool call adds), median and p95;
+* ``turn``: a 1-tool turn (two model requests, one tool call) on the
+  in-process :class:`~agent_smith.llm.testing.TestModel`, plain
+  ``Agent.send`` against ``DurableAgent.send``: the difference is the whole
+  of durability's cost (the workflow, its start record, three steps);
+* ``unused``: the seam a plain turn passes through (the steps in force
+  looked up, one tool step reserved and run), per call;
+* ``recovery``: a fresh process that finds a turn left pending by a killed
+  one: from ``DurableEngine(...)`` to the recovered turn's answer.
+
+    /work/main/.venv/bin/python scripts/bench_durable.py [--turns 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dbos import DBOS, SetWorkflowID  # noqa: E402
+
+from agent_smith import Agent, LlmRequest, TestModel, ToolResult, tool  # noqa: E402
+from agent_smith.llm.testing import Reply, call  # noqa: E402
+from agent_smith.steps import current_steps  # noqa: E402
+
+TURN = "bench-recovery"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def respond(request: LlmRequest) -> Reply:
+    """A 1-tool turn: a call for a new message, an answer after its result."""
+    if request.messages[-1].role == "user":
+        return call("add", a=1, b=2)
+    return "3"
+
+
+def fresh(agent: Agent) -> Agent:
+    """The agent with an empty history: every measured turn starts a conversation."""
+    agent.memory.clear()
+    return agent
+
+
+def timed(fn: Callable[[], object], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def row(name: str, times: list[float], unit: float = 1e3, label: str = "ms") -> None:
+    ordered = sorted(times)
+    p95 = ordered[int(len(ordered) * 0.95) - 1]
+    median = statistics.median(ordered)
+    print(f"| {name} | {median * unit:.3f} {label} | {p95 * unit:.3f} {label} |")
+
+
+@DBOS.workflow(name="bench.empty")
+def _empty(value: str) -> str:
+    return value
+
+
+def unused_seam(runs: int) -> list[float]:
+    """The plain turn's share of the seam, per tool call."""
+
+    made = call("add", a=1, b=2)
+    result = ToolResult("3")
+
+    def once() -> None:
+        step = current_steps().tool(made, idempotent=False)
+        step(lambda: result)
+
+    batch = 1000
+    return [t / batch for t in timed(lambda: [once() for _ in range(batch)], runs)]
+
+
+def in_process(turns: int, folder: Path) -> None:
+    from agent_smith.durable import DurableAgent, DurableEngine
+
+    plain = Agent(TestModel(respond=respond), tools=[add], name="plain")
+    for _ in range(20):
+        fresh(plain).send("Add 1 and 2.")
+    plain_times = timed(lambda: fresh(plain).send("Add 1 and 2."), turns)
+    with DurableEngine(folder / "bench.sqlite") as engine:
+        agent = Agent(TestModel(respond=respond), tools=[add], name="durable")
+        durable = DurableAgent(agent, engine)
+        quiet_agent = Agent(TestModel(respond=respond), tools=[add], name="no-stream")
+        quiet = DurableAgent(quiet_agent, engine, event_stream=False)
+        engine.launch()
+        counter = iter(range(10**9))
+
+        def durable_turn() -> None:
+            fresh(agent)
+            durable.send("Add 1 and 2.", turn_id=f"turn-{next(counter)}")
+
+        def quiet_turn() -> None:
+            fresh(quiet_agent)
+            quiet.send("Add 1 and 2.", turn_id=f"turn-{next(counter)}")
+
+        for _ in range(20):
+            durable_turn()
+            quiet_turn()
+        durable_times = timed(durable_turn, turns)
+        quiet_times = timed(quiet_turn, turns)
+        workflows = iter(range(10**9))
+
+        def empty_workflow() -> None:
+            with SetWorkflowID(f"empty-{next(workflows)}"):
+                _empty("")
+
+        workflow_times = timed(empty_workflow, turns)
+        record = '{"kind":"result","content":"3","error":false,"data":null}'
+        steps = iter(range(10**9))
+        step_times = timed(
+            lambda: engine.journal.done("bench-steps", f"t{next(steps)}", record), turns * 3
+        )
+    print("| measure | median | p95 |")
+    print("| --- | --- | --- |")
+    row("one step recorded (SQLite)", step_times)
+    row("1-tool turn, plain", plain_times)
+    row("1-tool turn, durable", durable_times)
+    row("1-tool turn, durable, no event stream", quiet_times)
+    row("an empty DBOS workflow (no steps)", workflow_times)
+    extra = statistics.median(quiet_times) - statistics.median(plain_times)
+    ours = extra - statistics.median(workflow_times)
+    print(f"| durable (no event stream) minus plain, per turn | {extra * 1e3:.3f} ms | |")
+    print(f"| of which not DBOS's workflow, per record (5) | {ours / 5 * 1e3:.3f} ms | |")
+    row("unused seam, per tool call", unused_seam(50), 1e9, "ns")
+
+
+def recovery(folder: Path) -> None:
+    """Kill a process mid-turn, then time a fresh one until the turn's answer."""
+    database = folder / "recovery.sqlite"
+    reached = folder / "reached"
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--child", "crash", str(database), str(reached)]
+    )
+    deadline = time.monotonic() + 120
+    while not reached.exists():
+        if time.monotonic() > deadline or child.poll() is not None:
+            raise SystemExit("the crashing child never reached its tool")
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", "recover", str(database), str(reached)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    print(f"| recovery: engine opened to the turn's answer | {out.stdout.strip()} | |")
+
+
+def child(mode: str, database: str, reached: str) -> None:
+    """A process of the recovery measure: one that is killed in its tool, one that recovers."""
+    from agent_smith.durable import DurableAgent, DurableEngine
+
+    @tool(name="add", idempotent=True)
+    def slow_add(a: int, b: int) -> int:
+        """Add two numbers."""
+        if mode == "crash":
+            Path(reached).write_text("")
+            time.sleep(120)  # killed here
+        return a + b
+
+    start = time.perf_counter()
+    with DurableEngine(database) as engine:
+        agent = Agent(TestModel(respond=respond), tools=[slow_add], name="recovering")
+        durable = DurableAgent(agent, engine)
+        engine.launch()
+        launched = time.perf_counter()
+        if mode == "crash":
+            durable.send("Add 1 and 2.", turn_id=TURN)
+        else:
+            durable.result(TURN)
+            done = time.perf_counter()
+            print(f"{(done - start) * 1e3:.0f} ms (launch {(launched - start) * 1e3:.0f} ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "DATABASE", "REACHED"))
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {args.turns} turns\n")
+    with tempfile.TemporaryDirectory() as folder:
+        in_process(args.turns, Path(folder))
+        recovery(Path(folder))
+
+
+if __name__ == "__main__":
+    main()
