@@ -111,21 +111,28 @@ def serve() -> Iterator[Callable[..., Served]]:
 
 
 def scripted_model_path() -> Path:
-    """``shared/models/tiny-scripted.gguf`` beside the repository (or beside a parent of it)."""
-    for parent in REPO.parents:
-        candidate = parent / "shared" / "models" / "tiny-scripted.gguf"
-        if candidate.is_file():
-            return candidate
-    _missing("the scripted test model shared/models/tiny-scripted.gguf is not beside the repo")
+    """The scripted test model (tests/support/scripted_model.py), once sure xllamacpp is here.
+
+    Built once into the model cache (``scripts/test.sh`` does it before the
+    run); built here when missing.
+    """
+    if not xllamacpp_available():
+        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    try:
+        from tests.support.scripted_model import ensure_scripted_model
+
+        return ensure_scripted_model()
+    except ImportError as err:
+        _missing(f"building the scripted test model needs the gguf package: {err}")
+    except ConfigError as err:
+        _missing(f"the scripted test model takes its tokenizer from the local model: {err}")
     raise AssertionError("unreachable")  # skip and fail raise
 
 
 @pytest.fixture(scope="session")
 def scripted_llama() -> Iterator[LocalLlamaServer]:
-    """llama.cpp serving ``tiny-scripted.gguf``: native tool_use blocks on /v1/messages and
-    function_call items on /v1/responses (see shared/models/README.md)."""
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    """llama.cpp serving the scripted test model: native tool_use blocks on /v1/messages and
+    function_call items on /v1/responses (see tests/support/scripted_model.py)."""
     with LocalLlamaServer(scripted_model_path(), ctx_size=4096, threads=2) as server:
         yield server
 
@@ -133,8 +140,6 @@ def scripted_llama() -> Iterator[LocalLlamaServer]:
 @pytest.fixture(scope="session")
 def embedding_llama() -> Iterator[LocalLlamaServer]:
     """llama.cpp serving the scripted model with embeddings on (mean pooling): /v1/embeddings."""
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
     options = {"embedding": True, "pooling_type": 1}  # 1: LLAMA_POOLING_TYPE_MEAN
     with LocalLlamaServer(
         scripted_model_path(), ctx_size=2048, threads=2, options=options
@@ -156,7 +161,7 @@ def read_file(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def small_llama() -> Iterator[LocalLlamaServer]:
-    """tiny-scripted.gguf with a SMALL_WINDOW context (one per module), for overflow tests.
+    """The scripted test model with a SMALL_WINDOW context (one per module), for overflow tests.
 
     The scripted model, not the default one: these tests send many requests
     near a full window, which a 0.5B model on two loaded cores takes minutes for.
