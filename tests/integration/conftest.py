@@ -17,7 +17,7 @@ streamed text equal to the assembled reply) and ask at ``temperature: 0``.
 
 When xllamacpp or the model cannot be had, the tests that need them skip,
 saying what is missing — except under ``AGENT_SMITH_REQUIRE_ALL=1`` (CI),
-where they fail.
+where every skip fails (tests/support/require_all.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ import pytest
 from agent_smith import LlmClient, Runtime, SamplingParams, tool
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import ConfigError
-from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
+from agent_smith.llm.local_server import LocalLlamaServer
+from tests.support.local_llama import require_xllamacpp
 from tests.support.served import Served, serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,26 +61,18 @@ class LlamaEndpoint:
         )
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 def require_local_llama() -> Path:
     """The test model's path, once sure it and xllamacpp are here (else skip / fail)."""
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    require_xllamacpp()
     chosen = os.environ.get("AGENT_SMITH_TEST_MODEL")
     if chosen:
         if not Path(chosen).is_file():
-            _missing(f"AGENT_SMITH_TEST_MODEL={chosen} is not a file")
+            pytest.skip(f"AGENT_SMITH_TEST_MODEL={chosen} is not a file")
         return Path(chosen)
     try:
         return ensure_default_model()
     except ConfigError as err:
-        _missing(f"real llama.cpp server tests need the default local model: {err}")
-        raise  # unreachable: skip and fail raise
+        pytest.skip(f"real llama.cpp server tests need the default local model: {err}")
 
 
 @pytest.fixture(scope="session")
@@ -116,17 +109,15 @@ def scripted_model_path() -> Path:
     Built once into the model cache (``scripts/test.sh`` does it before the
     run); built here when missing.
     """
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    require_xllamacpp()
     try:
         from tests.support.scripted_model import ensure_scripted_model
 
         return ensure_scripted_model()
     except ImportError as err:
-        _missing(f"building the scripted test model needs the gguf package: {err}")
+        pytest.skip(f"building the scripted test model needs the gguf package: {err}")
     except ConfigError as err:
-        _missing(f"the scripted test model takes its tokenizer from the local model: {err}")
-    raise AssertionError("unreachable")  # skip and fail raise
+        pytest.skip(f"the scripted test model takes its tokenizer from the local model: {err}")
 
 
 @pytest.fixture(scope="session")
