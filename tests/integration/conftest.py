@@ -15,6 +15,12 @@ The model is a real one: its words are not scripted, so the tests assert on
 structure (a tool call made and its result used, finish reasons, usage,
 streamed text equal to the assembled reply) and ask at ``temperature: 0``.
 
+``scripted_llama``, ``embedding_llama`` and ``small_llama`` serve the
+scripted test model instead (tests/support/scripted_model.py): a 16 MB GGUF
+the project builds once into the model cache (``scripts/test.sh`` does it;
+the fixtures build it when missing), whose replies are scripted, so those
+tests assert exact words and tool calls.
+
 When xllamacpp or the model cannot be had, the tests that need them skip,
 saying what is missing — except under ``AGENT_SMITH_REQUIRE_ALL=1`` (CI),
 where every skip fails (tests/support/require_all.py).
