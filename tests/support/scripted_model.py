@@ -29,15 +29,18 @@ test run fetches anyway: no other download). The residual stream holds
 
 The output matrix is a bigram table: each scripted token votes for its
 successor (``Hello`` -> `` from`` -> ... -> ``.`` -> ``<|im_end|>``; an
-opening quote -> ``Paris`` -> ``"``; ``<tool_call>`` -> newline ->
+opening quote -> ``Paris`` -> ``"``; ``<tool_call>`` -> newline;
 ``</tool_call>`` -> ``<|im_end|>``). After the prompt's last newline,
 ``Hello`` and ``<tool_call>`` compete, swayed by the two detectors. Where no
-successor is scripted, the constant dimension ranks ``"`` > ``{`` > ``}`` >
-``</tool_call>`` > ``<|im_end|>``: inside a tool call llama.cpp's grammar
-allows only valid JSON for the offered tools, and these preferences walk it
-(``{"name": ..., "arguments": {"city": "Paris"}}``); every other token ties
-at zero, so the grammar's lowest-id choice fills names and keys a few
-characters at a time.
+successor is scripted, the constant dimension ranks :data:`FALLBACK`
+(``"`` > ``{`` > ``}`` > ``</tool_call>`` > ``:`` > ``,`` > ``<|im_end|>``):
+inside a tool call llama.cpp's grammar allows only valid JSON for the
+offered tools, and these preferences walk it (``{"name":"get_weather",
+"arguments":{"city":"Paris"}}``, then ``</tool_call>``, not a second call).
+Every other token ties at zero, and llama.cpp breaks the tie among those the
+grammar allows: tool names and keys arrive a few characters at a time. With
+several tools offered, the tie picks the tool (the first, in the cases
+tried); tests offer one.
 """
 
 from __future__ import annotations
