@@ -2,7 +2,8 @@
 
 llama.cpp speaks the Anthropic Messages API at ``/v1/messages`` (with
 ``count_tokens``) and the Responses API at ``/v1/responses``; on the
-scripted test model (tests/support/scripted_model.py) it answers a request with tools with one native
+scripted test model (tests/support/scripted_model.py) it answers a request
+with tools with one native
 ``tool_use`` block / ``function_call`` item (every string argument
 ``"Paris"``) and, after the tool result, ``Hello from the tiny test model.``.
 The OpenAI chat-completions client runs the same tests as the reference.
