@@ -1,7 +1,8 @@
 """Record raw exchanges with a real llama.cpp server for tests/llm/test_llama_recorded.py.
 
 Starts llama.cpp (agent_smith.LocalLlamaServer, needs agent-smith[local]) on
-the deterministic tiny test model and writes one JSON file per exchange under
+the deterministic scripted test model (tests/support/scripted_model.py, built
+once into the model cache) and writes one JSON file per exchange under
 tests/llm/recordings/: the request body, the HTTP status, the content type and
 the body exactly as the server sent it (SSE text for streamed replies).
 
@@ -24,8 +25,11 @@ import requests
 from agent_smith.llm.local_server import LocalLlamaServer
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.scripted_model import ensure_scripted_model  # noqa: E402
+
 OUT = ROOT / "tests" / "llm" / "recordings"
-DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "tiny-scripted.gguf"
 
 TOOLS = [
     {
@@ -64,8 +68,8 @@ def save(name: str, record: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    default = os.environ.get("AGENT_SMITH_TEST_MODEL") or DEFAULT_MODEL
-    model = Path(sys.argv[1] if len(sys.argv) > 1 else default)
+    chosen = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("AGENT_SMITH_TEST_MODEL")
+    model = Path(chosen) if chosen else ensure_scripted_model()
     OUT.mkdir(parents=True, exist_ok=True)
     base = {"temperature": 0}
     with LocalLlamaServer(model, ctx_size=2048) as server:

@@ -37,4 +37,10 @@ if ! .venv/bin/python -c 'from agent_smith.cli.models import ensure_default_mode
     echo "could not fetch the default local model: the real llama.cpp tests will skip" >&2
 fi
 
+# The scripted test model (tests/support/scripted_model.py) is built from it
+# once, into the same cache under the builder's hash (later runs: instant).
+if ! .venv/bin/python scripts/build_test_model.py; then
+    echo "could not build the scripted test model: the tests on it will skip" >&2
+fi
+
 exec .venv/bin/python -m pytest "$@"

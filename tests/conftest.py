@@ -13,6 +13,9 @@ from agent_smith.metrics import MetricsCollector
 from agent_smith.runtime import Runtime
 from tests.support.llm_server import ScriptedLlmServer
 
+# Under AGENT_SMITH_REQUIRE_ALL=1 (CI) every skip fails, with its reason.
+pytest_plugins = ["tests.support.require_all"]
+
 
 def _ours(thread: threading.Thread) -> bool:
     return thread.name.startswith("agent_smith-")

@@ -8,6 +8,7 @@ import pytest
 
 from agent_smith.cli import local as cli_local
 from agent_smith.cli.main import DEFAULT_ENDPOINT, main, mcp_alias, parse_args
+from tests.support.local_llama import require_xllamacpp
 
 ENDPOINT = "http://127.0.0.1:8080"
 
@@ -175,7 +176,7 @@ def test_local_modes_without_xllamacpp_say_how_to_install_it(
 def test_serve_model_names_a_missing_model_file(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli_local, "xllamacpp_available", lambda: True)
+    require_xllamacpp()  # the check is LocalLlamaServer's, made once xllamacpp is found
     missing = tmp_path / "missing.gguf"
     assert main(["--serve-model", str(missing), "--no-default-mcp"]) == 1
     err = capsys.readouterr().err.splitlines()

@@ -15,9 +15,15 @@ The model is a real one: its words are not scripted, so the tests assert on
 structure (a tool call made and its result used, finish reasons, usage,
 streamed text equal to the assembled reply) and ask at ``temperature: 0``.
 
+``scripted_llama``, ``embedding_llama`` and ``small_llama`` serve the
+scripted test model instead (tests/support/scripted_model.py): a 16 MB GGUF
+the project builds once into the model cache (``scripts/test.sh`` does it;
+the fixtures build it when missing), whose replies are scripted, so those
+tests assert exact words and tool calls.
+
 When xllamacpp or the model cannot be had, the tests that need them skip,
 saying what is missing — except under ``AGENT_SMITH_REQUIRE_ALL=1`` (CI),
-where they fail.
+where every skip fails (tests/support/require_all.py).
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ import pytest
 from agent_smith import LlmClient, Runtime, SamplingParams, tool
 from agent_smith.cli.models import ensure_default_model
 from agent_smith.errors import ConfigError
-from agent_smith.llm.local_server import LocalLlamaServer, xllamacpp_available
+from agent_smith.llm.local_server import LocalLlamaServer
+from tests.support.local_llama import require_xllamacpp
 from tests.support.served import Served, serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,26 +67,18 @@ class LlamaEndpoint:
         )
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 def require_local_llama() -> Path:
     """The test model's path, once sure it and xllamacpp are here (else skip / fail)."""
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    require_xllamacpp()
     chosen = os.environ.get("AGENT_SMITH_TEST_MODEL")
     if chosen:
         if not Path(chosen).is_file():
-            _missing(f"AGENT_SMITH_TEST_MODEL={chosen} is not a file")
+            pytest.skip(f"AGENT_SMITH_TEST_MODEL={chosen} is not a file")
         return Path(chosen)
     try:
         return ensure_default_model()
     except ConfigError as err:
-        _missing(f"real llama.cpp server tests need the default local model: {err}")
-        raise  # unreachable: skip and fail raise
+        pytest.skip(f"real llama.cpp server tests need the default local model: {err}")
 
 
 @pytest.fixture(scope="session")
@@ -111,21 +110,26 @@ def serve() -> Iterator[Callable[..., Served]]:
 
 
 def scripted_model_path() -> Path:
-    """``shared/models/tiny-scripted.gguf`` beside the repository (or beside a parent of it)."""
-    for parent in REPO.parents:
-        candidate = parent / "shared" / "models" / "tiny-scripted.gguf"
-        if candidate.is_file():
-            return candidate
-    _missing("the scripted test model shared/models/tiny-scripted.gguf is not beside the repo")
-    raise AssertionError("unreachable")  # skip and fail raise
+    """The scripted test model (tests/support/scripted_model.py), once sure xllamacpp is here.
+
+    Built once into the model cache (``scripts/test.sh`` does it before the
+    run); built here when missing.
+    """
+    require_xllamacpp()
+    try:
+        from tests.support.scripted_model import ensure_scripted_model
+
+        return ensure_scripted_model()
+    except ImportError as err:
+        pytest.skip(f"building the scripted test model needs the gguf package: {err}")
+    except ConfigError as err:
+        pytest.skip(f"the scripted test model takes its tokenizer from the local model: {err}")
 
 
 @pytest.fixture(scope="session")
 def scripted_llama() -> Iterator[LocalLlamaServer]:
-    """llama.cpp serving ``tiny-scripted.gguf``: native tool_use blocks on /v1/messages and
-    function_call items on /v1/responses (see shared/models/README.md)."""
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
+    """llama.cpp serving the scripted test model: native tool_use blocks on /v1/messages and
+    function_call items on /v1/responses (see tests/support/scripted_model.py)."""
     with LocalLlamaServer(scripted_model_path(), ctx_size=4096, threads=2) as server:
         yield server
 
@@ -133,8 +137,6 @@ def scripted_llama() -> Iterator[LocalLlamaServer]:
 @pytest.fixture(scope="session")
 def embedding_llama() -> Iterator[LocalLlamaServer]:
     """llama.cpp serving the scripted model with embeddings on (mean pooling): /v1/embeddings."""
-    if not xllamacpp_available():
-        _missing("real llama.cpp server tests need xllamacpp (pip install -e '.[local]')")
     options = {"embedding": True, "pooling_type": 1}  # 1: LLAMA_POOLING_TYPE_MEAN
     with LocalLlamaServer(
         scripted_model_path(), ctx_size=2048, threads=2, options=options
@@ -156,7 +158,7 @@ def read_file(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def small_llama() -> Iterator[LocalLlamaServer]:
-    """tiny-scripted.gguf with a SMALL_WINDOW context (one per module), for overflow tests.
+    """The scripted test model with a SMALL_WINDOW context (one per module), for overflow tests.
 
     The scripted model, not the default one: these tests send many requests
     near a full window, which a 0.5B model on two loaded cores takes minutes for.

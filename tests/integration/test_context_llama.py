@@ -4,15 +4,14 @@ A long conversation passes the window many times over and keeps working:
 the gate counts with llama-server's own tokenizer (``/apply-template`` and
 ``/tokenize``), compacts through the model, and every turn is answered. A
 big tool result is paged; usage limits and cost hold across real replies.
-The scripted model serves all but the paging test, which needs a model that
-reads the file it is asked to (the default local model); the assertions are on
-structure, not the model's words.
+The scripted test model serves them all (tests/support/scripted_model.py: it
+calls the offered tool, then answers); the assertions are on structure, not
+the model's words.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 
 import pytest
 
@@ -32,7 +31,7 @@ from agent_smith import (
     UserMessage,
 )
 from agent_smith.llm.local_server import LocalLlamaServer
-from tests.integration.conftest import BIG, SMALL_WINDOW, read_file, require_local_llama
+from tests.integration.conftest import BIG, SMALL_WINDOW, read_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
 
@@ -69,25 +68,13 @@ def test_a_long_conversation_passes_the_window_and_keeps_working(llm: LlmClient)
     assert len(agent.history) < 2 * 24  # compacted, yet every turn was answered
 
 
-@pytest.fixture(scope="module")
-def reading_llama() -> Iterator[LocalLlamaServer]:
-    """The default local model with a SMALL_WINDOW context: it reads the file it is asked
-    to (tiny-scripted.gguf calls ``read_tool_result`` instead, with a made-up handle)."""
-    with LocalLlamaServer(require_local_llama(), ctx_size=SMALL_WINDOW, threads=2) as server:
-        yield server
-
-
-def test_a_big_tool_result_is_paged_with_a_handle(
-    reading_llama: LocalLlamaServer, runtime: Runtime
-) -> None:
-    llm = LlmClient(reading_llama.endpoint, runtime=runtime, default_sampling=SAMPLING)
+def test_a_big_tool_result_is_paged_with_a_handle(llm: LlmClient) -> None:
     config = AgentConfig(max_iterations=2, tool_result_page_chars=1500)
     agent = Agent(llm, "Use read_file to read files.", tools=[read_file], config=config)
     with contextlib.suppress(AgentStopped):
         agent.send("Read README.md and tell me its first line.")
     results = [m for m in agent.history if isinstance(m, ToolMessage) and m.name == "read_file"]
-    if not results:
-        pytest.skip("the model answered without reading the file")
+    assert results, "the model answered without reading the file"  # the scripted one reads it
     assert 'read_tool_result(handle="result-1"' in results[0].content
     assert agent._result_pages is not None
     assert agent._result_pages.read("result-1", 0, len(BIG)).startswith(BIG)

@@ -37,7 +37,7 @@ EXAMPLES = REPO / "examples"
 def served_url() -> Iterator[str]:
     from tests.integration.conftest import require_local_llama
 
-    require_local_llama()  # skips (or fails under AGENT_SMITH_REQUIRE_ALL) without xllamacpp
+    require_local_llama()  # skips (a failure under AGENT_SMITH_REQUIRE_ALL) without xllamacpp
     with serving() as serve:
         served = serve("--local", "--port", "0")
         yield served.wait_ready()

@@ -53,6 +53,7 @@ from agent_smith import (
 )
 from agent_smith.llm.local_server import LocalLlamaServer
 from tests.integration.conftest import LlamaEndpoint, require_local_llama
+from tests.support.local_llama import require_xllamacpp
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama, pytest.mark.usefixtures("no_thread_leak")]
 
@@ -294,6 +295,7 @@ def test_local_server_leaves_no_process_port_or_thread_behind() -> None:
 
 
 def test_local_server_refusing_to_start_quotes_llama_cpp(tmp_path: Any) -> None:
+    require_xllamacpp()  # llama.cpp itself refuses the file
     bogus = tmp_path / "not-a-model.gguf"
     bogus.write_bytes(b"this is not a GGUF file")
     with pytest.raises(TransportError, match=r"failed to start: .*model"):

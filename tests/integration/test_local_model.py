@@ -22,7 +22,7 @@ from agent_smith.cli.models import (
     find_default_model,
     model_cache_dir,
 )
-from agent_smith.llm.local_server import xllamacpp_available
+from tests.support.local_llama import require_xllamacpp
 from tests.support.pipes import MODEL_TIMEOUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama]
@@ -32,11 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def default_model() -> Path:
-    if not xllamacpp_available():
-        reason = "the embedded model test needs xllamacpp (pip install -e '.[local]')"
-        if os.environ.get("AGENT_SMITH_REQUIRE_ALL") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require_xllamacpp()
     said: list[str] = []
     already = find_default_model() is not None
     path = ensure_default_model(progress=said.append)

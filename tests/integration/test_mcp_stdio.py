@@ -103,11 +103,27 @@ def test_read_resource_and_get_prompt(shared: McpClient) -> None:
 
 
 def test_server_requests_are_answered_ping_elicitation_and_roots(shared: McpClient) -> None:
-    if shared.config.protocol != "legacy":
-        pytest.skip("server requests need a session: 2026-07-28 asks through input_required")
-    assert shared.call_tool("ping_client", {}).content == "client answered ping"
-    assert shared.call_tool("ask", {"question": "name?"}).content == "decline"
-    assert "not found" in shared.call_tool("roots", {}).content
+    if shared.config.protocol == "legacy":  # requests on the session; no handlers: defaults
+        assert shared.call_tool("ping_client", {}).content == "client answered ping"
+        assert shared.call_tool("ask", {"question": "name?"}).content == "decline"
+        assert "not found" in shared.call_tool("roots", {}).content
+        return
+    # 2026-07-28: a server sends no requests (the SDK's session tools are refused), and a
+    # client without handlers declares no elicitation, so the server may not ask.
+    with pytest.raises(McpError, match="no back-channel"):
+        shared.call_tool("ping_client", {})
+    with pytest.raises(McpError, match="elicitation capability"):
+        shared.call_tool("ask_both", {"question": "name?"})
+    # With handlers, the questions ride input_required and the handlers' answers go back.
+    asked: list[dict[str, object]] = []
+    with McpClient.connect(
+        shared.config,
+        elicitation_handler=lambda params: asked.append(params) or {"action": "decline"},
+        roots_handler=lambda params: asked.append(params) or {"roots": []},
+    ) as client:
+        result = client.call_tool("ask_both", {"question": "name?"})
+    assert result.is_error and "elicitation was decline" in result.content
+    assert [params.get("message") for params in asked] == ["name?", None]
 
 
 def test_registered_elicitation_and_roots_handlers_answer_the_server() -> None:

@@ -1,8 +1,9 @@
 """The native providers end to end against llama.cpp's server on the scripted test model.
 
 llama.cpp speaks the Anthropic Messages API at ``/v1/messages`` (with
-``count_tokens``) and the Responses API at ``/v1/responses``; on
-``tiny-scripted.gguf`` it answers a request with tools with one native
+``count_tokens``) and the Responses API at ``/v1/responses``; on the
+scripted test model (tests/support/scripted_model.py) it answers a request
+with tools with one native
 ``tool_use`` block / ``function_call`` item (every string argument
 ``"Paris"``) and, after the tool result, ``Hello from the tiny test model.``.
 The OpenAI chat-completions client runs the same tests as the reference.
@@ -54,7 +55,7 @@ def model_for(provider: str, server: LocalLlamaServer, runtime: Runtime) -> Chat
     return make_model(
         provider,
         server.endpoint,
-        "tiny-scripted",
+        "scripted",
         default_sampling=SamplingParams(temperature=0, max_tokens=200),
         runtime=runtime,
     )
