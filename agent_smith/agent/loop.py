@@ -49,6 +49,7 @@ from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, StreamBounds, reply_sampling
+from .small_model import small_request
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_fit", "_repeated", "_sent", "_streamed", "_turn")
+    __slots__ = ("_agent", "_fit", "_question", "_repeated", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
@@ -72,6 +73,7 @@ class TurnLoop:
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room
         self._streamed = False  # the reply being read has yielded an event
         self._repeated: AgentStopped | None = None  # why the last reply was cut off
+        self._question = ""  # the user's message, for a small model's answer note
 
     def run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
@@ -103,7 +105,9 @@ class TurnLoop:
             self.record(request.user_message)
             if guards is not None:
                 yield from self._check_input(guards, request)
-        written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
+        self._question = request.user_message.content
+        small = agent.config.small_model
+        written = WrittenCalls(agent.config.text_tool_calls, self._question, noted=small)
         gate = agent._context_gate
         checks = MAX_FINISH_CHECKS if agent.config.finish_check else 0
         while True:
@@ -135,7 +139,7 @@ class TurnLoop:
                 turn.add_reply_usage(response.message.usage, model, response.model)
                 self.record(written.note)
                 continue
-            if read is response and response.finish_reason == REPETITION:
+            if read.finish_reason == REPETITION:
                 raise self._stop_repeating(response.message)
             message = output.read(read.message)
             turn.add_reply_usage(message.usage, model, response.model)
@@ -150,7 +154,7 @@ class TurnLoop:
                 turn.loops.check(guarded)  # before the repeated calls run or enter history
             turn.pending = calls
             self.record(message)
-            yield AssistantTurn(message, recovered_tool_calls=read is not response)
+            yield AssistantTurn(message, recovered_tool_calls=read is not response and bool(calls))
             if not calls:
                 retry = output.rejection()
                 if retry is not None:
@@ -188,6 +192,8 @@ class TurnLoop:
             sampling,
         )
         registry, llm_request = output.prepare(registry, llm_request)
+        if agent.config.small_model:
+            llm_request = small_request(llm_request, self._question)
         return registry, prompt, llm_request
 
     def _compact_if_due(

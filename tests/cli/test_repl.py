@@ -239,7 +239,7 @@ class _Watched(io.StringIO):
         self.drawn = threading.Event()
 
     def write(self, text: str) -> int:
-        if "working:" in text:
+        if "reading the prompt…" in text:
             self.drawn.set()
         return super().write(text)
 
@@ -267,7 +267,7 @@ def test_repl_shows_the_model_working_while_nothing_is_written(
     assert err.drawn.is_set()
     assert out.getvalue() == "Done.\n"
     # Drawn in place and wiped before the reply, so the terminal keeps only the answer.
-    assert err.getvalue().startswith("\r\x1b[Kworking: ")
+    assert err.getvalue().startswith("\r\x1b[Kreading the prompt… ")
     assert err.getvalue().endswith("(Ctrl-C cancels)\r\x1b[K")
 
 
