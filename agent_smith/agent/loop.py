@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
+from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..logs import invoke_hook
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
@@ -107,7 +108,7 @@ class TurnLoop:
                 yield from self._check_input(guards, request)
         self._question = request.user_message.content
         small = agent.config.small_model
-        written = WrittenCalls(agent.config.text_tool_calls, self._question, noted=small)
+        written = WrittenCalls(agent.config.text_tool_calls, self._question, small=small)
         gate = agent._context_gate
         checks = MAX_FINISH_CHECKS if agent.config.finish_check else 0
         while True:
@@ -362,9 +363,12 @@ class TurnLoop:
         bounds = StreamBounds(agent.name, guard=agent.config.repetition_guard)
         streamed = bounds.watch(agent._llm.stream(request, cancel=token))
         events = written.stream(streamed, request)
+        response = None  # the last Finished's: the stream's, or the reply cut at a call
         try:
             for event in events:
                 self._streamed = True
+                if type(event) is Finished:
+                    response = event.response
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
         finally:
@@ -373,9 +377,9 @@ class TurnLoop:
                 close()  # closes the HTTP response if we stopped early
         if bounds.stopped is not None:
             self._repeated = bounds.stopped
-        if bounds.response is None:
+        if response is None:
             raise ParseError("the LLM stream ended without a Finished event")
-        return bounds.response
+        return response
 
     def _stop_repeating(self, message: AssistantMessage) -> AgentStopped:
         """Record what came before the repeats; the stop that ends the turn."""

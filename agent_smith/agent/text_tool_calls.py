@@ -25,7 +25,10 @@ decides what a reply with written calls becomes:
   cut to :data:`RESULT_CHARS`), so the user reads the result, not the
   machinery. A small model (:mod:`~agent_smith.agent.small_model`) is sent
   the note with its follow-up request already, so its first failure is
-  answered from the results.
+  answered from the results; and its reply ends as soon as its first
+  written call is whole (measured on Qwen2.5-Coder-0.5B: it goes on with
+  more copies, other calls or the result it imagines, up to the token cap),
+  so it runs one call a round and waits for no text it would not show.
 * any other reply is recorded with the text the user was shown: written
   calls the agent does not run (after the note, say) are taken out; a
   reply that was nothing but a call cut off by the token cap says so in
@@ -73,12 +76,13 @@ RESULT_CHARS = 2000
 class WrittenCalls:
     """One turn's reading of calls written as text (see the module doc)."""
 
-    __slots__ = ("_enabled", "_note_due", "_question")
+    __slots__ = ("_enabled", "_note_due", "_question", "_small")
 
-    def __init__(self, enabled: bool, question: str, *, noted: bool = False) -> None:
+    def __init__(self, enabled: bool, question: str, *, small: bool = False) -> None:
         self._enabled = enabled
         self._question = question
-        self._note_due = not noted  # ``noted``: the requests carry the note already
+        self._small = small
+        self._note_due = not small  # a small model's requests carry the note already
 
     @property
     def note(self) -> UserMessage:
@@ -91,7 +95,7 @@ class WrittenCalls:
         """``events`` of the reply to ``request``, written calls held back (never shown)."""
         if not self._enabled or not request.tools:
             return events
-        return visible_events(events)
+        return visible_events(events, first_call_only=self._small)
 
     def read(self, response: LlmResponse, request: LlmRequest) -> LlmResponse | None:
         """``response`` to record (calls recovered, text as shown), or None: add :attr:`note`.
@@ -177,20 +181,32 @@ def _answers_tools(request: LlmRequest) -> bool:
     return isinstance(last, ToolMessage)
 
 
-def visible_events(events: Iterator[StreamEvent]) -> Iterator[StreamEvent | TextHeld]:
+def visible_events(
+    events: Iterator[StreamEvent], *, first_call_only: bool = False
+) -> Iterator[StreamEvent | TextHeld]:
     """``events`` with the reply's text as the user may see it (see the module doc).
 
-    Closing this iterator closes ``events``.
+    ``first_call_only`` (a small model) ends the reply as soon as its first
+    written call is whole: a ``Finished`` with the text so far, finish
+    reason ``stop`` and no usage. Closing this iterator, or ending early,
+    closes ``events`` (llama-server stops generating when its client goes).
     """
     reader = CallText()
+    text: list[str] = []
     try:
         for event in events:
             if type(event) is TokenDelta:
+                text.append(event.text)
                 shown = reader.feed(event.text)
                 if shown:
                     yield TokenDelta(shown)
                 else:
                     yield TextHeld(len(event.text))
+                if first_call_only and reader.calls:
+                    log.debug("a small model's first written call is whole: ending its reply")
+                    cut = LlmResponse(AssistantMessage("".join(text)), "stop")
+                    yield Finished("stop", None, cut)
+                    return
                 continue
             if type(event) is Finished:
                 rest = reader.end()

@@ -25,7 +25,8 @@ from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..runtime import Runtime
 from ..sessions.session import Session
-from .demo_tools import demo_tools
+from ..toolkits.workspace import Workspace
+from .demo_agent import add_tool_options, demo_agent, is_small
 from .endpoint_check import check_endpoint
 from .local import add_model_options, start_local_server
 from .main import (
@@ -37,12 +38,6 @@ from .main import (
 )
 from .providers import add_provider_option, fill_provider_defaults
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
-
-SYSTEM_PROMPT = (
-    "You are a helpful assistant in a web page. For any arithmetic, call the calculator "
-    "tool. Use read_file to read a file the user mentions, and write_file only "
-    "when asked to write one. Once a tool has answered, reply in one or two plain sentences."
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="directory the file tools may use (default: the current directory)",
     )
+    add_tool_options(parser)
     add_verbose_option(parser)
     return parser
 
@@ -122,12 +118,21 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             runtime=runtime,
             default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
         )
-        tools = demo_tools(args.sandbox)
+        Workspace(args.sandbox)  # a sandbox that is no folder fails here, not per conversation
+        small = is_small(args)
         if args.endpoint and args.provider == "openai":
             check_endpoint(runtime.session, endpoint, api_key=args.api_key)
 
         def agent(session: Session) -> Agent:
-            return Agent(llm, SYSTEM_PROMPT, tools, runtime=runtime, session=session)
+            return demo_agent(
+                llm,
+                sandbox=args.sandbox,
+                small=small,
+                all_tools=args.all_tools,
+                runtime=runtime,
+                session=session,
+                where="a web page",
+            )
 
         app = WebApp(agent, sessions=args.sessions)
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))

@@ -144,10 +144,10 @@ def test_a_written_call_after_tool_results_gets_the_note_once_then_the_results()
     [reply(CALL), reply(CALL[:25], finish="length"), reply("It is", finish=REPETITION), reply("")],
     ids=["call", "cut", "repetition", "empty"],
 )
-def test_a_noted_turn_answers_a_failed_reply_to_results_from_the_results(
+def test_a_small_models_turn_answers_a_failed_reply_to_results_from_the_results(
     response: LlmResponse,
 ) -> None:
-    read = WrittenCalls(True, "hi", noted=True).read(response, AFTER_TOOLS)
+    read = WrittenCalls(True, "hi", small=True).read(response, AFTER_TOOLS)
     assert read is not None and read.message.content == "391"
 
 
@@ -337,3 +337,33 @@ def test_without_text_tool_calls_no_note_is_given(
     agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
     assert agent.send("What is 17 times 23?").content == CALL
     assert len(llm_server.requests) == 2
+
+
+def test_a_small_models_reply_ends_once_its_first_written_call_is_whole() -> None:
+    closed = []
+
+    def source() -> Any:
+        try:
+            yield TokenDelta(CALL[:20])
+            yield TokenDelta(CALL[20:] + "\n")
+            yield TokenDelta(CALL)  # the copies a small model goes on with: never asked for
+            raise AssertionError("read past the first call")
+        finally:
+            closed.append(True)
+
+    out = list(visible_events(source(), first_call_only=True))
+    assert [type(e) for e in out] == [TextHeld, TextHeld, Finished]
+    assert out[-1].response.message.content == CALL + "\n"
+    assert closed == [True]
+
+
+def test_a_small_model_in_an_agent_runs_the_first_written_call_once(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Text(f"{CALL}\n{READ_CALL}\nline of text"), Text("It is 391."))
+    config = AgentConfig(small_model=True)
+    agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
+    events = list(agent.stream("What is 17 times 23?"))
+    assert [e.call.name for e in events if isinstance(e, ToolCallRequested)] == ["calculator"]
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == "It is 391."
+    assert events[-1].message.content == "It is 391."  # type: ignore[union-attr]

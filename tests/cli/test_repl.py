@@ -21,7 +21,7 @@ from agent_smith import (
     ToolMessage,
     TransportError,
 )
-from agent_smith.agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
+from agent_smith.agent.events import FinalAnswer, TextHeld, ToolCallRequested, ToolResultReady
 from agent_smith.cli.approval import TerminalApprovals
 from agent_smith.cli.repl import EXIT_OK, Fatal, Repl, describe_fatal
 from agent_smith.cli.url_elicitation import TerminalElicitation
@@ -395,3 +395,51 @@ def test_repl_sends_each_line_as_prepare_makes_it() -> None:
     repl, _, _ = _repl(agent, "one\ntwo\n", prepare=str.upper)
     assert repl.run() == EXIT_OK
     assert agent.prompts == ["ONE", "TWO"]
+
+
+class _Lines(io.StringIO):
+    """A stderr that signals each time a given text is written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._written = threading.Condition()
+
+    def write(self, text: str) -> int:
+        with self._written:
+            count = super().write(text)
+            self._written.notify_all()
+        return count
+
+    def wait_for(self, text: str) -> None:
+        with self._written:
+            assert self._written.wait_for(lambda: text in self.getvalue(), timeout=10.0), text
+
+
+def test_the_working_line_moves_with_every_held_token_and_says_a_call_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_smith.cli import repl as repl_module
+
+    monkeypatch.setattr(repl_module, "PUMP_SECONDS", 0.01)
+    err = _Lines()
+    agent = _FakeAgent(
+        [
+            TextHeld(12),
+            lambda: err.wait_for("writing a tool call… 0 s, 1 tokens"),
+            TextHeld(9),
+            lambda: err.wait_for("writing a tool call… 0 s, 2 tokens"),
+            TokenDelta("391"),
+        ]
+    )
+    out = io.StringIO()
+    repl = Repl(
+        agent,  # type: ignore[arg-type]
+        endpoint=ENDPOINT,
+        stdin=io.StringIO("What is 17 times 23?\n"),
+        stdout=out,
+        stderr=err,
+        interactive=False,
+        live_status=True,
+    )
+    assert repl.run() == EXIT_OK
+    assert out.getvalue() == "391\n"  # the call's text never, the answer on a line of its own
