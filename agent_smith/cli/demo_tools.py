@@ -5,8 +5,8 @@
 and reports bad input by raising :class:`~agent_smith.errors.ToolError`,
 which the agent loop turns into an error tool message for the model. Its
 description holds no example value: the small default local model copied
-examples into its calls instead of the user's expression (measured with
-scripts/measure_local_tools.py). The file, search and shell tools are
+examples into its calls instead of the user's expression (measured,
+docs/llama.md). The file, search and shell tools are
 :mod:`agent_smith.toolkits`, confined to the sandbox folder
 (:func:`demo_tools`).
 """

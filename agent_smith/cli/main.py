@@ -64,7 +64,7 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 from .url_elicitation import TerminalElicitation
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
-#: Sampling for --local/--serve-model, as measured (scripts/measure_local_tools.py): greedy,
+#: Sampling for --local/--serve-model, as measured (docs/llama.md): greedy,
 #: and a reply cap so a small model that rambles stops instead of generating until the
 #: context is full (--max-tokens overrides it).
 LOCAL_SAMPLING = SamplingParams(temperature=0, max_tokens=256)
