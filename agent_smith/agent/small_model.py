@@ -11,6 +11,10 @@ by :func:`small_request`:
   into a call. The cut is the same every round, so the prompt's start
   (system prompt, tool schemas, history) stays the same across requests and
   llama.cpp's ``cache_prompt`` keeps it in its KV cache;
+* every tool result is sent cut to its first :data:`RESULT_CHARS`
+  characters (the history keeps it whole): the model answers from the
+  start of a big file as well as from all of it, and on two cores each
+  thousand characters more is seconds of prompt to read before the answer;
 * after tool results, the request offers no tool (``tool_choice="none"``;
   the schemas stay in the prompt, so the cached start is kept) and ends with
   :data:`~agent_smith.agent.text_tool_calls.ANSWER_NOTE` quoting the user's
@@ -36,13 +40,15 @@ from .text_tool_calls import answer_note
 
 #: The longest tool description a small model is shown, in characters.
 DESCRIPTION_CHARS = 100
+#: The most of one tool result a small model is sent, in characters (~500 tokens).
+RESULT_CHARS = 2000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
 def small_request(request: LlmRequest, question: str) -> LlmRequest:
     """``request`` as a small model is sent it (see the module doc)."""
     tools = tuple(short_schema(schema) for schema in request.tools)
-    messages = request.messages
+    messages = tuple(_cut(m) if isinstance(m, ToolMessage) else m for m in request.messages)
     if tools and messages and isinstance(messages[-1], ToolMessage):
         return replace(
             request,
@@ -50,7 +56,16 @@ def small_request(request: LlmRequest, question: str) -> LlmRequest:
             tools=tools,
             tool_choice="none",
         )
-    return replace(request, tools=tools)
+    return replace(request, messages=messages, tools=tools)
+
+
+def _cut(result: ToolMessage) -> ToolMessage:
+    text = result.content
+    if len(text) <= RESULT_CHARS:
+        return result
+    kept = text[:RESULT_CHARS].rsplit("\n", 1)[0] or text[:RESULT_CHARS]  # whole lines
+    note = f"\n…[the first {len(kept)} of {len(text)} characters]"
+    return replace(result, content=kept + note)
 
 
 def short_schema(schema: ToolSchema) -> ToolSchema:

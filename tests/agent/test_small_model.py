@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_smith import Agent, AgentConfig, LlmClient, Runtime, tool
-from agent_smith.agent.small_model import DESCRIPTION_CHARS, short_schema
+from agent_smith.agent.small_model import DESCRIPTION_CHARS, RESULT_CHARS, short_schema
 from agent_smith.agent.text_tool_calls import ANSWER_NOTE
 from agent_smith.tools.base import ToolSchema
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
@@ -76,3 +76,24 @@ def test_a_bigger_model_keeps_full_descriptions_and_its_tools_after_a_result(
     follow_up = llm_server.requests[1]
     assert follow_up["tool_choice"] == "auto"
     assert "parentheses" in follow_up["tools"][0]["function"]["description"]
+
+
+def test_a_small_model_is_sent_the_start_of_a_big_result_and_the_history_keeps_it_whole(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return "".join(f"shelf {n}: a box of steel screws\n" for n in range(1000))
+
+    llm_server.script(
+        Text('{"name": "read_file", "arguments": {"path": "big.txt"}}'), Text("Screws.")
+    )
+    config = AgentConfig(small_model=True)
+    agent = Agent(llm, "Use tools.", [read_file], config=config, runtime=runtime)
+    agent.send("What is in big.txt?")
+    sent = llm_server.requests[1]["messages"][-2]["content"]  # the result, before the note
+    assert len(sent) < RESULT_CHARS + 60
+    assert sent.startswith("shelf 0: a box of steel screws\n")
+    assert sent.endswith("characters]") and "…[the first " in sent
+    assert len(agent.history[2].content) > 30_000  # type: ignore[union-attr]
