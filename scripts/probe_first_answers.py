@@ -3,7 +3,8 @@
 Serves a local model (default: the default one, Qwen2.5-Coder-0.5B, fetched
 once into the model cache) with :class:`LocalLlamaServer` as ``agent-smith
 --local`` does, builds the demo's own agent with
-:func:`~agent_smith.cli.demo_agent.demo_agent` (its tools, system prompt,
+:func:`~agent_smith.cli.demo_agent.agent_from_options` from the REPL's
+own options (``--local MODEL --sandbox DIR``: its tools, system prompt,
 sampling and small-model class; anything that asks for approval is denied),
 with the bundled MCP server (``now``), over a sandbox of small files and a
 big one, and sends each prompt below as the REPL sends a line (with
@@ -41,9 +42,9 @@ from pathlib import Path
 
 from agent_smith import Agent, AgentConfig, LlmClient, LocalLlamaServer, Runtime
 from agent_smith.agent.events import FinalAnswer, ToolCallRequested
-from agent_smith.cli.demo_agent import demo_agent, demo_server
+from agent_smith.cli.demo_agent import agent_from_options, demo_server
 from agent_smith.cli.file_mentions import mention_files
-from agent_smith.cli.main import LOCAL_SAMPLING
+from agent_smith.cli.main import LOCAL_SAMPLING, parse_args
 from agent_smith.cli.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
 from agent_smith.errors import AgentSmithError
 from agent_smith.llm.events import TokenDelta
@@ -205,15 +206,13 @@ def main() -> int:
         with LocalLlamaServer(model, threads=args.threads) as server:
             llm = LlmClient(server.endpoint, runtime=runtime, default_sampling=LOCAL_SAMPLING)
 
+            # The REPL's own options: --local MODEL --sandbox DIR [--all-tools].
+            words = ["--local", args.local, "--sandbox", sandbox]
+            options = parse_args([*words, "--all-tools"] if args.all_tools else words)
+
             def demo() -> Agent:
-                agent = demo_agent(
-                    llm,
-                    sandbox=sandbox,
-                    small=small,
-                    all_tools=args.all_tools,
-                    runtime=runtime,
-                    approver=lambda request: False,  # no prompt asks to change a file
-                )
+                deny = lambda request: False  # noqa: E731 (no prompt asks to change a file)
+                agent = agent_from_options(options, llm, runtime=runtime, approver=deny)
                 config = demo_server()
                 if config is not None:
                     agent.connect_mcp(config)

@@ -97,6 +97,30 @@ def demo_agent(
     )
 
 
+def agent_from_options(
+    args: argparse.Namespace,
+    llm: ChatModel,
+    *,
+    runtime: Runtime,
+    approver: Approver | None = None,
+    session: Session | None = None,
+    where: str = "a terminal",
+) -> Agent:
+    """:func:`demo_agent` as the command line's options say (``--local``, ``--all-tools``, ...)."""
+    return demo_agent(
+        llm,
+        sandbox=args.sandbox,
+        small=is_small(args),
+        all_tools=args.all_tools,
+        runtime=runtime,
+        approver=approver,
+        stream=not getattr(args, "no_stream", False),
+        mode=getattr(args, "mode", "write"),
+        session=session,
+        where=where,
+    )
+
+
 def demo_server() -> ServerConfig | None:
     """The bundled example MCP server (``echo``, ``now``) as alias ``demo``, if installed."""
     if not EXAMPLE_MCP_SERVER.is_file():

@@ -54,7 +54,7 @@ from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from ..toolkits.workspace import Workspace
 from .approval import TerminalApprovals
-from .demo_agent import add_tool_options, demo_agent, demo_server, is_small
+from .demo_agent import add_tool_options, agent_from_options, demo_server, is_small
 from .demo_tools import SMALL_MODEL_TOOLS
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
@@ -335,16 +335,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     approvals = TerminalApprovals(assume_yes=args.yes, interactive=interactive)
     small = is_small(args)
     try:
-        agent = demo_agent(
-            llm,
-            sandbox=args.sandbox,
-            small=small,
-            all_tools=args.all_tools,
-            runtime=runtime,
-            approver=approvals,
-            stream=not args.no_stream,
-            mode=args.mode,
-        )
+        agent = agent_from_options(args, llm, runtime=runtime, approver=approvals)
     except ConfigError as err:
         raise Fatal(str(err)) from err
     stack.enter_context(agent)

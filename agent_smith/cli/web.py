@@ -26,7 +26,7 @@ from ..llm.request import SamplingParams
 from ..runtime import Runtime
 from ..sessions.session import Session
 from ..toolkits.workspace import Workspace
-from .demo_agent import add_tool_options, demo_agent, is_small
+from .demo_agent import add_tool_options, agent_from_options
 from .endpoint_check import check_endpoint
 from .local import add_model_options, start_local_server
 from .main import (
@@ -119,19 +119,12 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
         )
         Workspace(args.sandbox)  # a sandbox that is no folder fails here, not per conversation
-        small = is_small(args)
         if args.endpoint and args.provider == "openai":
             check_endpoint(runtime.session, endpoint, api_key=args.api_key)
 
         def agent(session: Session) -> Agent:
-            return demo_agent(
-                llm,
-                sandbox=args.sandbox,
-                small=small,
-                all_tools=args.all_tools,
-                runtime=runtime,
-                session=session,
-                where="a web page",
+            return agent_from_options(
+                args, llm, runtime=runtime, session=session, where="a web page"
             )
 
         app = WebApp(agent, sessions=args.sessions)
