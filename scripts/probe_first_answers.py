@@ -19,6 +19,9 @@ streamed ``TokenDelta`` text, and the answer), and the wall time.
     .venv/bin/python scripts/probe_first_answers.py                  # the default model
     .venv/bin/python scripts/probe_first_answers.py --local qwen1.5b
     .venv/bin/python scripts/probe_first_answers.py --all-tools      # every toolkit
+    .venv/bin/python scripts/probe_first_answers.py --every 2        # every other prompt
+
+Ctrl-C prints the table of the prompts asked so far.
 
 The table is Markdown, for docs/llama.md and docs/benchmarks.md.
 """
@@ -188,6 +191,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     parser.add_argument("--all-tools", action="store_true", help="every toolkit, as the flag")
     parser.add_argument("--kind", help="only prompts of this kind")
+    parser.add_argument(
+        "--every", type=int, default=1, metavar="N", help="every Nth prompt (a slow model)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="the agent's DEBUG log")
     args = parser.parse_args()
     if args.verbose:
@@ -241,17 +247,20 @@ def main() -> int:
                 "time-keeper": skilled("time-keeper"),
                 "release-notes": skilled("release-notes"),
             }
-            for prompt in PROMPTS:
-                if args.kind not in (None, prompt.kind):
-                    continue
-                with contextlib.ExitStack() as stack:
-                    agent = builders[prompt.agent](stack)
-                    with agent:
-                        if prompt.before is not None:
-                            ask(agent, mention_files(prompt.before, workspace))
-                        outcome = ask(agent, mention_files(prompt.text, workspace))
-                rows.append((prompt, outcome))
-                print(f"# {prompt.text!r}: {outcome}", file=sys.stderr, flush=True)
+            try:
+                for prompt in PROMPTS[:: args.every]:
+                    if args.kind not in (None, prompt.kind):
+                        continue
+                    with contextlib.ExitStack() as stack:
+                        agent = builders[prompt.agent](stack)
+                        with agent:
+                            if prompt.before is not None:
+                                ask(agent, mention_files(prompt.before, workspace))
+                            outcome = ask(agent, mention_files(prompt.text, workspace))
+                    rows.append((prompt, outcome))
+                    print(f"# {prompt.text!r}: {outcome}", file=sys.stderr, flush=True)
+            except KeyboardInterrupt:  # Ctrl-C: the table of the prompts asked so far
+                print(f"# stopped after {len(rows)} prompts", file=sys.stderr)
     print_table(rows, model=LOCAL_MODELS[args.local].title)
     return 0
 
