@@ -22,7 +22,8 @@ decides what a reply with written calls becomes:
   (measured: with the question quoted it answers "391"; a note without it
   was echoed), is added to the history and the model asked again; the next
   such reply is answered from the tool results themselves (their text, each
-  cut to :data:`RESULT_CHARS`), so the user reads the result, not the
+  cut to :data:`RESULT_CHARS`; failed calls left out, and if all failed a
+  one-line :data:`FAILED_NOTE`), so the user reads the result, not the
   machinery. A small model (:mod:`~agent_smith.agent.small_model`) is sent
   the note with its follow-up request already, so its first failure is
   answered from the results; and its reply ends as soon as its first
@@ -67,6 +68,8 @@ log = logging.getLogger(__name__)
 ANSWER_NOTE = "Using the tool results above, answer in plain words, without calling a tool: {}"
 #: The answer recorded for a reply that was only a tool call cut off by the token cap.
 CUT_NOTE = "(The reply was cut off by its token cap while the model wrote a tool call.)"
+#: The answer made from a round of tool results that all failed (their names filled in).
+FAILED_NOTE = "(No answer: the model's call to {} failed, and it wrote no answer.)"
 #: The longest question the note quotes (a longer one is cut).
 _QUESTION_CHARS = 500
 #: The most of one tool result an answer made from the results holds, in characters.
@@ -150,7 +153,10 @@ def _recovered(response: LlmResponse, reading: CallTextReading) -> LlmResponse |
 
 
 def results_answer(messages: Sequence[Message]) -> str:
-    """An answer made of the last round's tool results (each cut to :data:`RESULT_CHARS`)."""
+    """An answer made of the last round's tool results (each cut to :data:`RESULT_CHARS`).
+
+    Failed calls are left out; when every call failed, :data:`FAILED_NOTE` names them.
+    """
     results: list[ToolMessage] = []
     for message in reversed(messages):
         if isinstance(message, ToolMessage):
@@ -158,9 +164,12 @@ def results_answer(messages: Sequence[Message]) -> str:
         elif results or not isinstance(message, UserMessage):  # the note may follow them
             break
     results.reverse()
-    if len(results) == 1:
-        return _cut(results[0].content)
-    return "\n".join(f"{result.name}: {_cut(result.content)}" for result in results)
+    done = [result for result in results if not result.is_error]
+    if not done:
+        return FAILED_NOTE.format(", ".join(dict.fromkeys(r.name for r in results)) or "a tool")
+    if len(done) == 1:
+        return _cut(done[0].content)
+    return "\n".join(f"{result.name}: {_cut(result.content)}" for result in done)
 
 
 def _cut(text: str) -> str:

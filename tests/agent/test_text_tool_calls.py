@@ -21,6 +21,7 @@ from agent_smith.agent.reply_bounds import REPETITION
 from agent_smith.agent.text_tool_calls import (
     ANSWER_NOTE,
     CUT_NOTE,
+    FAILED_NOTE,
     RESULT_CHARS,
     WrittenCalls,
     recover_tool_calls,
@@ -367,3 +368,9 @@ def test_a_small_model_in_an_agent_runs_the_first_written_call_once(
     assert [e.call.name for e in events if isinstance(e, ToolCallRequested)] == ["calculator"]
     assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == "It is 391."
     assert events[-1].message.content == "It is 391."  # type: ignore[union-attr]
+
+
+def test_an_answer_from_results_leaves_failed_calls_out_and_names_them_if_all_failed() -> None:
+    failed = ToolMessage("c2", "Added", '{"error": true, "message": "unknown tool"}', is_error=True)
+    assert results_answer((UserMessage("hi"), RESULT, failed)) == "391"
+    assert results_answer((UserMessage("hi"), failed)) == FAILED_NOTE.format("Added")
