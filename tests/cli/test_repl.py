@@ -231,6 +231,21 @@ def test_repl_answers_an_unknown_command_itself_but_sends_a_path_to_the_model() 
     assert agent.prompts == ["/etc/hosts: what is in it?"]
 
 
+def _live_repl(agent: _FakeAgent, lines: str, err: io.StringIO) -> tuple[Repl, io.StringIO]:
+    """A REPL that draws its working line on ``err`` as on a terminal."""
+    out = io.StringIO()
+    repl = Repl(
+        agent,  # type: ignore[arg-type]
+        endpoint=ENDPOINT,
+        stdin=io.StringIO(lines),
+        stdout=out,
+        stderr=err,
+        interactive=False,
+        live_status=True,
+    )
+    return repl, out
+
+
 class _Watched(io.StringIO):
     """A stderr that tells when the working line was drawn."""
 
@@ -253,16 +268,7 @@ def test_repl_shows_the_model_working_while_nothing_is_written(
     err = _Watched()
     # The model thinks (nothing shown) until the working line was drawn, then writes.
     agent = _FakeAgent([lambda: err.drawn.wait(10.0), TokenDelta("Done.")])
-    out = io.StringIO()
-    repl = Repl(
-        agent,  # type: ignore[arg-type]
-        endpoint=ENDPOINT,
-        stdin=io.StringIO("think\n"),
-        stdout=out,
-        stderr=err,
-        interactive=False,
-        live_status=True,
-    )
+    repl, out = _live_repl(agent, "think\n", err)
     assert repl.run() == EXIT_OK
     assert err.drawn.is_set()
     assert out.getvalue() == "Done.\n"
@@ -431,15 +437,6 @@ def test_the_working_line_moves_with_every_held_token_and_says_a_call_is_written
             TokenDelta("391"),
         ]
     )
-    out = io.StringIO()
-    repl = Repl(
-        agent,  # type: ignore[arg-type]
-        endpoint=ENDPOINT,
-        stdin=io.StringIO("What is 17 times 23?\n"),
-        stdout=out,
-        stderr=err,
-        interactive=False,
-        live_status=True,
-    )
+    repl, out = _live_repl(agent, "What is 17 times 23?\n", err)
     assert repl.run() == EXIT_OK
     assert out.getvalue() == "391\n"  # the call's text never, the answer on a line of its own
