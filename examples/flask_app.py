@@ -44,6 +44,7 @@ from agent_smith import (
     AgentSmithError,
     ApprovalRequested,
     ApprovalRequired,
+    FinalAnswer,
     LlmClient,
     PausedTurn,
     SqliteSession,
@@ -209,11 +210,16 @@ def _streamed(conversation: str, start: Callable[[Agent], Iterator[AgentEvent]])
                 suppress(ApprovalRequired),  # the agent stored the paused turn; /pending lists it
                 closing(start(agent)) as events,
             ):
+                streamed = False  # text of this round reached the page
                 for event in events:
                     if isinstance(event, TokenDelta):
+                        streamed = streamed or bool(event.text)
                         yield event.text
                     elif isinstance(event, ToolCallRequested):
+                        streamed = False
                         yield f"[calling {event.call.name}]\n"
+                    elif isinstance(event, FinalAnswer) and not streamed:
+                        yield event.message.content  # an answer that came whole (a tool's result)
                     elif isinstance(event, ApprovalRequested):
                         event.defer()  # ask the user in a later request
                         yield f"[{event.request.tool_name} needs your approval]\n"

@@ -6,8 +6,8 @@ Three costs, each per unit of work, best of ``--runs`` runs:
 * the repetition guard, per streamed token: ``RepetitionDetector.feed`` on
   the library's own source (code and prose, no repetition) cut in
   4-character tokens;
-* the written-call hold, per held delta: ``could_be_written_call`` over a
-  call's text growing to ``HOLD_LIMIT`` characters (the worst case: the
+* the written-call hold, per held delta: ``CallText.feed`` over a call's
+  text growing to ``CALL_CHARS`` characters in 4-character deltas (the
   whole text is held, and re-read on every delta);
 * the context fit, per request once a window is known:
   ``ContextFit.before_sending`` on a 50-message history that fits.
@@ -26,11 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agent_smith.agent.call_text import CallText  # noqa: E402
 from agent_smith.agent.context_fit import ContextFit  # noqa: E402
 from agent_smith.agent.reply_bounds import RepetitionDetector  # noqa: E402
-from agent_smith.agent.text_tool_calls import HOLD_LIMIT, could_be_written_call  # noqa: E402
 from agent_smith.llm.request import LlmRequest  # noqa: E402
 from agent_smith.messages import AssistantMessage, Message, UserMessage  # noqa: E402
+
+#: The length of the call held in the written-call benchmark, in characters (~128 tokens).
+CALL_CHARS = 512
 
 
 def best(runs: int, work: int, fn: object) -> float:
@@ -58,14 +61,15 @@ def main() -> None:
             if detector.feed(token) is not None:
                 raise AssertionError("prose taken for repetition")
 
-    call = '{"name": "calculator", "arguments": {"expression": "' + "1+" * HOLD_LIMIT
-    call = call[:HOLD_LIMIT]
-    prefixes = [call[: end + 4] for end in range(0, len(call), 4)]
-    names = frozenset({"calculator", "read_local_file"})
+    call = '{"name": "calculator", "arguments": {"expression": "' + "1+" * CALL_CHARS
+    call = call[:CALL_CHARS]
+    prefixes = [call[end : end + 4] for end in range(0, len(call), 4)]
 
     def hold() -> None:
-        for prefix in prefixes:
-            could_be_written_call(prefix, names)
+        reader = CallText()
+        for piece in prefixes:
+            if reader.feed(piece):
+                raise AssertionError("a call's text shown")
 
     history: list[Message] = []
     for n in range(25):

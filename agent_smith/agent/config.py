@@ -49,7 +49,11 @@ class AgentConfig:
     ``output_retries`` is how many times a reply that does not fit the turn's
     ``output_type`` is sent back to the model before ``OutputValidationError``.
     ``text_tool_calls`` recovers tool calls a model wrote as JSON text instead
-    of making them (:mod:`agent_smith.agent.text_tool_calls`).
+    of making them, and keeps their text from the user
+    (:mod:`agent_smith.agent.text_tool_calls`). ``small_model`` says the
+    model is a small one (a local 0.5B, say) and shapes its requests for it:
+    short tool descriptions, and after tool results a request that offers
+    no tool and asks for the answer (:mod:`agent_smith.agent.small_model`).
     ``usage_limits`` caps requests, tool calls, tokens and cost across a
     root agent's run and its whole sub-agent tree, and prices its usage
     (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).
@@ -105,6 +109,7 @@ class AgentConfig:
     stop_after_failed_rounds: int = 6
     output_retries: int = 2
     text_tool_calls: bool = True
+    small_model: bool = False
     usage_limits: UsageLimits | None = None
     compaction: Compaction | None = field(default_factory=Compaction)
     tool_result_page_chars: int | None = None

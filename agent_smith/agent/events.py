@@ -52,6 +52,19 @@ class AssistantTurn:
 
 
 @dataclass(frozen=True)
+class TextHeld:
+    """A piece of the reply (``characters`` long) was written but is not shown: a tool call.
+
+    Yielded in place of a :class:`~agent_smith.llm.events.TokenDelta` whose
+    text is held back as a tool call written as text
+    (:mod:`~agent_smith.agent.call_text`), so a consumer can tell the model
+    is at work (``writing a tool call...``) without showing the call.
+    """
+
+    characters: int
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The turn is over; ``message.usage`` is the usage of the whole send."""
 
@@ -142,6 +155,7 @@ class ContextCompacted:
 
 AgentEvent = (
     StreamEvent
+    | TextHeld
     | ToolCallRequested
     | ApprovalRequested
     | ToolResultReady

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from ..cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
+from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..llm.server_tools import PAUSED
 from ..logs import invoke_hook
@@ -53,6 +54,7 @@ from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, StreamBounds, reply_sampling
+from .small_model import small_request
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
 
@@ -67,7 +69,7 @@ log = logging.getLogger(__name__)
 class TurnLoop:
     """Runs the rounds of one turn of ``agent`` under ``turn`` (see the module doc)."""
 
-    __slots__ = ("_agent", "_fit", "_llm", "_repeated", "_sent", "_streamed", "_turn")
+    __slots__ = ("_agent", "_fit", "_llm", "_question", "_repeated", "_sent", "_streamed", "_turn")
 
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
@@ -77,6 +79,7 @@ class TurnLoop:
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room
         self._streamed = False  # the reply being read has yielded an event
         self._repeated: AgentStopped | None = None  # why the last reply was cut off
+        self._question = ""  # the user's message, for a small model's answer note
 
     def run(self, request: AgentRequest, resume: Resumption | None = None) -> Iterator[AgentEvent]:
         """Yield the turn's events until its :class:`FinalAnswer`; raise what stops it.
@@ -108,7 +111,9 @@ class TurnLoop:
             self.record(request.user_message)
             if guards is not None:
                 yield from self._check_input(guards, request)
-        written = WrittenCalls(agent.config.text_tool_calls, request.user_message.content)
+        self._question = request.user_message.content
+        small = agent.config.small_model
+        written = WrittenCalls(agent.config.text_tool_calls, self._question, small=small)
         gate = agent._context_gate
         checks = MAX_FINISH_CHECKS if agent.config.finish_check else 0
         while True:
@@ -149,7 +154,7 @@ class TurnLoop:
                 turn.add_reply_usage(response.message.usage, model, response.model)
                 self.record(written.note)
                 continue
-            if read is response and response.finish_reason == REPETITION:
+            if read.finish_reason == REPETITION:
                 raise self._stop_repeating(response.message)
             message = output.read(read.message)
             turn.add_reply_usage(message.usage, model, response.model)
@@ -164,7 +169,7 @@ class TurnLoop:
                 turn.loops.check(guarded)  # before the repeated calls run or enter history
             turn.pending = calls
             self.record(message)
-            yield AssistantTurn(message, recovered_tool_calls=read is not response)
+            yield AssistantTurn(message, recovered_tool_calls=read is not response and bool(calls))
             if not calls:
                 retry = output.rejection()
                 if retry is not None:
@@ -202,6 +207,8 @@ class TurnLoop:
             sampling,
         )
         registry, llm_request = output.prepare(registry, llm_request)
+        if agent.config.small_model:
+            llm_request = small_request(llm_request, self._question)
         return registry, prompt, llm_request
 
     def _compact_if_due(
@@ -373,9 +380,12 @@ class TurnLoop:
         bounds = StreamBounds(agent.name, guard=agent.config.repetition_guard)
         streamed = bounds.watch(self._llm.stream(request, cancel=token))
         events = written.stream(streamed, request)
+        response = None  # the last Finished's: the stream's, or the reply cut at a call
         try:
             for event in events:
                 self._streamed = True
+                if type(event) is Finished:
+                    response = event.response
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
         finally:
@@ -384,9 +394,9 @@ class TurnLoop:
                 close()  # closes the HTTP response if we stopped early
         if bounds.stopped is not None:
             self._repeated = bounds.stopped
-        if bounds.response is None:
+        if response is None:
             raise ParseError("the LLM stream ended without a Finished event")
-        return bounds.response
+        return response
 
     def _stop_repeating(self, message: AssistantMessage) -> AgentStopped:
         """Record what came before the repeats; the stop that ends the turn."""

@@ -5,8 +5,8 @@
 and reports bad input by raising :class:`~agent_smith.errors.ToolError`,
 which the agent loop turns into an error tool message for the model. Its
 description holds no example value: the small default local model copied
-examples into its calls instead of the user's expression (measured with
-scripts/measure_local_tools.py). The file, search and shell tools are
+examples into its calls instead of the user's expression (measured,
+docs/llama.md). The file, search and shell tools are
 :mod:`agent_smith.toolkits`, confined to the sandbox folder
 (:func:`demo_tools`).
 """
@@ -180,9 +180,9 @@ class CalculatorTool(Tool):
     _SCHEMA = ToolSchema(
         name="calculator",
         description=(
-            "Evaluate an arithmetic expression with + - * / ^ (power), parentheses, "
-            "unary minus and decimal numbers. Use it for any calculation instead of "
-            "working it out yourself."
+            "Evaluate an arithmetic expression with + - * / ^ (power) and parentheses. "
+            "It takes unary minus and decimal numbers. Use it for any calculation instead "
+            "of working it out yourself."
         ),
         parameters={
             "type": "object",
@@ -205,14 +205,23 @@ class CalculatorTool(Tool):
         return ToolResult(format_number(value), structured={"result": value})
 
 
-def demo_tools(sandbox: str | os.PathLike[str]) -> list[Tool]:
+#: The tools a small model is offered (without ``--all-tools``): the few it uses well.
+SMALL_MODEL_TOOLS = ("calculator", "read_file", "list_files")
+
+
+def demo_tools(sandbox: str | os.PathLike[str], *, few: bool = False) -> list[Tool]:
     """The demo CLI's built-in tools: the calculator, and the toolkits on ``sandbox``.
 
     Files (writes and edits ask first), search, and the shell (read-only
     commands run free; writes, destructive commands and anything reaching
     outside the sandbox ask first). The shell sees the user's ``PATH`` and
-    ``LANG``, nothing else of the environment.
+    ``LANG``, nothing else of the environment. ``few``: only
+    :data:`SMALL_MODEL_TOOLS`, for a small model (measured on
+    Qwen2.5-Coder-0.5B: a dozen tools with long schemas make every request
+    slower to read and give it more names to confuse).
     """
+    if few:
+        return [t for t in demo_tools(sandbox) if t.name in SMALL_MODEL_TOOLS]
     env = {name: os.environ[name] for name in ("PATH", "LANG") if name in os.environ}
     changes = WorkspaceChanges()  # search sees what files and shell wrote, at once
     return [

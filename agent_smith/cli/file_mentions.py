@@ -1,7 +1,7 @@
 """The demo's nudge to read a file the user names instead of guessing what it says.
 
-Measured on the default local model (Qwen2.5-Coder-0.5B-Instruct, with
-``scripts/measure_local_tools.py``): asked "Which port does config.ini set?"
+Measured on the default local model (Qwen2.5-Coder-0.5B-Instruct,
+docs/llama.md): asked "Which port does config.ini set?"
 it answers from imagination ("8080") whatever the system prompt and the
 tool's description say — it called the file tool for 1 of 8 questions
 about files. The sentence "Read config.ini with read_file before you

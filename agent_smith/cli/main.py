@@ -40,7 +40,6 @@ from pathlib import Path
 
 from .._version import __version__
 from ..agent.agent import Agent
-from ..agent.config import AgentConfig
 from ..errors import (
     ConfigError,
     McpError,
@@ -57,7 +56,8 @@ from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from ..toolkits.workspace import Workspace
 from .approval import TerminalApprovals
-from .demo_tools import demo_tools
+from .demo_agent import add_tool_options, agent_from_options, demo_server, is_small
+from .demo_tools import SMALL_MODEL_TOOLS
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
 from .local import add_model_options, start_local_server
@@ -66,21 +66,12 @@ from .repl import EXIT_FATAL, EXIT_INTERRUPTED, Fatal, Quit, Repl
 from .url_elicitation import TerminalElicitation
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
-SYSTEM_PROMPT = (
-    "You are a helpful assistant running in a terminal. For any arithmetic, call the "
-    "calculator tool. You cannot see the user's files: whenever a question mentions a "
-    "file, call read_file with its path first. Use write_file only when "
-    "asked to write a file. Once a tool has answered, reply to the user in one or two "
-    "plain sentences."
-)
-#: Sampling for --local/--serve-model, as measured (scripts/measure_local_tools.py): greedy,
+#: Sampling for --local/--serve-model, as measured (docs/llama.md): greedy,
 #: and a reply cap so a small model that rambles stops instead of generating until the
 #: context is full (--max-tokens overrides it).
 LOCAL_SAMPLING = SamplingParams(temperature=0, max_tokens=256)
 #: The reply cap with --endpoint, whose model is likely bigger and more to the point.
 ENDPOINT_MAX_TOKENS = 1024
-#: Where the bundled example MCP server lives in a source checkout.
-EXAMPLE_MCP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_server_example.py"
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -166,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="approve every tool call that needs approval (else: asked y/N, denied without a TTY)",
     )
+    add_tool_options(parser)
     add_verbose_option(parser)
     parser.add_argument("-V", "--version", action="version", version=f"agent-smith {__version__}")
     return parser
@@ -244,12 +236,12 @@ def _connect_mcp(
     aliases: list[str] = []
     taken: set[str] = set()
     if not args.no_default_mcp:
-        if not EXAMPLE_MCP_SERVER.is_file():
+        config = demo_server()
+        if config is None:
             _note("the bundled MCP example server is not in this install; use --mcp to add one")
         elif importlib.util.find_spec("mcp") is None:
             _note("the bundled MCP example server needs the 'mcp' package (pip install mcp)")
         else:
-            config = ServerConfig(alias="demo", command=(sys.executable, str(EXAMPLE_MCP_SERVER)))
             taken.add("demo")
             try:
                 agent.connect_mcp(config, elicitation_handler=elicitation.handler("demo"))
@@ -290,17 +282,25 @@ def _activate_skills(agent: Agent, skills: Sequence[tuple[str, Skill]]) -> None:
 
 
 def _banner(
-    endpoint: str, sandbox: Path, aliases: Sequence[str], skills: Sequence[tuple[str, Skill]]
+    endpoint: str,
+    sandbox: Path,
+    aliases: Sequence[str],
+    skills: Sequence[tuple[str, Skill]],
+    *,
+    small: bool,
 ) -> str:
     """The REPL's first line: where the model is, the tools, MCP servers and skills."""
+    if small:
+        tools = f"{', '.join(SMALL_MODEL_TOOLS)} (a small model; --all-tools offers every toolkit)"
+    else:
+        tools = "calculator, files, search, shell (writes and risky commands ask first)"
     mcp = f"; MCP: {', '.join(aliases)}" if aliases else ""
     for _, skill in skills:
         servers = ", ".join(client.alias for client in skill.mcp_clients)
         mcp += f"; skill {skill.name}" + (f" (MCP: {servers})" if servers else "")
     return (
-        f"agent-smith {__version__} at {endpoint}; tools: calculator, files, search, shell "
-        f"(writes and risky commands ask first; sandbox {sandbox}){mcp}. /help lists the "
-        "commands; /exit or Ctrl-D quits."
+        f"agent-smith {__version__} at {endpoint}; tools: {tools}; sandbox {sandbox}{mcp}. "
+        "/help lists the commands; /exit or Ctrl-D quits."
     )
 
 
@@ -346,7 +346,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     endpoint = args.endpoint or start_local_server(args, stack, note=_note).endpoint
     try:
-        tools = demo_tools(args.sandbox)
         workspace = Workspace(args.sandbox)
         runtime = stack.enter_context(Runtime())
         llm = make_model(
@@ -366,16 +365,12 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     stack.callback(metrics.uninstall)
     interactive = sys.stdin.isatty()
     approvals = TerminalApprovals(assume_yes=args.yes, interactive=interactive)
-    agent = stack.enter_context(
-        Agent(
-            llm,
-            SYSTEM_PROMPT,
-            tools,
-            config=AgentConfig(stream=not args.no_stream, mode=args.mode),
-            runtime=runtime,
-            approver=approvals,
-        )
-    )
+    small = is_small(args)
+    try:
+        agent = agent_from_options(args, llm, runtime=runtime, approver=approvals)
+    except ConfigError as err:
+        raise Fatal(str(err)) from err
+    stack.enter_context(agent)
     aliases = _connect_mcp(agent, args, TerminalElicitation(approvals))
     _activate_skills(agent, skills)
     if args.endpoint and args.provider == "openai":  # a local server was just seen healthy
@@ -383,7 +378,9 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
-    banner = _banner(endpoint, Path(args.sandbox).resolve(), aliases, skills)
+    banner = _banner(
+        endpoint, Path(args.sandbox).resolve(), aliases, skills, small=small and not args.all_tools
+    )
     repl = Repl(
         agent,
         endpoint=endpoint,

@@ -64,6 +64,8 @@ class LocalModel:
     #: The wheels' total size, for progress (the download, not the model).
     download_bytes: int
     calls_tools: bool
+    #: A small model (AgentConfig.small_model): few tools, short descriptions, answers from results.
+    small: bool = True
 
     @property
     def summary(self) -> str:

@@ -29,7 +29,8 @@ from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..runtime import Runtime
 from ..sessions.session import Session
-from .demo_tools import demo_tools
+from ..toolkits.workspace import Workspace
+from .demo_agent import add_tool_options, agent_from_options
 from .endpoint_check import check_endpoint
 from .local import add_model_options, start_local_server
 from .main import (
@@ -41,12 +42,6 @@ from .main import (
 )
 from .providers import add_provider_option, fill_provider_defaults
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
-
-SYSTEM_PROMPT = (
-    "You are a helpful assistant in a web page. For any arithmetic, call the calculator "
-    "tool. Use read_file to read a file the user mentions, and write_file only "
-    "when asked to write one. Once a tool has answered, reply in one or two plain sentences."
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="directory the file tools may use (default: the current directory)",
     )
+    add_tool_options(parser)
     add_verbose_option(parser)
     return parser
 
@@ -152,12 +148,14 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             runtime=runtime,
             default_sampling=SamplingParams() if args.endpoint else LOCAL_SAMPLING,
         )
-        tools = demo_tools(args.sandbox)
+        Workspace(args.sandbox)  # a sandbox that is no folder fails here, not per conversation
         if args.endpoint and args.provider == "openai":
             check_endpoint(runtime.session, endpoint, api_key=args.api_key)
 
         def agent(session: Session) -> Agent:
-            return Agent(llm, SYSTEM_PROMPT, tools, runtime=runtime, session=session)
+            return agent_from_options(
+                args, llm, runtime=runtime, session=session, where="a web page"
+            )
 
         metrics = MetricsCollector().install()  # the dev UI's timelines and charts, /metrics
         stack.callback(metrics.uninstall)

@@ -1,32 +1,34 @@
-"""Tool calls written as text: each shape recovered, every near miss left as text.
+"""Tool calls written as text: recovered, never shown, and answered from their results.
 
 The shapes are the ones Qwen2.5-Coder-0.5B writes under llama.cpp (bare
-JSON, a ```json fence, ``<tool_call>`` tags the server did not parse). The
-recovery is tested on its own, then in an agent against the scripted server,
-streamed and not, and with ``AgentConfig(text_tool_calls=False)``.
+JSON, a ```json fence, ``<tool_call>`` tags the server did not parse; which
+text is a call is tested in test_call_text.py). The policy is tested on its
+own, then in an agent against the scripted server, streamed and not, and
+with ``AgentConfig(text_tool_calls=False)``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from agent_smith import Agent, AgentConfig, AgentRequest, LlmClient, Runtime, tool
-from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested
+from agent_smith.agent.events import AssistantTurn, FinalAnswer, TextHeld, ToolCallRequested
+from agent_smith.agent.reply_bounds import REPETITION
 from agent_smith.agent.text_tool_calls import (
     ANSWER_NOTE,
-    HOLD_LIMIT,
+    CUT_NOTE,
+    FAILED_NOTE,
+    RESULT_CHARS,
     WrittenCalls,
-    could_be_written_call,
-    hold_back_call_text,
     recover_tool_calls,
-    starts_like_a_call,
+    results_answer,
+    visible_events,
 )
-from agent_smith.llm.events import Finished, ReasoningDelta, StreamEvent, TokenDelta
+from agent_smith.llm.events import Finished, TokenDelta
 from agent_smith.llm.request import LlmRequest, LlmResponse
 from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, ToolMessage, UserMessage
 from agent_smith.tools.base import ToolSchema
@@ -38,6 +40,8 @@ TOOLS = (CALC, READ)
 CALL = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}'
 PRETTY = '{\n  "name": "calculator",\n  "arguments": {\n    "expression": "17 * 23"\n  }\n}'
 READ_CALL = '{"name": "read_local_file", "arguments": {"path": "notes.txt"}}'
+SEVENTEEN = [("calculator", {"expression": "17 * 23"})]
+RESULT = ToolMessage("call_1", "calculator", "391")
 
 
 def reply(content: str, *, calls: tuple[ToolCall, ...] = (), finish: str = "stop") -> LlmResponse:
@@ -55,7 +59,11 @@ def recovered(content: str, tools: tuple[ToolSchema, ...] = TOOLS) -> list[tuple
     return [(call.name, call.arguments) for call in response.message.tool_calls]
 
 
-SEVENTEEN = [("calculator", {"expression": "17 * 23"})]
+def request_with(tools: tuple[ToolSchema, ...] = TOOLS) -> LlmRequest:
+    return LlmRequest((UserMessage("hi"),), tools)
+
+
+AFTER_TOOLS = LlmRequest((UserMessage("hi"), RESULT), TOOLS)
 
 
 @pytest.mark.parametrize(
@@ -64,93 +72,50 @@ SEVENTEEN = [("calculator", {"expression": "17 * 23"})]
         CALL,
         f"  \n{PRETTY}\n",
         f"```json\n{PRETTY}\n```",
-        f"```JSON\n{CALL}```",
         f"```\n{CALL}\n```",
         f"<tool_call>\n{CALL}\n</tool_call>",
-        f"<tool_call>{PRETTY}</tool_call>\n",
+        f"{CALL}\n{CALL}\n{CALL}",  # repeated: one call
+        f"{CALL}\nThat gives 391.",  # the result it imagines: dropped with the call
+        f"Let me compute it.\n{CALL}",
     ],
-    ids=["bare", "bare-pretty", "fence", "fence-upper", "fence-plain", "tags", "tags-pretty"],
+    ids=["bare", "bare-pretty", "fence", "fence-plain", "tags", "repeated", "after", "before"],
 )
-def test_one_written_call_in_each_shape_is_recovered(content: str) -> None:
+def test_a_written_call_is_recovered_in_each_shape(content: str) -> None:
     assert recovered(content) == SEVENTEEN
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        f"{CALL}\n{READ_CALL}",
-        f"```json\n{CALL}\n```\n\n```json\n{READ_CALL}\n```",
-        f"<tool_call>\n{CALL}\n</tool_call>\n<tool_call>\n{READ_CALL}\n</tool_call>",
-        f"<tool_call>{CALL}</tool_call>\n```json\n{READ_CALL}\n```",
-    ],
-    ids=["bare", "fences", "tags", "mixed-units"],
-)
-def test_several_written_calls_are_recovered_in_order(content: str) -> None:
-    assert recovered(content) == [*SEVENTEEN, ("read_local_file", {"path": "notes.txt"})]
-
-
-def test_recovered_calls_get_distinct_generated_ids() -> None:
-    response = recover_tool_calls(reply(f"{CALL}\n{CALL}"), TOOLS)
+def test_several_written_calls_are_recovered_in_order_with_distinct_ids() -> None:
+    response = recover_tool_calls(reply(f"{CALL}\n{READ_CALL}"), TOOLS)
     assert response is not None
-    ids = [call.id for call in response.message.tool_calls]
-    assert len(set(ids)) == 2
-    assert all(i.startswith("call_") and len(i) == 29 for i in ids)
+    calls = response.message.tool_calls
+    assert [c.name for c in calls] == ["calculator", "read_local_file"]
+    assert len({c.id for c in calls}) == 2
+    assert all(c.id.startswith("call_") and len(c.id) == 29 for c in calls)
 
 
 @pytest.mark.parametrize(
     "content",
     [
-        '{"name": "weather", "arguments": {"city": "Paris"}}',  # not offered
-        '{"name": "calculator", "arguments": "{\\"expression\\": \\"1\\"}"}',  # a string
+        '{"name": "calculator", "arguments": "{\\"expression\\": \\"1\\"}"}',
         '{"name": "calculator", "arguments": ["1 + 1"]}',
         '{"name": "calculator"}',
-        '{"name": "calculator", "parameters": {"expression": "1"}}',
-        '{"name": "calculator", "arguments": {}, "id": "x"}',  # an extra key
-        '{"name": ["calculator"], "arguments": {}}',
-        f"Sure! {CALL}",  # prose before
-        f"{CALL}\nThat gives the answer.",  # prose after
-        f"Here is the call:\n```json\n{CALL}\n```",
-        f"[{CALL}]",  # a JSON array
-        f"{CALL}\n{{}}",  # one valid, one invalid object
-        f"{CALL}\n" + '{"name": "weather", "arguments": {}}',
-        f"<tool_call>\n{CALL}",  # tag not closed
-        f"```json\n{CALL}",  # fence not closed
-        f"<tool_call>{CALL}{READ_CALL}</tool_call>",  # two objects in one unit
-        f"```python\n{CALL}\n```",
-        '{"name": "calculator", "arguments": {"expression": "1"}',  # cut off
+        '{"name": "calculator", "arguments": {}, "id": "x"}',
+        f"Sure! {CALL}",  # mid-line
+        f"[{CALL}]",
+        CALL[:-1],  # cut off
         "17 * 23 = 391",
         "",
     ],
-    ids=[
-        "unoffered-name",
-        "string-arguments",
-        "array-arguments",
-        "no-arguments",
-        "parameters-key",
-        "extra-key",
-        "non-string-name",
-        "prose-before",
-        "prose-after",
-        "prose-before-fence",
-        "json-array",
-        "valid-and-empty",
-        "valid-and-unoffered",
-        "unclosed-tag",
-        "unclosed-fence",
-        "two-in-one-tag",
-        "python-fence",
-        "truncated",
-        "prose",
-        "empty",
-    ],
 )
-def test_near_misses_stay_text(content: str) -> None:
+def test_near_misses_are_not_run(content: str) -> None:
     assert recovered(content) is None
 
 
 def test_real_tool_calls_are_never_touched() -> None:
     native = (ToolCall("abc", "read_local_file", {"path": "x"}),)
     assert recover_tool_calls(reply(CALL, calls=native), TOOLS) is None
+    response = reply(CALL, calls=native)
+    assert WrittenCalls(True, "hi").read(response, request_with()) is response
 
 
 def test_nothing_is_recovered_without_tools_or_when_disabled() -> None:
@@ -159,14 +124,46 @@ def test_nothing_is_recovered_without_tools_or_when_disabled() -> None:
     assert WrittenCalls(False, "hi").read(response, request_with()) is response
 
 
-def test_a_written_call_after_tool_results_is_dropped_once_then_stays_text() -> None:
+def test_a_reply_that_is_only_a_cut_off_call_says_so_in_one_line() -> None:
+    read = WrittenCalls(True, "hi").read(reply(CALL[:30], finish="length"), request_with())
+    assert read is not None and read.message.content == CUT_NOTE
+
+
+def test_a_written_call_after_tool_results_gets_the_note_once_then_the_results() -> None:
     written = WrittenCalls(True, "hi")
-    after_tools = LlmRequest((UserMessage("hi"), ToolMessage("call_1", "calculator", "391")), TOOLS)
     response = reply(CALL)
-    assert written.read(response, after_tools) is None  # the loop adds written.note
+    assert written.read(response, AFTER_TOOLS) is None  # the loop adds written.note
     assert written.note.content == ANSWER_NOTE.format("hi")
-    assert written.read(response, after_tools) is response
-    assert written.read(response, request_with()) is response  # no recovery after the note
+    noted = LlmRequest((*AFTER_TOOLS.messages, written.note), TOOLS)
+    answer = written.read(response, noted)
+    assert answer is not None and answer.message.content == "391"
+    assert answer.finish_reason == "stop"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [reply(CALL), reply(CALL[:25], finish="length"), reply("It is", finish=REPETITION), reply("")],
+    ids=["call", "cut", "repetition", "empty"],
+)
+def test_a_small_models_turn_answers_a_failed_reply_to_results_from_the_results(
+    response: LlmResponse,
+) -> None:
+    read = WrittenCalls(True, "hi", small=True).read(response, AFTER_TOOLS)
+    assert read is not None and read.message.content == "391"
+
+
+def test_after_tool_results_words_before_a_written_call_are_the_answer() -> None:
+    read = WrittenCalls(True, "hi").read(reply(f"It is 391.\n{CALL}"), AFTER_TOOLS)
+    assert read is not None and read.message.content == "It is 391."
+    assert read.message.tool_calls == ()
+
+
+def test_an_answer_from_results_names_each_result_and_cuts_long_ones() -> None:
+    long = ToolMessage("c2", "read_file", "x" * (RESULT_CHARS + 50))
+    text = results_answer((UserMessage("hi"), RESULT, long, UserMessage("note")))
+    first, second = text.split("\n")
+    assert first == "calculator: 391"
+    assert second == "read_file: " + "x" * RESULT_CHARS + "…"
 
 
 @pytest.mark.parametrize(
@@ -185,16 +182,6 @@ def test_the_answer_note_quotes_the_first_paragraph_of_the_question(
     assert WrittenCalls(True, question).note.content == ANSWER_NOTE.format(quoted)
 
 
-def test_a_written_call_to_the_user_is_recovered_until_the_note() -> None:
-    read = WrittenCalls(True, "hi").read(reply(CALL), request_with())
-    assert read is not None and [call.name for call in read.message.tool_calls] == ["calculator"]
-
-
-def test_absurd_nesting_is_text_not_a_crash() -> None:
-    deep = '{"name": "calculator", "arguments": ' + "[" * 100_000 + "]" * 100_000 + "}"
-    assert recovered(deep) is None
-
-
 def test_a_recovery_is_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="agent_smith.agent.text_tool_calls"):
         recovered(f"{CALL}\n{READ_CALL}")
@@ -203,163 +190,36 @@ def test_a_recovery_is_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None
     )
 
 
-@pytest.mark.parametrize(
-    ("text", "verdict"),
-    [
-        ("", None),
-        ("  \n", None),
-        ("<tool", None),
-        ("`", None),
-        ("{", True),
-        (" ```j", True),
-        ("<tool_call>", True),
-        ("<b>", False),
-        ("The", False),
-        ("[{", False),
-    ],
-)
-def test_starts_like_a_call_decides_as_early_as_it_can(text: str, verdict: bool | None) -> None:
-    assert starts_like_a_call(text) is verdict
+# -- the stream ------------------------------------------------------------------
 
 
-NAMES = frozenset(schema.name for schema in TOOLS)
-RECOVERABLE = [
-    CALL,
-    f"  \n{PRETTY}\n",
-    f"```json\n{PRETTY}\n```",
-    f"```JSON\n{CALL}```",
-    f"```\n{CALL}\n```",
-    f"<tool_call>\n{CALL}\n</tool_call>",
-    f"{READ_CALL}\n{CALL}",
-    '{"arguments": {"expression": "1"}, "name": "calculator"}',
-]
+def stream_of(*pieces: str) -> list[Any]:
+    response = reply("".join(pieces))
+    return [*(TokenDelta(p) for p in pieces), Finished("stop", response.usage, response)]
 
 
-@pytest.mark.parametrize("content", RECOVERABLE)
-def test_every_prefix_of_a_recoverable_call_could_be_one(content: str) -> None:
-    assert recovered(content)  # the shapes the recovery takes...
-    for end in range(len(content) + 1):  # ...are never released early while they arrive
-        assert could_be_written_call(content[:end], NAMES), content[:end]
+def test_held_text_becomes_text_held_events_and_prose_streams() -> None:
+    events = stream_of("Sure.\n", '{"name": ', '"calculator", "arguments": {}}', "\nDone")
+    out = list(visible_events(iter(events)))
+    assert out == [TokenDelta("Sure.\n"), TextHeld(9), TextHeld(30), TokenDelta("Done"), events[-1]]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"city": "Paris"}',
-        '{"na": 1',
-        '{"name": "weather", "arguments": {}}',
-        '{"name": "read_local_file", "country": "France"}',
-        '{"name": "calculator"}',
-        '{"name": "calculator" "arguments"',
-        '{"name": "calc_x"',
-        '{"name" 1',
-        '{"name": 1',
-        "{}",
-        "```python\nprint(1)",
-        "```js\n{",
-        "<b>",
-        "The answer is 391.",
-        '[{"name": "calculator"}]',
-    ],
-)
-def test_text_that_cannot_become_a_call_is_said_to_be_none(text: str) -> None:
-    assert not could_be_written_call(text, NAMES)
+def test_a_cut_call_is_never_released_at_the_end() -> None:
+    out = list(visible_events(iter(stream_of('{"name": "calculator", "argu'))))
+    assert [type(e) for e in out] == [TextHeld, Finished]
 
 
-# -- the stream filter ----------------------------------------------------------
+def test_closing_the_filter_closes_the_source() -> None:
+    closed = []
 
-
-def stream_of(*pieces: str | ReasoningDelta, calls: tuple[ToolCall, ...] = ()) -> list[Any]:
-    text = "".join(p for p in pieces if isinstance(p, str))
-    events: list[Any] = [TokenDelta(p) if isinstance(p, str) else p for p in pieces]
-    response = reply(text, calls=calls)
-    return [*events, Finished(response.finish_reason, response.usage, response)]
-
-
-def request_with(tools: tuple[ToolSchema, ...] = TOOLS) -> LlmRequest:
-    return LlmRequest((UserMessage("hi"),), tools)
-
-
-def filtered(
-    events: list[Any], tools: tuple[ToolSchema, ...] = TOOLS, *, after_tools: bool = False
-) -> list[Any]:
-    return list(hold_back_call_text(iter(events), request_with(tools), after_tools=after_tools))
-
-
-def test_the_text_of_a_recovered_call_is_never_streamed() -> None:
-    events = stream_of("```json\n", '{"name": "calculator", ', '"arguments": {}}', "\n```")
-    out = filtered([*events[:-1], ReasoningDelta("hm"), events[-1]])
-    assert out == [ReasoningDelta("hm"), events[-1]]
-
-
-def test_call_shaped_text_that_is_no_call_is_released_before_finished() -> None:
-    events = stream_of("{", '"answer": 42', "}")
-    assert filtered(events) == events
-
-
-def test_after_tool_results_call_shaped_text_is_dropped_and_prose_released() -> None:
-    again = stream_of('{"name": "calculator", ', '"arguments": {"expression": "391"}}')
-    assert filtered(again, after_tools=True) == again[-1:]  # the note follows it
-    prose = stream_of("17 times 23", " is 391.")
-    assert filtered(prose, after_tools=True) == prose
-
-
-def test_prose_streams_at_once_after_its_first_characters() -> None:
-    events = stream_of(" ", "<", "b>bold", " text", " more")
-    source = iter(events)
-    out = hold_back_call_text(source, request_with(), after_tools=False)
-    assert next(out) == events[0] and next(out) == events[1] and next(out) == events[2]
-    assert next(out) == events[3]  # nothing waits for the end of the stream
-    assert list(out) == events[4:]
-
-
-def test_json_that_stops_looking_like_a_call_is_released_at_once() -> None:
-    events = stream_of("{", '"ci', 'ty": ', '"Paris"', "}")
-    out = hold_back_call_text(iter(events), request_with(), after_tools=False)
-    # "{" is held; '"ci' is no key of a call, so both come out before "ty" is read.
-    assert next(out) == events[0]
-    assert next(out) == events[1]
-    assert next(out) == events[2]  # before the rest of the reply was even read
-    assert list(out) == events[3:]
-
-
-def test_a_call_to_an_unknown_tool_is_released_once_its_name_says_so() -> None:
-    events = stream_of('{"name": "wea', 'ther", ', '"arguments": {}}')
-    out = hold_back_call_text(iter(events), request_with(), after_tools=False)
-    assert next(out) == events[0] and next(out) == events[1]
-    assert list(out) == events[2:]
-
-
-def test_held_text_is_released_once_it_passes_the_bound() -> None:
-    long_call = '{"name": "calculator", "arguments": {"expression": "' + "1+" * HOLD_LIMIT + '1"}}'
-    pieces = [long_call[i : i + 16] for i in range(0, len(long_call), 16)]
-    events = stream_of(*pieces)
-    out = hold_back_call_text(iter(events), request_with(), after_tools=False)
-    first = [next(out) for _ in range(HOLD_LIMIT // 16 + 1)]
-    assert first == events[: len(first)]  # released before the stream ended
-    assert list(out) == events[len(first) :]
-    # After tool results too: a reply that starts like a call streams past the bound.
-    after = hold_back_call_text(iter(events), request_with(), after_tools=True)
-    assert [next(after) for _ in range(HOLD_LIMIT // 16 + 1)] == first
-
-
-def test_nothing_is_held_without_tools() -> None:
-    events = stream_of(CALL)
-    out = hold_back_call_text(iter(events), request_with(()), after_tools=False)
-    assert next(out) == events[0]
-
-
-def test_closing_the_filter_closes_the_stream() -> None:
-    closed: list[bool] = []
-
-    def source() -> Iterator[StreamEvent]:
+    def source() -> Any:
         try:
             yield TokenDelta("The")
             yield TokenDelta(" rest")
         finally:
             closed.append(True)
 
-    out = hold_back_call_text(source(), request_with(), after_tools=False)
+    out = visible_events(source())
     assert next(out) == TokenDelta("The")
     out.close()
     assert closed == [True]
@@ -456,14 +316,16 @@ def test_a_call_written_again_after_tool_results_gets_the_answer_note_once(
     assert agent.usage.prompt == 10 + 20 + 10  # the dropped reply's usage counts
 
 
-def test_a_second_rewritten_call_in_a_turn_stays_text(
+def test_a_second_rewritten_call_in_a_turn_is_answered_from_the_tool_result(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
     again = '{"name": "calculator", "arguments": {"expression": "391"}}'
     llm_server.script(Text(CALL), Text(again), Text(again))
     agent = Agent(llm, "Use tools.", [calculator], runtime=runtime)
-    final = agent.send("What is 17 times 23?")
-    assert final.content == again
+    events = list(agent.stream("What is 17 times 23?"))
+    assert events[-1].message.content == "391"  # type: ignore[union-attr]
+    assert not [e for e in events if isinstance(e, TokenDelta)]  # no call text, ever
+    assert sum(isinstance(e, TextHeld) for e in events) >= 3
     assert len(llm_server.requests) == 3
     assert [m.role for m in agent.history].count("user") == 2  # the question and one note
 
@@ -476,3 +338,39 @@ def test_without_text_tool_calls_no_note_is_given(
     agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
     assert agent.send("What is 17 times 23?").content == CALL
     assert len(llm_server.requests) == 2
+
+
+def test_a_small_models_reply_ends_once_its_first_written_call_is_whole() -> None:
+    closed = []
+
+    def source() -> Any:
+        try:
+            yield TokenDelta(CALL[:20])
+            yield TokenDelta(CALL[20:] + "\n")
+            yield TokenDelta(CALL)  # the copies a small model goes on with: never asked for
+            raise AssertionError("read past the first call")
+        finally:
+            closed.append(True)
+
+    out = list(visible_events(source(), first_call_only=True))
+    assert [type(e) for e in out] == [TextHeld, TextHeld, Finished]
+    assert out[-1].response.message.content == CALL + "\n"
+    assert closed == [True]
+
+
+def test_a_small_model_in_an_agent_runs_the_first_written_call_once(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Text(f"{CALL}\n{READ_CALL}\nline of text"), Text("It is 391."))
+    config = AgentConfig(small_model=True)
+    agent = Agent(llm, "Use tools.", [calculator], config=config, runtime=runtime)
+    events = list(agent.stream("What is 17 times 23?"))
+    assert [e.call.name for e in events if isinstance(e, ToolCallRequested)] == ["calculator"]
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == "It is 391."
+    assert events[-1].message.content == "It is 391."  # type: ignore[union-attr]
+
+
+def test_an_answer_from_results_leaves_failed_calls_out_and_names_them_if_all_failed() -> None:
+    failed = ToolMessage("c2", "Added", '{"error": true, "message": "unknown tool"}', is_error=True)
+    assert results_answer((UserMessage("hi"), RESULT, failed)) == "391"
+    assert results_answer((UserMessage("hi"), failed)) == FAILED_NOTE.format("Added")

@@ -185,7 +185,7 @@ def test_serve_model_names_a_missing_model_file(
 
 
 def test_the_bundled_example_mcp_server_is_found_from_an_editable_install() -> None:
-    from agent_smith.cli.main import EXAMPLE_MCP_SERVER
+    from agent_smith.cli.demo_agent import EXAMPLE_MCP_SERVER
 
     assert EXAMPLE_MCP_SERVER.is_file(), EXAMPLE_MCP_SERVER
 

@@ -22,7 +22,7 @@ from agent_smith import (
     ToolMessage,
     TransportError,
 )
-from agent_smith.agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
+from agent_smith.agent.events import FinalAnswer, TextHeld, ToolCallRequested, ToolResultReady
 from agent_smith.cli.approval import TerminalApprovals
 from agent_smith.cli.repl import EXIT_OK, Fatal, Repl, describe_fatal
 from agent_smith.cli.url_elicitation import TerminalElicitation
@@ -242,6 +242,21 @@ def test_repl_answers_an_unknown_command_itself_but_sends_a_path_to_the_model() 
     assert agent.prompts == ["/etc/hosts: what is in it?"]
 
 
+def _live_repl(agent: _FakeAgent, lines: str, err: io.StringIO) -> tuple[Repl, io.StringIO]:
+    """A REPL that draws its working line on ``err`` as on a terminal."""
+    out = io.StringIO()
+    repl = Repl(
+        agent,  # type: ignore[arg-type]
+        endpoint=ENDPOINT,
+        stdin=io.StringIO(lines),
+        stdout=out,
+        stderr=err,
+        interactive=False,
+        live_status=True,
+    )
+    return repl, out
+
+
 class _Watched(io.StringIO):
     """A stderr that tells when the working line was drawn."""
 
@@ -250,7 +265,7 @@ class _Watched(io.StringIO):
         self.drawn = threading.Event()
 
     def write(self, text: str) -> int:
-        if "working:" in text:
+        if "reading the prompt…" in text:
             self.drawn.set()
         return super().write(text)
 
@@ -264,21 +279,12 @@ def test_repl_shows_the_model_working_while_nothing_is_written(
     err = _Watched()
     # The model thinks (nothing shown) until the working line was drawn, then writes.
     agent = _FakeAgent([lambda: err.drawn.wait(10.0), TokenDelta("Done.")])
-    out = io.StringIO()
-    repl = Repl(
-        agent,  # type: ignore[arg-type]
-        endpoint=ENDPOINT,
-        stdin=io.StringIO("think\n"),
-        stdout=out,
-        stderr=err,
-        interactive=False,
-        live_status=True,
-    )
+    repl, out = _live_repl(agent, "think\n", err)
     assert repl.run() == EXIT_OK
     assert err.drawn.is_set()
     assert out.getvalue() == "Done.\n"
     # Drawn in place and wiped before the reply, so the terminal keeps only the answer.
-    assert err.getvalue().startswith("\r\x1b[Kworking: ")
+    assert err.getvalue().startswith("\r\x1b[Kreading the prompt… ")
     assert err.getvalue().endswith("(Ctrl-C cancels)\r\x1b[K")
 
 
@@ -406,3 +412,42 @@ def test_repl_sends_each_line_as_prepare_makes_it() -> None:
     repl, _, _ = _repl(agent, "one\ntwo\n", prepare=str.upper)
     assert repl.run() == EXIT_OK
     assert agent.prompts == ["ONE", "TWO"]
+
+
+class _Lines(io.StringIO):
+    """A stderr that signals each time a given text is written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._written = threading.Condition()
+
+    def write(self, text: str) -> int:
+        with self._written:
+            count = super().write(text)
+            self._written.notify_all()
+        return count
+
+    def wait_for(self, text: str) -> None:
+        with self._written:
+            assert self._written.wait_for(lambda: text in self.getvalue(), timeout=10.0), text
+
+
+def test_the_working_line_moves_with_every_held_token_and_says_a_call_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_smith.cli import repl as repl_module
+
+    monkeypatch.setattr(repl_module, "PUMP_SECONDS", 0.01)
+    err = _Lines()
+    agent = _FakeAgent(
+        [
+            TextHeld(12),
+            lambda: err.wait_for("writing a tool call… 0 s, 1 tokens"),
+            TextHeld(9),
+            lambda: err.wait_for("writing a tool call… 0 s, 2 tokens"),
+            TokenDelta("391"),
+        ]
+    )
+    repl, out = _live_repl(agent, "What is 17 times 23?\n", err)
+    assert repl.run() == EXIT_OK
+    assert out.getvalue() == "391\n"  # the call's text never, the answer on a line of its own

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,8 @@ from tests.support.pipes import MODEL_TIMEOUT
 pytestmark = [pytest.mark.slow, pytest.mark.llama]
 
 REPO = Path(__file__).resolve().parents[2]
+#: The text of a tool call written as text, which never reaches the user.
+CALL_TEXT = re.compile(r'"arguments"\s*:|<tool_call>|\{\s*"name"\s*:')
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +93,11 @@ def test_agent_smith_local_calls_the_calculator_on_the_default_model(
     assert '[tool] calculator {"expression": "17 * 23"}' in lines, done.stderr
     assert "[tool] calculator -> 391" in lines
     assert "rarely calls tools" not in done.stderr
+    # A small model: three tools, and what it writes after the result is an answer, never
+    # the call again (issue 31: ten copies of the call streamed, "391" glued to the last).
+    assert "tools: calculator, read_file, list_files (a small model" in done.stderr
+    assert "391" in done.stdout, done.stdout
+    assert not CALL_TEXT.search(done.stdout), done.stdout
 
 
 def test_agent_smith_local_reads_a_file_the_question_names(
@@ -137,3 +145,4 @@ def test_a_first_session_survives_a_big_file_and_clear_starts_afresh(
     cleared = lines.index("(no conversation yet)")  # /history, right after /clear
     assert lines[cleared - 1].startswith("conversation cleared ("), done.stderr
     assert "[tool] calculator -> 42" in lines[cleared:], done.stderr  # afresh, and working
+    assert not CALL_TEXT.search(done.stdout), done.stdout  # no call's text, ever

@@ -1,0 +1,99 @@
+"""A small model's requests: short descriptions, and no tools once a result is in."""
+
+from __future__ import annotations
+
+from agent_smith import Agent, AgentConfig, LlmClient, Runtime, tool
+from agent_smith.agent.small_model import DESCRIPTION_CHARS, RESULT_CHARS, short_schema
+from agent_smith.agent.text_tool_calls import ANSWER_NOTE
+from agent_smith.tools.base import ToolSchema
+from tests.support.llm_server import Calls, ScriptedLlmServer, Text
+
+CALL = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}'
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression. It knows + - * / and ^, and parentheses.
+
+    Args:
+        expression: the expression, such as the user wrote it.
+    """
+    return {"17 * 23": "391"}.get(expression, "?")
+
+
+def small_agent(llm: LlmClient, runtime: Runtime) -> Agent:
+    return Agent(
+        llm, "Use tools.", [calculator], config=AgentConfig(small_model=True), runtime=runtime
+    )
+
+
+def test_a_small_model_sees_each_tools_first_sentence_without_parameter_descriptions(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Text("Hello."))
+    small_agent(llm, runtime).send("Hi")
+    (function,) = [t["function"] for t in llm_server.requests[0]["tools"]]
+    assert function["description"] == "Evaluate an arithmetic expression."
+    assert function["parameters"]["properties"] == {"expression": {"type": "string"}}
+    assert llm_server.requests[0]["tool_choice"] == "auto"
+
+
+def test_a_long_first_sentence_is_cut() -> None:
+    schema = short_schema(ToolSchema("t", "word " * 100))
+    assert len(schema.description) == DESCRIPTION_CHARS
+    assert schema.description.endswith("…")
+
+
+def test_after_a_tool_result_a_small_model_is_offered_no_tool_and_asked_for_the_answer(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Text(CALL), Text("17 times 23 is 391."))
+    agent = small_agent(llm, runtime)
+    assert agent.send("What is 17 times 23?").content == "17 times 23 is 391."
+    first, follow_up = llm_server.requests
+    assert follow_up["tool_choice"] == "none"
+    assert follow_up["tools"] == first["tools"]  # the prompt's start stays the same: cached
+    note = {"role": "user", "content": ANSWER_NOTE.format("What is 17 times 23?")}
+    assert follow_up["messages"][-1] == note
+    assert follow_up["messages"][:-1][: len(first["messages"])] == first["messages"]
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_a_small_model_that_writes_the_call_again_gets_the_result_as_its_answer(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Calls(("calculator", {"expression": "17 * 23"})), Text(CALL))
+    agent = small_agent(llm, runtime)
+    assert agent.send("What is 17 times 23?").content == "391"
+    assert len(llm_server.requests) == 2  # no note round: the request carried it
+
+
+def test_a_bigger_model_keeps_full_descriptions_and_its_tools_after_a_result(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Calls(("calculator", {"expression": "17 * 23"})), Text("391."))
+    Agent(llm, "Use tools.", [calculator], runtime=runtime).send("What is 17 times 23?")
+    follow_up = llm_server.requests[1]
+    assert follow_up["tool_choice"] == "auto"
+    assert "parentheses" in follow_up["tools"][0]["function"]["description"]
+
+
+def test_a_small_model_is_sent_the_start_of_a_big_result_and_the_history_keeps_it_whole(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return "".join(f"shelf {n}: a box of steel screws\n" for n in range(1000))
+
+    llm_server.script(
+        Text('{"name": "read_file", "arguments": {"path": "big.txt"}}'), Text("Screws.")
+    )
+    config = AgentConfig(small_model=True)
+    agent = Agent(llm, "Use tools.", [read_file], config=config, runtime=runtime)
+    agent.send("What is in big.txt?")
+    sent = llm_server.requests[1]["messages"][-2]["content"]  # the result, before the note
+    assert len(sent) < RESULT_CHARS + 60
+    assert sent.startswith("shelf 0: a box of steel screws\n")
+    assert sent.endswith("characters]") and "…[the first " in sent
+    assert len(agent.history[2].content) > 30_000  # type: ignore[union-attr]
