@@ -67,6 +67,9 @@ if TYPE_CHECKING:
     from .agent.subagents import SubAgentSpec, SubAgentTool
     from .agent.turn_card import CardCall, TurnCard
     from .agent.usage_limits import ModelPrice, UsageLimits
+    from .base.cancellation import CancellationSource, CancellationToken
+    from .base.history_json import messages_from_json, messages_to_json
+    from .base.paused_turn import ApprovalRequest, Decision, PausedTurn
     from .batch import (
         AgentSpec,
         BatchInput,
@@ -77,12 +80,10 @@ if TYPE_CHECKING:
         read_results,
         run_batch,
     )
-    from .cancellation import CancellationSource, CancellationToken
     from .cli.models import ensure_default_model
     from .durable.agent import DurableAgent
     from .durable.engine import DurableEngine
     from .durable.operations import DurableTurns, TurnInfo
-    from .history_json import messages_from_json, messages_to_json
     from .llm.anthropic import AnthropicClient
     from .llm.bedrock import BedrockClient
     from .llm.client import LlmClient
@@ -158,7 +159,6 @@ if TYPE_CHECKING:
         message_from_openai,
     )
     from .metrics import MetricsCollector
-    from .paused_turn import ApprovalRequest, Decision, PausedTurn
     from .runtime import Runtime, default_runtime
     from .sessions.session import Session, SessionState
     from .sessions.sqlite import SqliteSession

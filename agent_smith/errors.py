@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .paused_turn import ApprovalRequest, PausedTurn
+    from .base.paused_turn import ApprovalRequest, PausedTurn
 
 
 class AgentSmithError(Exception):
@@ -255,7 +255,7 @@ class SessionError(AgentSmithError):
 class ApprovalRequired(AgentSmithError):
     """A turn paused because tool calls wait for a person's decision.
 
-    Not a failure: keep ``state`` (a :class:`~agent_smith.paused_turn.PausedTurn`;
+    Not a failure: keep ``state`` (a :class:`~agent_smith.base.paused_turn.PausedTurn`;
     ``state.to_json()`` to store it) and the agent's history, ask about
     ``requests`` (the waiting calls with their arguments), then call
     ``agent.resume(state, {call_id: True | False | "reason"})``.

@@ -4,7 +4,7 @@ Four frozen dataclasses model a history: :class:`SystemMessage`,
 :class:`UserMessage`, :class:`AssistantMessage` and :class:`ToolMessage`.
 ``to_openai()`` is total; ``message_from_openai()`` validates untrusted JSON
 and raises :class:`~agent_smith.errors.ParseError`. ``messages_to_json`` /
-``messages_from_json`` (in :mod:`agent_smith.history_json`) persist a whole
+``messages_from_json`` (in :mod:`agent_smith.base.history_json`) persist a whole
 history, internal fields included.
 """
 
@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 from dataclasses_json import DataClassJsonMixin, config
 
 from ._internal import json_input, json_output
-from .content_parts import content_from_wire, details_text, made_up_call_id
+from .base.content_parts import content_from_wire, details_text, made_up_call_id
+from .base.json_fields import JsonObject, expect_object
 from .errors import ParseError
-from .json_fields import JsonObject, expect_object
 
 # A field kept out of to_dict() and ignored by from_dict().
 _NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: None)

@@ -348,6 +348,6 @@ def _combined(observers: tuple[Observer, ...]) -> Observer:
         return Observer()
     if len(observers) == 1:
         return observers[0]
-    from .observer_fanout import FanOut
+    from .base.observer_fanout import FanOut
 
     return FanOut(observers)

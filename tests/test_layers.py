@@ -32,17 +32,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "messages",
-                "history_json",
-                "json_fields",
-                "content_parts",
+                "base",
                 "errors",
-                "cancellation",
                 "runtime",
                 "logs",
                 "observer",
-                "observer_fanout",
-                "paused_turn",
-                "plain_data",
             }
         ),
     ),

@@ -22,7 +22,7 @@ from agent_smith import (
     messages_from_json,
     messages_to_json,
 )
-from agent_smith.history_json import message_from_dict, message_to_dict
+from agent_smith.base.history_json import message_from_dict, message_to_dict
 from agent_smith.messages import ProviderData
 
 

@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agent_smith import LlmResponse, ParseError, message_from_openai, messages_from_json
-from agent_smith.history_json import message_from_dict
+from agent_smith.base.history_json import message_from_dict
 from tests.support.fuzz import QUICK, TOO_DEEP, json_objects_with, json_values
 
 _MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "name", "usage", "reasoning"]
@@ -85,7 +85,7 @@ _WRITTEN = st.fixed_dictionaries(
 @example({"role": "assistant", "usage": {"cost": 1}})
 @example({"role": "tool", "tool_call_id": "c", "name": "n", "content": "x", "is_error": None})
 def test_the_quick_reading_of_a_stored_message_agrees_with_the_checked_one(obj: Any) -> None:
-    from agent_smith.history_json import _checked_message, _written_message
+    from agent_smith.base.history_json import _checked_message, _written_message
 
     quick = _written_message(obj)
     try:
@@ -99,7 +99,7 @@ def test_the_quick_reading_of_a_stored_message_agrees_with_the_checked_one(obj: 
 @QUICK
 @given(st.lists(_messages, max_size=4))
 def test_stored_messages_read_back_equal_through_both_readings(items: list[Any]) -> None:
-    from agent_smith.history_json import _checked_message, _written_message, message_to_dict
+    from agent_smith.base.history_json import _checked_message, _written_message, message_to_dict
 
     for item in items:
         try:

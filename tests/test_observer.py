@@ -23,6 +23,7 @@ from agent_smith import (
     ServerConfig,
     tool,
 )
+from agent_smith.base.observer_fanout import FanOut
 from agent_smith.messages import ToolCall
 from agent_smith.observer import (
     NO_CHAT,
@@ -42,7 +43,6 @@ from agent_smith.observer import (
     remove_observer,
     set_observer,
 )
-from agent_smith.observer_fanout import FanOut
 from agent_smith.tracing.observer import OTEL_OBSERVER
 from tests.support.fake_mcp_http import FakeMcpServer
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import AgentSmithError
 from ..logs import invoke_hook
 from ..memory import FullMemory, Memory

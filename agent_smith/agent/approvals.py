@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..base.paused_turn import NEVER_CANCELLED, NOT_APPROVED, ApprovalRequest, Decision
 from ..errors import ConfigError
 from ..messages import ToolCall
-from ..paused_turn import NEVER_CANCELLED, NOT_APPROVED, ApprovalRequest, Decision
 from ..tools.dispatch import ToolOutcome, error_outcome
 
 __all__ = [

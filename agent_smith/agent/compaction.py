@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import AgentSmithError, ConfigError
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..memory import (

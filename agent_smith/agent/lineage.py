@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..cancellation import CancellationSource, CancellationToken
+from ..base.cancellation import CancellationSource, CancellationToken
 from ..messages import TokenUsage
 from .events import AgentHooks, forwarding_hooks, new_invocation_id
 from .tree import AgentTree

@@ -29,7 +29,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
 from ..llm.events import Finished
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams

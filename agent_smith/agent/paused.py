@@ -43,9 +43,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..base.paused_turn import NEVER_CANCELLED, ApprovalRequest, Decision, PausedTurn
 from ..errors import ApprovalRequired, ConfigError, PausedTurnMismatch
 from ..messages import AssistantMessage, ToolCall
-from ..paused_turn import NEVER_CANCELLED, ApprovalRequest, Decision, PausedTurn
 from .approvals import Decisions, as_decision
 
 __all__ = ["PausedTurn", "ResumedRound", "Resumption", "pause", "resume_round"]

@@ -1,6 +1,6 @@
 """Sealing a paused turn with the application's key, and checking the seal on resume.
 
-A :class:`~agent_smith.paused_turn.PausedTurn` often travels through a
+A :class:`~agent_smith.base.paused_turn.PausedTurn` often travels through a
 client (a browser holds it while a person decides). With
 ``AgentConfig.approval_key`` set, every pause is sealed: an HMAC-SHA256
 (stdlib ``hmac``) over the state's canonical JSON, which includes the
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..errors import PausedTurnMismatch
 
 if TYPE_CHECKING:
-    from ..paused_turn import PausedTurn
+    from ..base.paused_turn import PausedTurn
 
 
 def sealed(state: PausedTurn, key: bytes, *, session: str, revision: int) -> PausedTurn:

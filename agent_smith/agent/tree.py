@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from ..cancellation import CancellationSource
+from ..base.cancellation import CancellationSource
 from .usage_limits import UsageMeter
 
 

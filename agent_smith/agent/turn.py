@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..cancellation import CancellationSource
+from ..base.cancellation import CancellationSource
 from ..errors import AgentSmithError, AgentStopped
 from ..llm.request import LlmRequest, LlmResponse
 from ..messages import TokenUsage, ToolCall

@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._internal import json_input
 from ..agent.config import AgentConfig
+from ..base.plain_data import from_plain
 from ..errors import ConfigError
 from ..llm.endpoint import resolve_chat_url
 from ..llm.providers import check_provider, make_model
 from ..llm.request import SamplingParams
 from ..mcp.config import ServerConfig
-from ..plain_data import from_plain
 from ..tools.base import Tool
 from .names import check_name, resolve_name
 

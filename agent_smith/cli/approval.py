@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from ..agent.approvals import ApprovalRequest, Decision
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..tools.dispatch import error_payload
 
 #: Why a call is denied when there is no terminal to ask.

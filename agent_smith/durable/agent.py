@@ -28,9 +28,9 @@ from .._internal import json_input
 from ..agent.agent import Agent
 from ..agent.approvals import ApprovalRequested
 from ..agent.events import AgentEvent, FinalAnswer
+from ..base.history_json import message_to_dict
+from ..base.json_fields import JsonObject
 from ..errors import ConfigError, DurableStateError, ReplayMismatchError
-from ..history_json import message_to_dict
-from ..json_fields import JsonObject
 from ..messages import AssistantMessage
 from ..steps import use_steps
 from .engine import DurableEngine, _turn_workflow

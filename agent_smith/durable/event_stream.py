@@ -35,8 +35,8 @@ from ..agent.events import (
     ToolCallRequested,
     ToolResultReady,
 )
-from ..history_json import message_to_dict, tool_call_to_dict
-from ..json_fields import JsonObject
+from ..base.history_json import message_to_dict, tool_call_to_dict
+from ..base.json_fields import JsonObject
 
 #: The key of a durable turn's event stream.
 EVENTS = "agent_smith.events"

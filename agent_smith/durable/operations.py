@@ -25,8 +25,8 @@ from dbos import DBOS, DBOSClient, WorkflowStatus
 from dbos._serialization import DBOSPortableJSONSerializer
 
 from ..agent.agent import Agent
+from ..base.json_fields import JsonObject
 from ..errors import DurableStateError
-from ..json_fields import JsonObject
 from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
 from .event_stream import read_events
 from .journal import Entry, Journal, database_errors

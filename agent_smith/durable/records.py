@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._internal import json_input
+from ..base.history_json import message_from_dict, message_to_dict
+from ..base.json_fields import JsonObject
 from ..errors import AgentSmithError, DurableStateError
-from ..history_json import message_from_dict, message_to_dict
-from ..json_fields import JsonObject
 from ..llm.request import LlmRequest, LlmResponse
 from ..messages import AssistantMessage, Message
 from ..tools.base import ToolResult, ToolSchema

@@ -39,7 +39,7 @@ from .records import (
 )
 
 if TYPE_CHECKING:
-    from ..cancellation import CancellationToken
+    from ..base.cancellation import CancellationToken
     from ..llm.model import ChatModel, ModelCapabilities
     from ..llm.request import LlmRequest, LlmResponse
     from ..messages import ToolCall

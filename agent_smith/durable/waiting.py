@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from dbos import DBOS
 
 from ..agent.approvals import ApprovalRequested
-from ..json_fields import JsonObject
+from ..base.json_fields import JsonObject
 
 #: The workflow event listing a turn's calls that wait for a decision.
 WAITING = "agent_smith.waiting"

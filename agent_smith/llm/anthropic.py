@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import ConfigError, ParseError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime

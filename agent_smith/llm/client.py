@@ -14,7 +14,7 @@ from typing import Any
 
 import requests
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import ContextOverflowError, TransportError
 from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime

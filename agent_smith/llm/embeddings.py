@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import ConfigError, ParseError
 from ..runtime import Runtime
 from .endpoint import display_url, resolve_url

@@ -28,7 +28,7 @@ from .events import Finished, StreamEvent
 from .model import ChatModel, ModelCapabilities
 
 if TYPE_CHECKING:
-    from ..cancellation import CancellationToken
+    from ..base.cancellation import CancellationToken
     from .request import LlmRequest, LlmResponse
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..observer import NO_CHAT, ChatObservation, get_observer
 from ..runtime import Runtime
 from .endpoint import display_url

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..cancellation import CancellationToken
+    from ..base.cancellation import CancellationToken
     from .events import StreamEvent
     from .request import LlmRequest, LlmResponse
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.json_fields import expect_object
 from ..errors import ParseError, TruncatedReplyError
-from ..json_fields import expect_object
 from ..messages import AssistantMessage, Message, TokenUsage
 from ..tools.base import ToolSchema
 from .events import ServerToolUsed

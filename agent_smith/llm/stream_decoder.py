@@ -29,7 +29,7 @@ from typing import Any
 
 from .._internal import json_input
 from .._internal.sse_reader import SseReader
-from ..content_parts import content_from_wire, details_text, made_up_call_id
+from ..base.content_parts import content_from_wire, details_text, made_up_call_id
 from ..errors import LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact
 from ..messages import AssistantMessage, TokenUsage, ToolCall

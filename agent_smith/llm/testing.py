@@ -36,7 +36,7 @@ from .model import ModelCapabilities
 from .request import LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
-    from ..cancellation import CancellationToken
+    from ..base.cancellation import CancellationToken
 
 #: What one reply of the script (or of the function) may be: text, one or
 #: more tool calls, a whole assistant message, or an error to raise.

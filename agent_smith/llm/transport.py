@@ -32,7 +32,7 @@ from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
 from .._internal.sse_reader import read_chunks
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import AgentTimeoutError, CancelledError, LlmApiError, ParseError, TransportError
 from ..logs import TRACE, redact_headers, trace
 from ..observer import NO_CHAT, ChatObservation

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._internal.closing import Closeable
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import ConfigError, McpError
 from ..messages import Message
 from ..tools.base import ToolResult, ToolSchema

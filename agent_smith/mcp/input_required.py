@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import McpError, McpProtocolError
 from .generation import INPUT_REQUIRED, result_type
 from .jsonrpc import RequestHandler

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import TransportError
 from ..observer import McpObservation, get_observer
 from ..tools.person_wait import WaitClock, current_clock

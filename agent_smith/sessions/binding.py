@@ -11,7 +11,7 @@ session since (another worker's agent on the same conversation), and writes
 every message the turn records as it is recorded.
 
 A turn that pauses for approvals stores its
-:class:`~agent_smith.paused_turn.PausedTurn` with the history (``pause``),
+:class:`~agent_smith.base.paused_turn.PausedTurn` with the history (``pause``),
 so any worker's agent on the session can resume it; the first message a
 later turn records (the resumed calls' results, or the denied results of a
 pause abandoned by a new ``send``) makes that state obsolete and drops it.
@@ -33,7 +33,7 @@ from ..messages import AssistantMessage, Message
 from .session import Session, SessionState
 
 if TYPE_CHECKING:
-    from ..paused_turn import PausedTurn
+    from ..base.paused_turn import PausedTurn
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ class SessionBinding:
         """The paused turn stored with the history when it was last read or written."""
         if self._paused is None:
             return None
-        from ..paused_turn import PausedTurn  # loaded only when a turn paused
+        from ..base.paused_turn import PausedTurn  # loaded only when a turn paused
 
         return PausedTurn.from_json(self._paused)
 

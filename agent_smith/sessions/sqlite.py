@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from typing import Literal
 
 from .._internal import json_input
+from ..base.history_json import message_from_dict, message_to_dict
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError, SessionError
-from ..history_json import message_from_dict, message_to_dict
 from ..messages import Message
 from . import lease, schema
 from .database import Database

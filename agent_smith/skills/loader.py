@@ -38,9 +38,9 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from .._internal import json_input
+from ..base.plain_data import json_type
 from ..errors import AgentSmithError, ConfigError, ParseError, SkillError
 from ..mcp.config import ServerConfig
-from ..plain_data import json_type
 from .frontmatter import parse_front_matter
 from .skill import Skill, adopt_clients, close_clients, normalize_skill_name
 

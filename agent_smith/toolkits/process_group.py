@@ -30,7 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 
 _CHUNK = 65536
 _Selector = getattr(selectors, "PollSelector", selectors.SelectSelector)

@@ -35,7 +35,7 @@ import requests
 
 from .._internal.sockets import WatchingAdapter, shutdown, watch_socket
 from .._internal.text import truncate_utf8
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import ConfigError, ToolError
 from ..tools.base import Tool, ToolContext
 from ._tool import toolkit_tool

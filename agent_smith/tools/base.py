@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import ConfigError
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Awaitable, Coroutine
 from typing import Any
 
-from ..cancellation import CancellationToken
+from ..base.cancellation import CancellationToken
 from ..errors import CancelledError
 
 _async_threads = itertools.count()

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 from .._internal import json_input
 from .._internal.text import truncate_utf8
-from ..cancellation import CancellationSource, CancellationToken
+from ..base.cancellation import CancellationSource, CancellationToken
 from ..errors import CancelledError
 from ..messages import ToolCall, ToolMessage
 from ..observer import NO_TOOL, ToolObservation, get_observer

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from ..base.paused_turn import ApprovalRequest, Decision
 from ..errors import ParseError
 from ..llm.events import ReasoningDelta, TokenDelta, ToolCallStarted
 from ..messages import AssistantMessage, TokenUsage
-from ..paused_turn import ApprovalRequest, Decision
 from .stream import TurnFailed, TurnPaused, WebEvent, sse, tool_outcome
 
 #: The response headers of an AG-UI event stream (proxies must not buffer it).

@@ -53,11 +53,11 @@ from typing import Any
 from urllib.parse import quote
 
 from ..agent.agent import Agent
+from ..base.paused_turn import Decision, PausedTurn
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
 from ..messages import UserMessage
 from ..metrics.collector import MetricsCollector
 from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
-from ..paused_turn import Decision, PausedTurn
 from ..sessions.session import Session
 from . import agui, vercel
 from .http import (

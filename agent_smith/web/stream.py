@@ -25,9 +25,9 @@ from typing import Literal, Protocol
 
 from ..agent.approvals import ApprovalRequested
 from ..agent.events import AgentEvent
+from ..base.paused_turn import ApprovalRequest
 from ..errors import AgentBusyError, AgentSmithError, ApprovalRequired
 from ..messages import TokenUsage, ToolMessage
-from ..paused_turn import ApprovalRequest
 
 log = logging.getLogger(__name__)
 

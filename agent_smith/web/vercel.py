@@ -35,10 +35,10 @@ from typing import Any
 
 from ..agent.approvals import ApprovalRequested
 from ..agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from ..base.paused_turn import Decision, PausedTurn
 from ..errors import ParseError
 from ..llm.events import ReasoningDelta, ServerToolUsed, TokenDelta, ToolCallStarted
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage, UserMessage
-from ..paused_turn import Decision, PausedTurn
 from .stream import TurnFailed, TurnPaused, WebEvent, sse, tool_outcome
 
 #: The response headers of a UI message stream (proxies must not buffer it).

@@ -149,7 +149,7 @@ def test_a_spec_name_that_is_not_a_tool_name_is_refused() -> None:
 
 
 def test_a_sub_agent_tool_outside_an_agent_returns_an_error(runtime: Runtime) -> None:
-    from agent_smith.cancellation import CancellationSource
+    from agent_smith.base.cancellation import CancellationSource
 
     ctx = ToolContext(
         cancel=CancellationSource().token,

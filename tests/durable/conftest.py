@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("dbos")
 
+from agent_smith.base.json_fields import JsonObject
 from agent_smith.durable import DurableEngine
-from agent_smith.json_fields import JsonObject
 
 #: Generous bound for a wait on another thread or process.
 WAIT = 60.0

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from agent_smith import Agent, AgentEvent, AgentHooks, ApprovalRequested, LlmClient, Message, tool
 from agent_smith.agent.subagents import SubAgentSpec
+from agent_smith.base.history_json import messages_to_json
 from agent_smith.durable import DurableAgent, DurableEngine
-from agent_smith.history_json import messages_to_json
 from agent_smith.tools.function import FunctionTool
 
 TURN = "turn-1"

@@ -28,7 +28,7 @@ from agent_smith import (
     TokenDelta,
     ToolResultReady,
 )
-from agent_smith.cancellation import CancellationToken
+from agent_smith.base.cancellation import CancellationToken
 from agent_smith.llm.events import StreamEvent
 from agent_smith.llm.local_server import LocalLlamaServer
 from agent_smith.llm.request import LlmRequest

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith.cancellation import CancellationSource
+from agent_smith.base.cancellation import CancellationSource
 from agent_smith.llm.client import LlmClient
 from agent_smith.runtime import Runtime
 from agent_smith.tools.base import ToolContext

@@ -17,7 +17,7 @@ from agent_smith import (
     ToolError,
     WorkspaceChanges,
 )
-from agent_smith.cancellation import CancellationSource
+from agent_smith.base.cancellation import CancellationSource
 from agent_smith.errors import CancelledError
 from agent_smith.toolkits.lexical_index import words
 from agent_smith.tools.base import ToolContext

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_smith import ShellPolicy, ShellToolkit, ToolError
-from agent_smith.cancellation import CancellationSource
+from agent_smith.base.cancellation import CancellationSource
 from agent_smith.tools.base import ToolContext
 
 WAIT = 10.0

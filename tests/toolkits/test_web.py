@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent_smith import ConfigError, ToolError, WebPolicy, WebToolkit
-from agent_smith.cancellation import CancellationSource
+from agent_smith.base.cancellation import CancellationSource
 from agent_smith.tools.base import ToolContext
 
 Route = Callable[[BaseHTTPRequestHandler], None]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ParseError
+from ..errors import ParseError
 
 JsonObject = dict[str, Any]
 

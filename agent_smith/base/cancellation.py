@@ -17,7 +17,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from .errors import CancelledError
+from ..errors import CancelledError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import types
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 T = TypeVar("T")
 

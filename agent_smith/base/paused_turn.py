@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ._internal import json_input
+from .._internal import json_input
+from ..errors import ParseError
+from ..messages import TokenUsage, ToolCall
 from .cancellation import CancellationSource, CancellationToken
-from .errors import ParseError
 from .history_json import tool_call_from_dict, tool_call_to_dict, usage_from_dict, usage_to_dict
 from .json_fields import REQUIRED, JsonObject, expect_object, json_field
-from .messages import TokenUsage, ToolCall
 
 #: The reason given when a call is denied without one.
 NOT_APPROVED = "not approved"

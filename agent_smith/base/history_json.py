@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ._internal import json_input
-from .errors import ConfigError, ParseError
-from .json_fields import REQUIRED, JsonObject, expect_object, json_field
-from .messages import (
+from .._internal import json_input
+from ..errors import ConfigError, ParseError
+from ..messages import (
     BY_ROLE,
     AssistantMessage,
     Message,
@@ -24,6 +23,7 @@ from .messages import (
     ToolMessage,
     UserMessage,
 )
+from .json_fields import REQUIRED, JsonObject, expect_object, json_field
 
 
 def messages_to_json(messages: Iterable[Message]) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .observer import (
+from ..observer import (
     NO_CHAT,
     NO_MCP,
     NO_TOOL,
@@ -39,8 +39,8 @@ from .observer import (
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from .messages import ToolCall
-    from .runtime import Runtime
+    from ..messages import ToolCall
+    from ..runtime import Runtime
 
 E = TypeVar("E")
 O = TypeVar("O", bound=Observation)  # noqa: E741 - the observation type, as in observer.py

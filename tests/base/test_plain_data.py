@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from agent_smith import ConfigError
-from agent_smith.plain_data import from_plain
+from agent_smith.base.plain_data import from_plain
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from .errors import ParseError
+from ..errors import ParseError
 
 
 def content_from_wire(value: object, where: str) -> tuple[str, str]:
