@@ -144,3 +144,9 @@ def test_imports_down_and_sideways_are_allowed() -> None:
         "from .._internal.pool import WorkerPool\nfrom . import events\nimport requests\n"
     )
     assert upward_edges("agent_smith.llm.planted", source) == []
+
+
+def test_the_top_level_shows_at_most_twelve_modules() -> None:
+    """The package's face stays small: the base layer's small modules live in ``base/``."""
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(modules) <= 12, modules
