@@ -9,7 +9,10 @@ to that address by default, so one more command runs any of them.
 
 The server has several slots (requests served at once, each with its own
 context) and caps each reply whose request sets no ``max_tokens``; both are
-options here and documented in docs/cli.md. The one line on stdout names the
+options here and documented in docs/cli.md. A request that sets no
+``temperature`` is answered greedily (temperature 0, as ``agent-smith
+--local`` asks): a small model that samples loops now and then, and the same
+question should get the same answer. The one line on stdout names the
 address once the server answers; notes and errors go to stderr.
 """
 
@@ -27,6 +30,8 @@ from .local import add_model_options, start_local_server
 from .main import DEFAULT_ENDPOINT, _configure_logging, _note, add_verbose_option
 from .repl import EXIT_FATAL, EXIT_OK, Fatal
 
+#: The temperature of a request that sets none: greedy, like the REPL's local sampling.
+GREEDY = 0.0
 #: The port examples/ and ``agent-smith`` expect a server on.
 DEFAULT_PORT = int(DEFAULT_ENDPOINT.rsplit(":", 1)[1])
 #: How often the wait for Ctrl-C checks that the server is still alive.
@@ -121,6 +126,7 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         max_tokens=args.max_tokens or None,
         threads=args.threads,
         api_key=args.api_key,
+        options={"sampling.temp": GREEDY},
     )
     url = server.endpoint
     cap = f"replies capped at {args.max_tokens} tokens" if args.max_tokens else "replies uncapped"
