@@ -78,14 +78,23 @@ def test_500_inputs_survive_a_worker_killed_mid_run(client: Client, tmp_path: Pa
     with ScriptedLlmServer(responder) as server:
         spec = AgentSpec(server.url, tools=("tests.support.batch:worker_pid",))
         before = set(client.run(os.getpid).values())
-        results = []
-        with run_batch(spec, _inputs(500), executor=client.get_executor(), results=out) as run:
-            for result in run:
-                results.append(result)
-                if reached.is_set() and not killed.is_set():
-                    os.kill(pids[0], signal.SIGKILL)  # a worker dies with inputs in flight
-                    killed.set()
-                    gate.set()
+
+        def kill_once_reached() -> None:
+            # Not from the results loop: the trigger may be the last input in flight, and
+            # then no other result comes to look at it while its reply is held.
+            if reached.wait(WAIT * 5) and pids:
+                os.kill(pids[0], signal.SIGKILL)  # a worker dies with inputs in flight
+                killed.set()
+            gate.set()
+
+        killer = threading.Thread(target=kill_once_reached, name="test-batch-killer")
+        killer.start()
+        try:
+            with run_batch(spec, _inputs(500), executor=client.get_executor(), results=out) as run:
+                results = list(run)
+        finally:
+            reached.set()  # the killer stops waiting if the trigger never ran
+            killer.join(WAIT)
         assert killed.is_set(), "the trigger input never ran"
     assert pids[0] in before
     assert _counted([r.id for r in results]) == {f"item-{i:03d}": 1 for i in range(500)}
