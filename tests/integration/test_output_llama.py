@@ -19,6 +19,7 @@ import pytest
 from agent_smith import (
     Agent,
     AgentRequest,
+    AgentStopped,
     FinalAnswer,
     LlmClient,
     OutputValidationError,
@@ -76,6 +77,12 @@ def test_tool_mode_final_result_call_yields_an_instance_or_says_it_was_not_calle
         # The default local model (0.5B) may never call final_result, natively
         # or as text the agent recovers: then the turn says so, after its retries.
         assert err.attempts == 3 and "final_result" in str(err)
+        return
+    except AgentStopped as err:
+        # ... or write the city itself as a call ({"name": "Paris", ...}): a written call
+        # runs whatever name it gives (an unknown tool is an error result the model reads),
+        # and the same unknown call three times is the loop guard's stop.
+        assert err.condition == "loop_detected" and "final_result" not in str(err), err
         return
     assert isinstance(reply.output, City)
     assert json.loads(reply.content) == {"name": reply.output.name, "country": reply.output.country}
