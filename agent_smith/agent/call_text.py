@@ -196,36 +196,24 @@ def could_be_call(text: str) -> bool:
             return True  # "```js", say: the language is still arriving
     elif _OPEN_TAG.startswith(rest) or _FENCE.startswith(rest):
         return True
-    pos = _skip_space(text, pos)
-    if pos == len(text):
-        return True
-    if text[pos] != "{":
-        return False
-    key, pos = _string_at(text, _skip_space(text, pos + 1))
-    if key is None:
-        return pos == len(text)
+    found = _string_after(text, pos, "{")
+    if isinstance(found, bool):
+        return found
+    key, pos = found
     if pos < 0:
         return any(known.startswith(key) for known in _KEY_NAMES)
     if key != "name":
         return key == "arguments"
-    pos = _skip_space(text, pos)
-    if pos == len(text):
-        return True
-    if text[pos] != ":":
-        return False
-    value, pos = _string_at(text, _skip_space(text, pos + 1))
-    if value is None:
-        return pos == len(text)
+    found = _string_after(text, pos, ":")
+    if isinstance(found, bool):
+        return found
+    _, pos = found
     if pos < 0:
         return True  # the name is still arriving
-    pos = _skip_space(text, pos)
-    if pos == len(text):
-        return True
-    if text[pos] != ",":
-        return False  # "}": a name alone is no call
-    key, pos = _string_at(text, _skip_space(text, pos + 1))
-    if key is None:
-        return pos == len(text)
+    found = _string_after(text, pos, ",")  # "}": a name alone is no call
+    if isinstance(found, bool):
+        return found
+    key, pos = found
     return "arguments".startswith(key) if pos < 0 else key == "arguments"
 
 
@@ -283,6 +271,23 @@ def _string_at(text: str, pos: int) -> tuple[str | None, int]:
     if end < 0:
         return text[pos + 1 :], -1
     return text[pos + 1 : end], end + 1
+
+
+def _string_after(text: str, pos: int, mark: str) -> tuple[str, int] | bool:
+    """The string after ``mark`` at ``pos`` (spaces around it allowed), as :func:`_string_at`.
+
+    Or, where none stands there, whether ``text`` may still grow into one:
+    True if it ends first, False if something else comes.
+    """
+    pos = _skip_space(text, pos)
+    if pos == len(text):
+        return True
+    if text[pos] != mark:
+        return False
+    string, pos = _string_at(text, _skip_space(text, pos + 1))
+    if string is None:
+        return pos == len(text)
+    return string, pos
 
 
 def _object_at(text: str, pos: int) -> tuple[dict[str, Any], int] | None:

@@ -142,17 +142,15 @@ class StreamBounds:
     :meth:`watch` the stream (or :meth:`feed` each event): once the text or
     the reasoning repeats, the stream ends with a ``Finished`` event whose
     response is the cut-off reply (:attr:`stopped` then says why).
-    :attr:`response` is the reply to read: the stream's own, or the cut one.
     """
 
-    __slots__ = ("_agent", "_guard", "_text", "_thinking", "response", "stopped")
+    __slots__ = ("_agent", "_guard", "_text", "_thinking", "stopped")
 
     def __init__(self, agent: str, *, guard: bool) -> None:
         self._agent = agent
         self._guard = guard
         self._text = RepetitionDetector() if guard else None
         self._thinking: RepetitionDetector | None = None
-        self.response: LlmResponse | None = None
         self.stopped: AgentStopped | None = None
 
     def watch(self, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
@@ -166,7 +164,6 @@ class StreamBounds:
             for event in events:
                 cut = self.feed(event)
                 if cut is not None:
-                    self.response = cut
                     yield Finished(cut.finish_reason, None, cut)
                     return
                 yield event
@@ -184,8 +181,6 @@ class StreamBounds:
                 if found is not None:
                     self.stopped = repeats.stop(self._agent, *found)
                     return repeated_reply(repeats.kept(*found))
-        elif type(event) is Finished:
-            self.response = event.response
         elif type(event) is ReasoningDelta and self._guard:
             self._thinking = thinking = self._thinking or RepetitionDetector()
             found = thinking.feed(event.text)

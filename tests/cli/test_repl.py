@@ -114,8 +114,12 @@ def _repl(
     *,
     approvals: TerminalApprovals | None = None,
     prepare: Callable[[str], str] | None = None,
+    err: io.StringIO | None = None,
+    live_status: bool | None = None,
 ) -> tuple[Repl, io.StringIO, io.StringIO]:
-    out, err = io.StringIO(), io.StringIO()
+    """A REPL reading ``lines``; ``live_status=True`` draws its working line on ``err``."""
+    out = io.StringIO()
+    err = io.StringIO() if err is None else err
     repl = Repl(
         agent,  # type: ignore[arg-type]
         endpoint=ENDPOINT,
@@ -125,6 +129,7 @@ def _repl(
         interactive=False,
         approvals=approvals,
         prepare=prepare,
+        live_status=live_status,
     )
     return repl, out, err
 
@@ -242,21 +247,6 @@ def test_repl_answers_an_unknown_command_itself_but_sends_a_path_to_the_model() 
     assert agent.prompts == ["/etc/hosts: what is in it?"]
 
 
-def _live_repl(agent: _FakeAgent, lines: str, err: io.StringIO) -> tuple[Repl, io.StringIO]:
-    """A REPL that draws its working line on ``err`` as on a terminal."""
-    out = io.StringIO()
-    repl = Repl(
-        agent,  # type: ignore[arg-type]
-        endpoint=ENDPOINT,
-        stdin=io.StringIO(lines),
-        stdout=out,
-        stderr=err,
-        interactive=False,
-        live_status=True,
-    )
-    return repl, out
-
-
 class _Watched(io.StringIO):
     """A stderr that tells when the working line was drawn."""
 
@@ -279,7 +269,7 @@ def test_repl_shows_the_model_working_while_nothing_is_written(
     err = _Watched()
     # The model thinks (nothing shown) until the working line was drawn, then writes.
     agent = _FakeAgent([lambda: err.drawn.wait(10.0), TokenDelta("Done.")])
-    repl, out = _live_repl(agent, "think\n", err)
+    repl, out, _ = _repl(agent, "think\n", err=err, live_status=True)
     assert repl.run() == EXIT_OK
     assert err.drawn.is_set()
     assert out.getvalue() == "Done.\n"
@@ -448,6 +438,6 @@ def test_the_working_line_moves_with_every_held_token_and_says_a_call_is_written
             TokenDelta("391"),
         ]
     )
-    repl, out = _live_repl(agent, "What is 17 times 23?\n", err)
+    repl, out, _ = _repl(agent, "What is 17 times 23?\n", err=err, live_status=True)
     assert repl.run() == EXIT_OK
     assert out.getvalue() == "391\n"  # the call's text never, the answer on a line of its own
