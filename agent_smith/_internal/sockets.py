@@ -108,14 +108,16 @@ class _AnnounceSocket:
         return super().getresponse(*args, **kwargs)  # type: ignore[misc]
 
 
-def _released(conn: object) -> None:
-    """Run ``conn``'s release hook once; close the connection when the hook asks."""
-    hook = getattr(conn, "on_release", None)
-    if hook is None:
-        return
-    conn.on_release = None  # type: ignore[attr-defined]
-    if hook():
-        conn.close()  # type: ignore[attr-defined]  # the next request reconnects
+class _ReleaseOnReturn:
+    """Pool mixin: run a connection's release hook once as it comes back (close it if asked)."""
+
+    def _put_conn(self, conn: Any) -> None:
+        hook = getattr(conn, "on_release", None)
+        if hook is not None:
+            conn.on_release = None
+            if hook():
+                conn.close()  # the next request reconnects
+        super()._put_conn(conn)  # type: ignore[misc]
 
 
 class _HTTPConnection(_AnnounceSocket, urllib3.connection.HTTPConnection):
@@ -126,20 +128,12 @@ class _HTTPSConnection(_AnnounceSocket, urllib3.connection.HTTPSConnection):
     pass
 
 
-class _HTTPConnectionPool(urllib3.HTTPConnectionPool):
+class _HTTPConnectionPool(_ReleaseOnReturn, urllib3.HTTPConnectionPool):
     ConnectionCls = _HTTPConnection
 
-    def _put_conn(self, conn: Any) -> None:
-        _released(conn)
-        super()._put_conn(conn)
 
-
-class _HTTPSConnectionPool(urllib3.HTTPSConnectionPool):
+class _HTTPSConnectionPool(_ReleaseOnReturn, urllib3.HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
-
-    def _put_conn(self, conn: Any) -> None:
-        _released(conn)
-        super()._put_conn(conn)
 
 
 class WatchingAdapter(HTTPAdapter):

@@ -285,10 +285,8 @@ class AnthropicStreamDecoder:
         call_id = result.get("tool_use_id")
         for call in self._blocks.values():
             if call.get("type") in _SERVER_CALLS and call.get("id") == call_id:
-                asked = streamed_input("".join(call.get(_JSON, ())))
-                self._ran.call(call.get("name"), call_id, asked)
-                self._ran.result(call_id, result.get("content"))
-                yield from self._ran.fresh()
+                asked = "".join(call.get(_JSON, ()))
+                yield from self._ran.ran(call.get("name"), call_id, asked, result.get("content"))
                 return
 
     def _delta(self, frame: dict[str, Any]) -> Iterator[StreamEvent]:

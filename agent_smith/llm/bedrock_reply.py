@@ -284,11 +284,9 @@ class BedrockStreamDecoder:
         for other in self._blocks.values():
             use = other.get("toolUse")
             if isinstance(use, dict) and use.get("toolUseId") == call_id:
-                asked = use.get("input")
-                asked = streamed_input(asked) if isinstance(asked, str) else asked
-                self._ran.call(use.get("name"), call_id, asked)
-                self._ran.result(call_id, result.get("content"))
-                yield from self._ran.fresh()
+                yield from self._ran.ran(
+                    use.get("name"), call_id, use.get("input"), result.get("content")
+                )
                 return
 
     def _index(self, event: dict[str, Any]) -> int:

@@ -42,11 +42,16 @@ class ServerToolLog:
         self._shown: set[str] = set()
 
     def call(self, name: object, call_id: object, arguments: object) -> str:
-        """Note a call; returns its id (made up when the provider gives none)."""
+        """Note a call; returns its id (made up when the provider gives none).
+
+        ``arguments``: an object, or its JSON text as streamed (:func:`streamed_input`).
+        """
         if not isinstance(call_id, str) or not call_id:
             call_id = f"{self._provider}_server_{self._unnamed}"
             self._unnamed += 1
         tool = name if isinstance(name, str) else "server_tool"
+        if isinstance(arguments, str):
+            arguments = streamed_input(arguments)
         self._calls[call_id] = (tool, arguments if isinstance(arguments, dict) else {})
         return call_id
 
@@ -62,6 +67,14 @@ class ServerToolLog:
             ServerToolUsed(name, call_id, arguments, tuple(results.get(call_id, ())), provider)
             for call_id, (name, arguments) in self._calls.items()
         )
+
+    def ran(
+        self, name: object, call_id: object, arguments: object, result: Any
+    ) -> list[ServerToolUsed]:
+        """A streamed call's result arrived: note both; the calls not shown yet, this one too."""
+        self.call(name, call_id, arguments)
+        self.result(call_id, result)
+        return self.fresh()
 
     def fresh(self) -> list[ServerToolUsed]:
         """The calls noted since last asked: a stream shows each as soon as it ran."""
@@ -102,9 +115,9 @@ def executed_tools(raw: object, provider: str) -> tuple[ServerToolUsed, ...]:
     for entry in raw if isinstance(raw, list) else ():
         if not isinstance(entry, dict):
             continue
-        arguments = entry.get("arguments")
-        asked = streamed_input(arguments) if isinstance(arguments, str) else arguments
-        call_id = log.call(entry.get("type"), f"executed_{entry.get('index', '')}", asked)
+        call_id = log.call(
+            entry.get("type"), f"executed_{entry.get('index', '')}", entry.get("arguments")
+        )
         for key in ("output", "search_results"):
             if entry.get(key) is not None:
                 log.result(call_id, entry[key])

@@ -73,7 +73,10 @@ class SearchToolkit:
     def __init__(self, policy: SearchPolicy, *, changes: WorkspaceChanges | None = None) -> None:
         self.policy = policy
         self.workspace = Workspace(
-            policy.root, allow_hard_links=policy.allow_hard_links, skip_dirs=policy.skip_dirs
+            policy.root,
+            allow_hard_links=policy.allow_hard_links,
+            skip_dirs=policy.skip_dirs,
+            changes=changes,
         )
         self.index = LexicalIndex(
             self.workspace,
@@ -81,8 +84,7 @@ class SearchToolkit:
             max_age=policy.index_max_age,
             tool="search_code",
         )
-        if changes is not None:
-            changes.listen(self.index.changed)
+        self.workspace.changes.listen(self.index.changed)
 
     def tools(self) -> list[Tool]:
         """The toolkit's tools (both read only)."""

@@ -69,8 +69,7 @@ class ShellToolkit:
 
     def __init__(self, policy: ShellPolicy, *, changes: WorkspaceChanges | None = None) -> None:
         self.policy = policy
-        self.workspace = Workspace(policy.root)
-        self._changes = changes
+        self.workspace = Workspace(policy.root, changes=changes)
 
     def tools(self) -> list[Tool]:
         """The toolkit's one tool, asking for approval per call as its command needs."""
@@ -138,8 +137,7 @@ class ShellToolkit:
             )
         except OSError as err:
             raise ToolError(f"cannot start the command: {err.strerror}", tool_name=tool) from err
-        if self._changes is not None:  # stopped or not, it may have changed files
-            self._changes.changed(None)
+        self.workspace.changes.changed(None)  # stopped or not, it may have changed files
         if done.cancelled:
             raise ToolError(f"cancelled; the command was stopped\n{done.output}", tool_name=tool)
         if done.timed_out:

@@ -100,7 +100,8 @@ class Workspace:
     ``allow_hard_links``: read files that have more than one hard link (they
     may be the same file as one outside the root; writing them is always
     refused). ``skip_dirs``: folder names tree walks do not enter.
-    ``changes``: told of every file :meth:`write` replaces or creates.
+    ``changes``: told of every file :meth:`write` replaces or creates (a
+    workspace given none has one of its own that nobody listens to).
     """
 
     def __init__(
@@ -117,7 +118,7 @@ class Workspace:
         self.root = real
         self.allow_hard_links = allow_hard_links
         self.skip_dirs = frozenset(skip_dirs)
-        self.changes = changes
+        self.changes = changes if changes is not None else WorkspaceChanges()
         self._prefix = real if real.endswith(os.sep) else real + os.sep
 
     def __repr__(self) -> str:
@@ -201,8 +202,7 @@ class Workspace:
             created = _replace(dir_fd, name, data, path=path, tool=tool)
         finally:
             os.close(dir_fd)
-        if self.changes is not None:
-            self.changes.changed(real)
+        self.changes.changed(real)
         return created
 
     def walk(self, path: str = ".", *, tool: str) -> Iterator[FileEntry]:
