@@ -151,7 +151,7 @@ class AnthropicClient(HttpChatModel):
         tools = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
-        ] + [dict(t) for t in self._server_tools]
+        ] + self._offered_server_tools()
         if tools:
             if self._cache:
                 tools[-1]["cache_control"] = _EPHEMERAL

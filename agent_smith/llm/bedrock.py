@@ -149,7 +149,7 @@ class BedrockClient(HttpChatModel):
                 }
             }
             for t in request.tools
-        ] + [dict(t) for t in self._server_tools]
+        ] + self._offered_server_tools()
         if tools:
             if self._cache:
                 tools.append(_CACHE_POINT)

@@ -134,7 +134,7 @@ class GeminiClient(HttpChatModel):
             body["systemInstruction"] = {"parts": [{"text": system}]}
         declared = [_declaration(t.name, t.description, t.parameters) for t in request.tools]
         tools = [{"functionDeclarations": declared}] if declared else []
-        tools += [dict(t) for t in self._server_tools]
+        tools += self._offered_server_tools()
         if tools:
             body["tools"] = tools
         if request.tools:

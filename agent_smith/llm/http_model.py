@@ -59,7 +59,6 @@ class HttpChatModel(ABC):
         server_tools: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self._url = url
-        # The provider's own tools to offer, sent as given after the request's tools.
         self._server_tools = [dict(t) for t in server_tools]
         self._stream_url = url  # where streamed requests go, when the dialect has another
         self._shown = display_url(url)
@@ -85,6 +84,10 @@ class HttpChatModel(ABC):
             context_size=context_size,
             token_counting=token_counting,
         )
+
+    def _offered_server_tools(self) -> list[dict[str, Any]]:
+        """The provider's own tools to offer, after the request's: fresh copies a body may edit."""
+        return [dict(t) for t in self._server_tools]
 
     @property
     def capabilities(self) -> ModelCapabilities:

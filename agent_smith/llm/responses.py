@@ -117,7 +117,7 @@ class ResponsesClient(HttpChatModel):
                 "parameters": t.parameters,
             }
             for t in request.tools
-        ] + [dict(t) for t in self._server_tools]
+        ] + self._offered_server_tools()
         if tools:
             body["tools"] = tools
         if request.tools:
