@@ -222,10 +222,10 @@ class MetricsCollector(Observer):
         return ChatMetrics(self, (self._agent(), *named))
 
     def on_tool_start(self, call: ToolCall, tool: ToolFacts, runtime: Runtime) -> ToolObservation:
-        return ToolMetrics(self, (self._agent(), self.label("tool", call.name)))
+        return ToolMetrics(self, self._tool(call))
 
     def on_tool_rejected(self, call: ToolCall, problem: str, runtime: Runtime) -> None:
-        labels = (self._agent(), self.label("tool", call.name))
+        labels = self._tool(call)
         self.add("tool_calls", labels)
         self.add("tool_errors", (*labels, "rejected"))
 
@@ -246,7 +246,7 @@ class MetricsCollector(Observer):
     def on_approval(
         self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
     ) -> None:
-        labels = (self._agent(), self.label("tool", call.name))
+        labels = self._tool(call)
         if asked:
             self.add("approvals", (*labels, "asked"))
         if decision != "deferred":
@@ -275,6 +275,10 @@ class MetricsCollector(Observer):
         """The agent label of the turn running in this context (``unknown`` outside one)."""
         turn = current_turn()
         return turn.agent if turn is not None else UNKNOWN
+
+    def _tool(self, call: ToolCall) -> Labels:
+        """The agent and tool labels of ``call``."""
+        return (self._agent(), self.label("tool", call.name))
 
 
 def _series(
