@@ -31,7 +31,7 @@ from ..observer import (
     add_observer,
     remove_observer,
 )
-from ..tracing.span import model_provider
+from ..tracing.span import client_provider
 from .catalog import BY_NAME, COUNTERS, HISTOGRAMS, LABELS, Metric
 from .histogram import Histogram
 from .labels import DEFAULT_BOUND, UNKNOWN, LabelValues
@@ -214,9 +214,7 @@ class MetricsCollector(Observer):
         key = (type(client), url, model)
         named = self._clients.get(key)
         if named is None:
-            known = getattr(client, "capabilities", None)
-            provider = model_provider(known.provider if known is not None else "", url)
-            named = (self.label("provider", provider), self.label("model", model))
+            named = (self.label("provider", client_provider(client)), self.label("model", model))
             if len(self._clients) < _CLIENTS_KEPT:
                 self._clients[key] = named
         return ChatMetrics(self, (self._agent(), *named))
