@@ -136,7 +136,6 @@ class MetricsCollector(Observer):
                 # The value's bucket: values equal to a bound count in that bound's bucket.
                 histogram.counts[bisect_left(histogram.bounds, value)] += 1
                 histogram.sum += value
-                histogram.count += 1
         if self._export is not None:
             for name, labels, value in values:
                 self._export.observe(name, labels, value)
