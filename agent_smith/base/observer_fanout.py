@@ -12,7 +12,7 @@ through (``watch``, ``finish``, ``propagate``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..observer import (
@@ -48,8 +48,10 @@ R = TypeVar("R", bound=ChatReplyFacts)
 T = TypeVar("T", bound=ToolResultFacts)
 
 
-def _live(made: list[O], none: O) -> list[O]:
-    return [o for o in made if o is not none]
+def _one(made: list[O], none: O, both: Callable[[list[O]], O]) -> O:
+    """``none`` if no observer records; the one that does; or ``both`` of those that do."""
+    live = [o for o in made if o is not none]
+    return none if not live else live[0] if len(live) == 1 else both(live)
 
 
 class _Both(Observation):
@@ -156,22 +158,22 @@ class FanOut(Observer):
     def on_chat_start(
         self, client: ChatClientFacts, request: ChatRequestFacts, body: Mapping[str, Any]
     ) -> ChatObservation:
-        made = _live([o.on_chat_start(client, request, body) for o in self.observers], NO_CHAT)
-        return NO_CHAT if not made else made[0] if len(made) == 1 else _Chat(made)
+        return _one(
+            [o.on_chat_start(client, request, body) for o in self.observers], NO_CHAT, _Chat
+        )
 
     def on_tool_start(self, call: ToolCall, tool: ToolFacts, runtime: Runtime) -> ToolObservation:
-        made = _live([o.on_tool_start(call, tool, runtime) for o in self.observers], NO_TOOL)
-        return NO_TOOL if not made else made[0] if len(made) == 1 else _Tool(made)
+        return _one([o.on_tool_start(call, tool, runtime) for o in self.observers], NO_TOOL, _Tool)
 
     def on_mcp_request(
         self, server: McpServerFacts, method: str, params: JsonObject | None
     ) -> McpObservation:
-        made = _live([o.on_mcp_request(server, method, params) for o in self.observers], NO_MCP)
-        return NO_MCP if not made else made[0] if len(made) == 1 else _Mcp(made)
+        return _one(
+            [o.on_mcp_request(server, method, params) for o in self.observers], NO_MCP, _Mcp
+        )
 
     def on_turn_start(self, agent: TurnFacts) -> TurnObservation:
-        made = _live([o.on_turn_start(agent) for o in self.observers], NO_TURN)
-        return NO_TURN if not made else made[0] if len(made) == 1 else _Turn(made)
+        return _one([o.on_turn_start(agent) for o in self.observers], NO_TURN, _Turn)
 
     def on_tool_rejected(self, call: ToolCall, problem: str, runtime: Runtime) -> None:
         for o in self.observers:

@@ -31,7 +31,7 @@ from ..observer import (
     add_observer,
     remove_observer,
 )
-from ..tracing.span import model_provider
+from ..tracing.span import client_provider
 from .catalog import BY_NAME, COUNTERS, HISTOGRAMS, LABELS, Metric
 from .histogram import Histogram
 from .labels import DEFAULT_BOUND, UNKNOWN, LabelValues
@@ -136,7 +136,6 @@ class MetricsCollector(Observer):
                 # The value's bucket: values equal to a bound count in that bound's bucket.
                 histogram.counts[bisect_left(histogram.bounds, value)] += 1
                 histogram.sum += value
-                histogram.count += 1
         if self._export is not None:
             for name, labels, value in values:
                 self._export.observe(name, labels, value)
@@ -214,18 +213,16 @@ class MetricsCollector(Observer):
         key = (type(client), url, model)
         named = self._clients.get(key)
         if named is None:
-            known = getattr(client, "capabilities", None)
-            provider = model_provider(known.provider if known is not None else "", url)
-            named = (self.label("provider", provider), self.label("model", model))
+            named = (self.label("provider", client_provider(client)), self.label("model", model))
             if len(self._clients) < _CLIENTS_KEPT:
                 self._clients[key] = named
         return ChatMetrics(self, (self._agent(), *named))
 
     def on_tool_start(self, call: ToolCall, tool: ToolFacts, runtime: Runtime) -> ToolObservation:
-        return ToolMetrics(self, (self._agent(), self.label("tool", call.name)))
+        return ToolMetrics(self, self._tool(call))
 
     def on_tool_rejected(self, call: ToolCall, problem: str, runtime: Runtime) -> None:
-        labels = (self._agent(), self.label("tool", call.name))
+        labels = self._tool(call)
         self.add("tool_calls", labels)
         self.add("tool_errors", (*labels, "rejected"))
 
@@ -246,7 +243,7 @@ class MetricsCollector(Observer):
     def on_approval(
         self, call: ToolCall, decision: str, *, asked: bool, waited: float = 0.0
     ) -> None:
-        labels = (self._agent(), self.label("tool", call.name))
+        labels = self._tool(call)
         if asked:
             self.add("approvals", (*labels, "asked"))
         if decision != "deferred":
@@ -275,6 +272,10 @@ class MetricsCollector(Observer):
         """The agent label of the turn running in this context (``unknown`` outside one)."""
         turn = current_turn()
         return turn.agent if turn is not None else UNKNOWN
+
+    def _tool(self, call: ToolCall) -> Labels:
+        """The agent and tool labels of ``call``."""
+        return (self._agent(), self.label("tool", call.name))
 
 
 def _series(

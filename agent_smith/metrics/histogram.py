@@ -1,7 +1,7 @@
 """A fixed-bucket histogram: constant memory, one ``bisect`` per observation.
 
 Plain state: the collector counts a value into it under its own lock
-(``counts[bisect_left(bounds, value)] += 1``, ``sum``, ``count``).
+(``counts[bisect_left(bounds, value)] += 1`` and ``sum``).
 """
 
 from __future__ import annotations
@@ -11,15 +11,14 @@ from typing import Any
 
 class Histogram:
     """Counts of observations per bucket (``bounds`` are the buckets' upper bounds, inclusive),
-    the last bucket holding everything above; their sum and count."""
+    the last bucket holding everything above; their sum."""
 
-    __slots__ = ("bounds", "count", "counts", "sum")
+    __slots__ = ("bounds", "counts", "sum")
 
     def __init__(self, bounds: tuple[float, ...]) -> None:
         self.bounds = bounds
         self.counts = [0] * (len(bounds) + 1)
         self.sum = 0.0
-        self.count = 0
 
     def data(self) -> dict[str, Any]:
         """Plain data: ``bounds``, ``counts`` (one more than bounds), ``sum``, ``count``."""
@@ -27,5 +26,5 @@ class Histogram:
             "bounds": list(self.bounds),
             "counts": list(self.counts),
             "sum": self.sum,
-            "count": self.count,
+            "count": sum(self.counts),
         }

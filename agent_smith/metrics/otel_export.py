@@ -26,6 +26,7 @@ from .._version import __version__
 from ..tracing.names import (
     AGENT_NAME,
     CHAT,
+    ERROR_TYPE,
     OPERATION_NAME,
     PROVIDER_NAME,
     REQUEST_MODEL,
@@ -60,7 +61,7 @@ ATTRIBUTES = {
     "model": REQUEST_MODEL,
     "tool": TOOL_NAME,
     "type": TOKEN_TYPE,
-    "error": "error.type",
+    "error": ERROR_TYPE,
 }
 
 

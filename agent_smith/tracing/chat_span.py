@@ -42,9 +42,8 @@ from .span import (
     Attributes,
     LiveHandle,
     LiveSpan,
+    client_provider,
     error_type,
-    model_provider,
-    provider,
     server_attributes,
 )
 
@@ -65,9 +64,7 @@ class ChatSpan(LiveHandle, ChatObservation):
         self, t: Tracer, client: ChatClientFacts, request: ChatRequestFacts, body: Mapping[str, Any]
     ) -> None:
         model, url = client.model, client.url
-        known = getattr(client, "capabilities", None)  # a chat model names its provider
-        named = model_provider(known.provider, url) if known is not None else provider(url)
-        attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: named}
+        attributes: Attributes = {OPERATION_NAME: CHAT, PROVIDER_NAME: client_provider(client)}
         if model:
             attributes[REQUEST_MODEL] = model
         attributes.update(server_attributes(url))

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import SpanKind, Tracer
     from opentelemetry.util.types import AttributeValue
 
+    from ..observer import ChatClientFacts
+
 Attributes = dict[str, "AttributeValue"]
 L = TypeVar("L", bound="LiveHandle")
 
@@ -180,6 +182,13 @@ def model_provider(name: str, url: str) -> str:
     that only its URL tells apart.
     """
     return provider(url) if name in ("", "openai") else name
+
+
+def client_provider(client: ChatClientFacts) -> str:
+    """``gen_ai.provider.name`` of a chat client: its model's (a chat model names its
+    provider in its capabilities), else its URL's."""
+    known = getattr(client, "capabilities", None)
+    return model_provider(known.provider if known is not None else "", client.url)
 
 
 def server_attributes(url: str) -> Attributes:
