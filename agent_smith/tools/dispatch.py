@@ -157,7 +157,7 @@ def dispatch_tool_calls(
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
         wake = wake or _Wake()
-        run.clock.on_release = wake.event.set  # a person answered: look again
+        run.clock.listen(wake.event.set)  # a person answered: look again
         run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)
         wake.runs.append(run)
         running[index] = run
