@@ -135,17 +135,8 @@ class WaitClock:
             for _ in range(owed):
                 follower.release()
 
-    @contextmanager
-    def current(self) -> Iterator[WaitClock]:
-        """Make this the clock :func:`waiting_for_person` holds in this thread."""
-        token = _current.set(self)
-        try:
-            yield self
-        finally:
-            _current.reset(token)
-
     def run(self, work: Callable[[], T]) -> T:
-        """``work()`` with this clock current (:meth:`current` without a generator: per call)."""
+        """``work()`` with this the clock :func:`waiting_for_person` holds in this thread."""
         token = _current.set(self)
         try:
             return work()
