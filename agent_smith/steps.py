@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from .messages import ToolCall
     from .tools.base import ToolResult
 
-#: Runs one tool call: given the call's invocation, the result it gives (run or replayed).
+#: Runs one tool call: given the call's invocation (a tool that raised gives its error result),
+#: the result it gives (run or replayed).
 ToolStep = Callable[[Callable[[], "ToolResult"]], "ToolResult"]
 
 

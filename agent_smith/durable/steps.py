@@ -27,7 +27,6 @@ from ..llm.events import Finished, StreamEvent, response_events
 from ..steps import ToolStep, TurnSteps, use_steps
 from ..tools.base import ToolResult
 from ..tools.dispatch import error_content
-from ..tools.function import describe_exception
 from .journal import DONE, Entry, Journal
 from .records import (
     decode_record,
@@ -101,12 +100,8 @@ class JournalSteps(TurnSteps):
             return result
         self._journal.started(self._turn_id, key)
         nested = JournalSteps(self._journal, self._turn_id, self._entries, f"{key}.")
-        try:
-            with use_steps(nested):  # a sub-agent's turn in this call: its steps under the call
-                result = invoke()
-        except Exception as err:  # the dispatcher turns it into this same error result
-            self.record(key, result_record(ToolResult(describe_exception(err), is_error=True)))
-            raise
+        with use_steps(nested):  # a sub-agent's turn in this call: its steps under the call
+            result = invoke()  # a tool that raised gives its error result (the dispatcher's)
         self.record(key, result_record(result))
         return result
 

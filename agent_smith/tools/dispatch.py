@@ -157,7 +157,7 @@ def dispatch_tool_calls(
         assert pool is not None
         log.debug("tool call %s (%s) submitted, timeout %g s", call.id, call.name, timeout)
         wake = wake or _Wake()
-        run.clock.on_release = wake.event.set  # a person answered: look again
+        run.clock.listen(wake.event.set)  # a person answered: look again
         run.future = pool.submit(_invoke, run, runtime, depth, agent, wake)
         wake.runs.append(run)
         running[index] = run
@@ -281,8 +281,13 @@ def _call_tool(
         depth=depth,
         agent=agent,
     )
+    return run.step(partial(run.clock.run, partial(_attempt, run, ctx)))
+
+
+def _attempt(run: _Running, ctx: ToolContext) -> ToolResult:
+    """Run the tool: its result, or the error result the model sees (what a step records)."""
     try:
-        result = run.step(partial(run.clock.run, partial(run.tool.invoke, run.call.arguments, ctx)))
+        result = run.tool.invoke(run.call.arguments, ctx)
     except Exception as err:
         log.debug("tool %s raised", run.call.name, exc_info=True)
         run.span.raised(err)

@@ -42,22 +42,18 @@ _LOCK = threading.Lock()
 class WaitClock:
     """How long a call has been waiting for a person (see the module doc). Thread-safe.
 
-    ``on_release`` is called after each hold ends (the tool dispatcher's wake-up).
     A clock that is never held costs a few attributes: every tool call has one.
     """
 
-    __slots__ = ("_followers", "_held", "_holds", "_listeners", "_parent", "_since", "on_release")
+    __slots__ = ("_followers", "_held", "_holds", "_listeners", "_parent", "_since")
 
-    def __init__(
-        self, parent: WaitClock | None = None, *, on_release: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, parent: WaitClock | None = None) -> None:
         self._parent = parent
         self._holds = 0
         self._since: float | None = None  # when the current hold began
         self._held = 0.0  # seconds of holds that ended
         self._followers: dict[WaitClock, int] | None = None  # holds passed on, not released
         self._listeners: list[Callable[[], None]] | None = None
-        self.on_release = on_release
 
     def hold(self) -> None:
         """Stop the clock until the matching :meth:`release` (holds nest)."""
@@ -83,10 +79,7 @@ class WaitClock:
             if self._holds == 0 and since is not None:
                 self._held += time.monotonic() - since
                 self._since = None
-                listeners = [
-                    *(self._listeners or ()),
-                    *([self.on_release] if self.on_release else []),
-                ]
+                listeners = list(self._listeners or ())
             owed = self._followers or {}
             followers = [f for f, count in owed.items() if count > 0]
             for follower in followers:
@@ -142,17 +135,8 @@ class WaitClock:
             for _ in range(owed):
                 follower.release()
 
-    @contextmanager
-    def current(self) -> Iterator[WaitClock]:
-        """Make this the clock :func:`waiting_for_person` holds in this thread."""
-        token = _current.set(self)
-        try:
-            yield self
-        finally:
-            _current.reset(token)
-
     def run(self, work: Callable[[], T]) -> T:
-        """``work()`` with this clock current (:meth:`current` without a generator: per call)."""
+        """``work()`` with this the clock :func:`waiting_for_person` holds in this thread."""
         token = _current.set(self)
         try:
             return work()

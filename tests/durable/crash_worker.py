@@ -33,24 +33,23 @@ KILL_WAIT = 120.0
 def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> None:
     stop = Stop(workdir, armed=mode == "crash")
 
-    def ran(name: str) -> None:
+    def ran(name: str, *, stops_in: str = "") -> None:
+        """Count ``name`` as run; in scenario ``stops_in``, stop at the kill point."""
         with (workdir / "runs.txt").open("a") as runs:
             runs.write(name + "\n")
+        if scenario == stops_in:
+            stop.here()
 
     @tool
     def send_email(to: str) -> str:
         """Send an email."""
-        ran("send_email")
-        if scenario == "tool":
-            stop.here()
+        ran("send_email", stops_in="tool")
         return f"sent to {to}"
 
     @tool(idempotent=True)
     def fetch_page(url: str) -> str:
         """Fetch a page."""
-        ran("fetch_page")
-        if scenario == "tool_idempotent":
-            stop.here()
+        ran("fetch_page", stops_in="tool_idempotent")
         return f"page {url}"
 
     @tool
@@ -69,9 +68,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
     @tool(idempotent=True)
     def lookup(q: str) -> str:
         """Look something up."""
-        ran("lookup")
-        if scenario == "subagent":
-            stop.here()
+        ran("lookup", stops_in="subagent")
         return f"found {q}"
 
     @tool(requires_approval=True)

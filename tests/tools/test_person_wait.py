@@ -94,13 +94,16 @@ def test_a_person_who_never_answers_meets_the_waits_own_deadline(runtime: Runtim
 def test_a_hold_reaches_the_parent_call_and_the_clocks_that_follow() -> None:
     parent = WaitClock()
     child, follower = WaitClock(parent), WaitClock()
-    with child.current():
+
+    def in_the_call() -> None:
         assert current_clock() is child
         with child.followed_by(follower), waiting_for_person():
             assert child.holding_since() is not None
             assert parent.holding_since() is not None
             assert follower.holding_since() is not None
         assert follower.holding_since() is None  # released with the hold
+
+    child.run(in_the_call)
     assert current_clock() is None
     assert (child.holding_since(), parent.holding_since()) == (None, None)
     assert child.held() > 0 and parent.held() > 0  # each timed its own hold
