@@ -38,10 +38,11 @@ def await_decision(event: ApprovalRequested, timeout: float | None) -> None:
     """Wait for the decision about ``event``'s call and answer the event with it."""
     call = event.call
     DBOS.set_event(WAITING, [{"call_id": call.id, "tool": call.name, "arguments": call.arguments}])
-    message: Any = DBOS.recv(_topic(call.id), timeout_seconds=timeout or _FOREVER)
+    deadline = timeout or _FOREVER
+    message: Any = DBOS.recv(_topic(call.id), timeout_seconds=deadline)
     DBOS.set_event(WAITING, [])
     if message is None:
-        event.deny(f"no decision before the deadline ({timeout:g} s)")
+        event.deny(f"no decision before the deadline ({deadline:g} s)")
     elif isinstance(message, dict) and message.get("approved") is True:
         event.approve()
     else:
