@@ -19,6 +19,21 @@ if ! command -v chromedriver >/dev/null 2>&1; then
     fi
 fi
 
+# PostgreSQL for the session store and durable tests on many hosts: Debian's
+# server programs; the tests start a private cluster on loopback and stop it
+# (tests/support/postgres.py).
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        # No default cluster: nothing is left running on port 5432.
+        mkdir -p /etc/postgresql-common/createcluster.d
+        echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/agent-smith.conf
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+    else
+        echo "PostgreSQL not found (apt-get install postgresql as root): the PostgreSQL tests will skip" >&2
+    fi
+fi
+
 # npm peers for the MCP interop tests (reference server, conformance suite and
 # the Node 22 it needs). Reinstalled only when the lock file changed.
 npm_dir=tests/integration/npm

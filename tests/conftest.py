@@ -14,7 +14,7 @@ from agent_smith.runtime import Runtime
 from tests.support.llm_server import ScriptedLlmServer
 
 # Under AGENT_SMITH_REQUIRE_ALL=1 (CI) every skip fails, with its reason.
-pytest_plugins = ["tests.support.require_all"]
+pytest_plugins = ["tests.support.require_all", "tests.support.postgres"]
 
 
 def _ours(thread: threading.Thread) -> bool:
