@@ -82,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--metrics-dir",
+        metavar="DIR",
+        help=(
+            "publish this process's metrics into DIR and serve at /metrics the sum of every "
+            "process publishing there (see agent-smith metrics-exporter)"
+        ),
+    )
+    parser.add_argument(
         "--sandbox",
         default=".",
         metavar="DIR",
@@ -133,6 +141,7 @@ def main(argv: Sequence[str]) -> int:
 
 def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from ..metrics import MetricsCollector
+    from ..metrics.shared import SnapshotPublisher
     from ..web.app import WebApp
     from ..web.serve import WebServer
 
@@ -159,7 +168,9 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
 
         metrics = MetricsCollector().install()  # the dev UI's timelines and charts, /metrics
         stack.callback(metrics.uninstall)
-        app = WebApp(agent, sessions=sessions, metrics=metrics)
+        if args.metrics_dir:
+            stack.enter_context(SnapshotPublisher(metrics, args.metrics_dir))
+        app = WebApp(agent, sessions=sessions, metrics=metrics, metrics_dir=args.metrics_dir)
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
     except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
         raise Fatal(str(err)) from err

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from .catalog import BY_NAME
-
-if TYPE_CHECKING:
-    from .collector import MetricsCollector
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "agent_smith_"
@@ -51,11 +49,16 @@ def exposition(snapshot: dict[str, Any]) -> str:
 
 
 class ScrapePage:
-    """``collector``'s exposition as bytes, rendered again only ``interval`` seconds after the
-    last rendering (scrapes in between get the same bytes)."""
+    """The exposition of what ``snapshot()`` returns, as bytes, rendered again only
+    ``interval`` seconds after the last rendering (scrapes in between get the same bytes).
 
-    def __init__(self, collector: MetricsCollector, interval: float = 1.0) -> None:
-        self._collector = collector
+    ``snapshot`` is a collector's
+    :meth:`~agent_smith.metrics.MetricsCollector.snapshot`, or the
+    sum of many processes' (:func:`~agent_smith.metrics.shared.merged_snapshot`).
+    """
+
+    def __init__(self, snapshot: Callable[[], dict[str, Any]], interval: float = 1.0) -> None:
+        self._snapshot = snapshot
         self._interval = interval
         self._lock = threading.Lock()
         self._rendered_at = float("-inf")
@@ -66,7 +69,7 @@ class ScrapePage:
             return self._body
         with self._lock:  # one thread renders; the others wait for its bytes
             if time.monotonic() - self._rendered_at >= self._interval:
-                self._body = exposition(self._collector.snapshot()).encode("utf-8")
+                self._body = exposition(self._snapshot()).encode("utf-8")
                 self._rendered_at = time.monotonic()
             return self._body
 

@@ -20,7 +20,9 @@ Routes (relative to where the app is mounted):
   most once a second), and
   ``GET /api/metrics`` — the snapshot and the kept turns' timelines as JSON,
   what the dev UI's timeline and charts read (``{"enabled": false}`` without
-  a collector). Both ask ``authenticate``.
+  a collector). Both ask ``authenticate``. With ``metrics_dir``, ``/metrics``
+  serves the sum of every process's snapshot published there
+  (:mod:`~agent_smith.metrics.shared`: what many gunicorn workers need).
 
 Each request builds a fresh agent with ``agent_factory(session)`` on the
 conversation's session (the factory passes ``session=session`` to
@@ -58,11 +60,13 @@ from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
 from ..messages import UserMessage
 from ..metrics.collector import MetricsCollector
 from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
+from ..metrics.shared import merged_snapshot
 from ..sessions.session import Session
 from . import agui, vercel
 from .http import (
     Refused,
     Response,
+    StartResponse,
     cross_site_refusal,
     error_response,
     json_response,
@@ -77,7 +81,6 @@ log = logging.getLogger(__name__)
 AgentFactory = Callable[[Session], Agent]
 #: ``authenticate(environ)``: the user's id, or None to refuse the request (401).
 Authenticate = Callable[[dict[str, Any]], "str | None"]
-StartResponse = Callable[..., Any]
 
 _CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _LISTED = 200  # conversations listed at most, newest ids first
@@ -100,6 +103,7 @@ class WebApp:
         allowed_origins: Collection[str] = (),
         dev_ui: bool = True,
         metrics: MetricsCollector | None = None,
+        metrics_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -112,7 +116,11 @@ class WebApp:
         self._origins = frozenset(allowed_origins)
         self._dev_ui = dev_ui
         self._metrics = metrics
-        self._scrape_page = ScrapePage(metrics) if metrics is not None else None
+        self._scrape_page: ScrapePage | None = None
+        if metrics_dir is not None:  # every worker's published snapshot, summed
+            self._scrape_page = ScrapePage(functools.partial(merged_snapshot, metrics_dir))
+        elif metrics is not None:
+            self._scrape_page = ScrapePage(metrics.snapshot)
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -173,12 +181,12 @@ class WebApp:
         return error_response(404, f"no such resource: {path}")
 
     def _metrics_page(self, text: bool) -> Response:
-        if self._metrics is None or self._scrape_page is None:
-            if text:
-                return error_response(404, "no metrics here (WebApp(metrics=...) is not set)")
-            return json_response(200, {"enabled": False})  # the dev UI hides its views
         if text:
+            if self._scrape_page is None:
+                return error_response(404, "no metrics here (WebApp(metrics=...) is not set)")
             return Response(200, self._scrape_page.body(), (("Content-Type", CONTENT_TYPE),))
+        if self._metrics is None:
+            return json_response(200, {"enabled": False})  # the dev UI hides its views
         snapshot = self._metrics.snapshot()
         return json_response(200, {"enabled": True, **snapshot, "turns": self._metrics.turns()})
 

@@ -20,13 +20,15 @@ grants.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
 JSON_TYPE = "application/json"
+#: WSGI's ``start_response(status, headers)``.
+StartResponse = Callable[..., Any]
 
 
 @dataclass(frozen=True)

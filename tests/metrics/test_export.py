@@ -113,7 +113,8 @@ def test_opentelemetry_gets_the_genai_metrics(
 
 def test_a_scrape_page_renders_at_most_once_per_interval(collector: MetricsCollector) -> None:
     collector.add("compactions", ("a",))
-    cached, fresh = ScrapePage(collector, interval=3600), ScrapePage(collector, interval=0)
+    cached = ScrapePage(collector.snapshot, interval=3600)
+    fresh = ScrapePage(collector.snapshot, interval=0)
     first = cached.body()
     collector.add("compactions", ("a",))
     assert cached.body() is first  # scraped again within the hour: the same bytes
