@@ -35,7 +35,8 @@ class TokenUsage(DataClassJsonMixin):
     provider's prompt cache (when it reports them).
     ``cost`` is what they cost, in the currency of the price table an agent's
     :class:`~agent_smith.UsageLimits` gives (None when no price applies); a
-    sum is None only when every part is.
+    sum is None only when every part is. ``reasoning`` says how many of the
+    ``completion`` tokens were the model's reasoning (when it reports them).
     """
 
     prompt: int = 0
@@ -44,6 +45,7 @@ class TokenUsage(DataClassJsonMixin):
     cache_read: int = 0
     cache_write: int = 0
     cost: float | None = None
+    reasoning: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         cost = self.cost
@@ -56,22 +58,38 @@ class TokenUsage(DataClassJsonMixin):
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
             cost,
+            self.reasoning + other.reasoning,
         )
 
     @classmethod
     def from_openai(cls, data: object) -> TokenUsage:
-        """Parse an OpenAI ``usage`` object; raise ParseError on wrong types."""
+        """Parse an OpenAI ``usage`` object (with the cached prompt tokens and the reasoning
+        tokens its details give, when present); raise ParseError on wrong types."""
         obj = expect_object(data, "usage")
-        counts = []
-        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            value = obj.get(key, 0)
-            if value is None:
-                value = 0
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ParseError(f"usage.{key} must be a non-negative integer, got {value!r}")
-            counts.append(value)
-        prompt, completion, total = counts
-        return cls(prompt, completion, total or prompt + completion)
+        prompt, completion, total = (_count(obj, key, "usage") for key in _OPENAI_COUNTS)
+        cached = reasoning = 0
+        prompt_details = obj.get("prompt_tokens_details")
+        if prompt_details is not None:
+            details = expect_object(prompt_details, "usage.prompt_tokens_details")
+            cached = _count(details, "cached_tokens", "usage.prompt_tokens_details")
+        completion_details = obj.get("completion_tokens_details")
+        if completion_details is not None:
+            details = expect_object(completion_details, "usage.completion_tokens_details")
+            reasoning = _count(details, "reasoning_tokens", "usage.completion_tokens_details")
+        return cls(prompt, completion, total or prompt + completion, cached, reasoning=reasoning)
+
+
+_OPENAI_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _count(obj: JsonObject, key: str, where: str) -> int:
+    """``obj[key]`` as a token count (absent or null: 0); ParseError naming ``where.key``."""
+    value = obj.get(key)
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ParseError(f"{where}.{key} must be a non-negative integer, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,23 @@ def test_strict_arguments_raise_parse_error(case: str, arguments: str, message: 
         LlmResponse.from_openai(body, lenient_arguments=False)
 
 
+def test_openai_usage_details_give_the_cached_and_the_reasoning_tokens() -> None:
+    # The usage object as OpenAI's chat completions reference shows it (and llama-server
+    # sends prompt_tokens_details.cached_tokens as well).
+    usage = {
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "total_tokens": 2306,
+        "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 64, "audio_tokens": 0},
+    }
+    parsed = LlmResponse.from_openai(reply({"content": "hi"}, usage=usage))
+    assert parsed.usage == TokenUsage(2006, 300, 2306, cache_read=1920, reasoning=64)
+    broken = usage | {"completion_tokens_details": {"reasoning_tokens": "many"}}
+    with pytest.raises(ParseError, match=r"completion_tokens_details\.reasoning_tokens"):
+        LlmResponse.from_openai(reply({"content": "hi"}, usage=broken))
+
+
 def test_lenient_arguments_are_kept_for_the_model_to_fix() -> None:
     body = reply({"tool_calls": [call(function={"name": "f", "arguments": "{oops"})]})
     parsed = LlmResponse.from_openai(body)
@@ -166,7 +183,7 @@ def test_whole_history_round_trips_through_json() -> None:
         AssistantMessage(
             "",
             (ToolCall("c1", "add", {"a": 1, "b": 2}), ToolCall("c2", "f", {}, "{bad")),
-            TokenUsage(10, 5, 15),
+            TokenUsage(10, 5, 15, cache_read=4, reasoning=2),
             "thinking",
         ),
         ToolMessage("c1", "add", "3"),

@@ -163,18 +163,25 @@ def _written_message(obj: JsonObject) -> Message | None:
             usage.get("completion", 0),
             usage.get("total", 0),
         )
-        read, write, cost = (
+        read, write, cost, reasoning_tokens = (
             usage.get("cache_read", 0),
             usage.get("cache_write", 0),
             usage.get("cost"),
+            usage.get("reasoning", 0),
         )
         if not (
-            type(prompt) is type(completion) is type(total) is type(read) is type(write) is int
+            type(prompt)
+            is type(completion)
+            is type(total)
+            is type(read)
+            is type(write)
+            is type(reasoning_tokens)
+            is int
         ):
             return None
         if cost is not None and type(cost) is not float:
             return None
-        usage = TokenUsage(prompt, completion, total, read, write, cost)
+        usage = TokenUsage(prompt, completion, total, read, write, cost, reasoning_tokens)
     return AssistantMessage(content, tuple(calls), usage, reasoning)
 
 
@@ -208,6 +215,7 @@ def usage_to_dict(usage: TokenUsage) -> JsonObject:
         "cache_read": usage.cache_read,
         "cache_write": usage.cache_write,
         "cost": usage.cost,
+        "reasoning": usage.reasoning,
     }
 
 
@@ -220,6 +228,7 @@ def usage_from_dict(data: JsonObject, where: str) -> TokenUsage:
         json_field(data, "cache_read", int, 0, where, "usage"),
         json_field(data, "cache_write", int, 0, where, "usage"),
         json_field(data, "cost", float, None, where, "usage"),
+        json_field(data, "reasoning", int, 0, where, "usage"),
     )
 
 

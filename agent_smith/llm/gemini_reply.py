@@ -59,7 +59,8 @@ _PIECES = "_pieces"  # a streamed text part's pieces (joined once, at the end)
 
 
 def usage_of(raw: object) -> TokenUsage | None:
-    """``usageMetadata``: thoughts count as completion tokens, cached ones as cache reads."""
+    """``usageMetadata``: thoughts count as completion tokens (and as reasoning), cached ones
+    as cache reads."""
     if not isinstance(raw, dict):
         return None
     counts = []
@@ -76,7 +77,7 @@ def usage_of(raw: object) -> TokenUsage | None:
         counts.append(value)
     prompt, candidates, thoughts, cached, total = counts
     completion = candidates + thoughts
-    return TokenUsage(prompt, completion, total or prompt + completion, cached)
+    return TokenUsage(prompt, completion, total or prompt + completion, cached, reasoning=thoughts)
 
 
 class GeminiAssembler:

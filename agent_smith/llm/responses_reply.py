@@ -58,17 +58,25 @@ _SERVER_ITEMS = {
 
 
 def usage_of(raw: object) -> TokenUsage | None:
-    """Responses usage: input, output and total tokens, cached input tokens."""
+    """Responses usage: input, output and total tokens, cached input and reasoning tokens."""
     if not isinstance(raw, dict):
         return None
     details = raw.get("input_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else 0
-    counts = [raw.get("input_tokens"), raw.get("output_tokens"), raw.get("total_tokens"), cached]
+    details = raw.get("output_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else 0
+    counts = [
+        raw.get("input_tokens"),
+        raw.get("output_tokens"),
+        raw.get("total_tokens"),
+        cached,
+        reasoning,
+    ]
     for value in counts:
         if value is not None and (not isinstance(value, int) or value < 0):
             raise ParseError(f"{WHO} usage counts must be non-negative integers, got {raw!r}")
-    prompt, completion, total, read = (v or 0 for v in counts)
-    return TokenUsage(prompt, completion, total or prompt + completion, read)
+    prompt, completion, total, read, thought = (v or 0 for v in counts)
+    return TokenUsage(prompt, completion, total or prompt + completion, read, reasoning=thought)
 
 
 def parse_response(body: object, *, endpoint: str) -> LlmResponse:

@@ -46,7 +46,7 @@ from .observations import (
 from .timeline import Timelines
 
 if TYPE_CHECKING:
-    from ..messages import ToolCall
+    from ..messages import TokenUsage, ToolCall
     from ..runtime import Runtime
     from .otel_export import OtelExport
 
@@ -140,16 +140,18 @@ class MetricsCollector(Observer):
             for name, labels, value in values:
                 self._export.observe(name, labels, value)
 
-    def tokens(self, labels: Labels, prompt: int, completion: int, cached: int) -> list[Count]:
+    def tokens(self, labels: Labels, usage: TokenUsage) -> list[Count]:
         """The counts of one reply's token usage, to :meth:`record` (``labels``: agent,
         provider, model); an OpenTelemetry export records them now."""
         if self._export is not None:
-            self._export.tokens(labels, prompt, completion)
-        return [
-            ("tokens", (*labels, kind), amount)
-            for kind, amount in (("input", prompt), ("output", completion), ("cached", cached))
-            if amount
-        ]
+            self._export.tokens(labels, usage.prompt, usage.completion)
+        kinds = (
+            ("input", usage.prompt),
+            ("output", usage.completion),
+            ("cached", usage.cache_read),
+            ("reasoning", usage.reasoning),
+        )
+        return [("tokens", (*labels, kind), amount) for kind, amount in kinds if amount]
 
     # -- reading -----------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ApprovalRequired, CancelledError
 from ..llm.events import Finished
+from ..messages import TokenUsage
 from ..observer import (
     ChatObservation,
     ChatReplyFacts,
@@ -70,6 +71,9 @@ class _Timed:
             turn.timeline.add(kind, name, self._started, ended, turn.depth, facts)
 
 
+_NO_USAGE = TokenUsage()
+
+
 class ChatMetrics(_Timed, ChatObservation):
     """One LLM call: requests, errors, retries, tokens, duration, time to first token, rate."""
 
@@ -78,7 +82,7 @@ class ChatMetrics(_Timed, ChatObservation):
     def __init__(self, collector: MetricsCollector, labels: Labels) -> None:
         super().__init__(collector, labels)
         self._first: float | None = None
-        self._usage: tuple[int, int, int] = (0, 0, 0)
+        self._usage = _NO_USAGE
 
     def retry(self, attempt: int, delay: float, failure: BaseException) -> None:
         self._collector.add("retries", self._labels)
@@ -103,9 +107,8 @@ class ChatMetrics(_Timed, ChatObservation):
                 close()
 
     def finish(self, response: R) -> R:
-        usage = response.usage
-        if usage is not None:
-            self._usage = (usage.prompt, usage.completion, usage.cache_read)
+        if response.usage is not None:
+            self._usage = response.usage
         return response
 
     def __exit__(
@@ -116,8 +119,8 @@ class ChatMetrics(_Timed, ChatObservation):
     ) -> None:
         ended = perf_counter()
         collector, labels = self._collector, self._labels
-        prompt, completion, cached = self._usage
-        counts = collector.tokens(labels, prompt, completion, cached)
+        prompt, completion = self._usage.prompt, self._usage.completion
+        counts = collector.tokens(labels, self._usage)
         counts.append(("model_requests", labels, 1))
         values: list[Count] = [("model_request_duration", labels, ended - self._started)]
         if completion:

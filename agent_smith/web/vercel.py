@@ -313,11 +313,17 @@ def _tool_output(message: ToolMessage) -> JsonObject:
 
 
 def _usage(usage: TokenUsage) -> JsonObject:
-    return {
+    """The AI SDK's ``LanguageModelUsage`` (its optional counts only when the server gave them)."""
+    counts: JsonObject = {
         "inputTokens": usage.prompt,
         "outputTokens": usage.completion,
         "totalTokens": usage.total,
     }
+    if usage.reasoning:
+        counts["reasoningTokens"] = usage.reasoning
+    if usage.cache_read:
+        counts["cachedInputTokens"] = usage.cache_read
+    return counts
 
 
 # -- a stored history as UI messages ------------------------------------------
@@ -348,7 +354,7 @@ def ui_messages(history: Sequence[Message], paused: PausedTurn | None = None) ->
                 out.append(current)
             usage = current["metadata"]["usage"]
             for key, value in _usage(message.usage or TokenUsage()).items():
-                usage[key] += value
+                usage[key] = usage.get(key, 0) + value
             parts = current["parts"]
             parts.append({"type": "step-start"})
             if message.reasoning:

@@ -111,6 +111,7 @@ def test_usage_counts_thoughts_and_cached_tokens(
     usage = reply_of(events).usage
     assert usage is not None
     assert (usage.prompt, usage.completion, usage.total, usage.cache_read) == (10, 8, 18, 4)
+    assert usage.reasoning == 3  # the thoughts, counted in the completion too
 
 
 def test_complete_posts_to_generate_content(

@@ -76,6 +76,7 @@ def test_a_streamed_call_with_reasoning_yields_events_and_keeps_the_reasoning_it
     assert reply.message.reasoning == "Look the weather up."
     usage = reply.usage
     assert usage is not None and (usage.prompt, usage.completion, usage.cache_read) == (30, 12, 8)
+    assert usage.reasoning == 5
 
 
 def test_the_reasoning_item_goes_back_before_the_call_and_its_output(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -51,6 +52,26 @@ def value(snapshot: dict[str, Any], name: str, **labels: str) -> float:
         for series in snapshot["counters"][name]
         if labels.items() <= series["labels"].items()
     )
+
+
+def test_cached_and_reasoning_tokens_are_counted_by_type(
+    collector: MetricsCollector, llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    usage = {
+        "prompt_tokens": 40,
+        "completion_tokens": 9,
+        "total_tokens": 49,
+        "prompt_tokens_details": {"cached_tokens": 32},
+        "completion_tokens_details": {"reasoning_tokens": 6},
+    }
+    message = {"role": "assistant", "content": "3"}
+    body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage}
+    llm_server.script(Raw(200, json.dumps(body), {"Content-Type": "application/json"}))
+    with Agent(LlmClient(llm_server.url, "m", runtime=runtime), name="calc") as agent:
+        agent.send(AgentRequest("add", stream=False))
+    seen = collector.snapshot()
+    kinds = ("input", "output", "cached", "reasoning")
+    assert [value(seen, "tokens", type=kind) for kind in kinds] == [40, 9, 32, 6]
 
 
 def test_a_turn_with_a_tool_call_is_counted(

@@ -184,6 +184,7 @@ def responses_events(output: list[JsonObject], *, status: str = "completed") -> 
             "output_tokens": 12,
             "total_tokens": 42,
             "input_tokens_details": {"cached_tokens": 8},
+            "output_tokens_details": {"reasoning_tokens": 5},
         },
     }
     if status == "incomplete":

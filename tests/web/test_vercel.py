@@ -244,7 +244,7 @@ def test_a_stored_history_becomes_ui_messages() -> None:
         UserMessage("Weather?"),
         AssistantMessage("", [CALL], usage=TokenUsage(5, 1, 6)),
         ToolMessage("call_1", "get_weather", "Sunny"),
-        AssistantMessage("Sunny.", reasoning="r", usage=TokenUsage(7, 2, 9)),
+        AssistantMessage("Sunny.", reasoning="r", usage=TokenUsage(7, 2, 9, 4, reasoning=1)),
         UserMessage("Save x"),
         AssistantMessage("", [save]),
     ]
@@ -270,6 +270,12 @@ def test_a_stored_history_becomes_ui_messages() -> None:
         {"type": "reasoning", "text": "r", "state": "done"},
         {"type": "text", "text": "Sunny.", "state": "done"},
     ]
-    assert got[1]["metadata"]["usage"] == {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15}
+    assert got[1]["metadata"]["usage"] == {
+        "inputTokens": 12,
+        "outputTokens": 3,
+        "totalTokens": 15,
+        "reasoningTokens": 1,  # the AI SDK's optional counts, when the server gave them
+        "cachedInputTokens": 4,
+    }
     waiting = got[3]["parts"][1]
     assert (waiting["state"], waiting["approval"]) == ("approval-requested", {"id": "call_9"})
