@@ -84,7 +84,10 @@ def recorded_usage(name: str) -> TokenUsage:
         usage = next(f["usage"] for f in frames if "usage" in f)
     else:
         usage = json.loads(body)["usage"]
-    return TokenUsage(usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"])
+    cached = usage.get("prompt_tokens_details", {}).get("cached_tokens", 0)
+    return TokenUsage(
+        usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"], cache_read=cached
+    )
 
 
 def recorded_arguments(name: str) -> str:
