@@ -14,7 +14,11 @@ from agent_smith.runtime import Runtime
 from tests.support.llm_server import ScriptedLlmServer
 
 # Under AGENT_SMITH_REQUIRE_ALL=1 (CI) every skip fails, with its reason.
-pytest_plugins = ["tests.support.require_all", "tests.support.postgres"]
+pytest_plugins = [
+    "tests.support.require_all",
+    "tests.support.postgres",
+    "tests.support.browser",
+]
 
 
 def _ours(thread: threading.Thread) -> bool:

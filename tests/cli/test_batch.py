@@ -136,7 +136,7 @@ def test_an_unreachable_scheduler_is_one_error_line(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tests.integration.peers import free_port
+    from tests.support.ports import free_port
 
     monkeypatch.setattr(cli_batch, "CONNECT_TIMEOUT", "1s")
     spec, inputs, out = files

@@ -13,6 +13,7 @@ from agent_smith.cli import endpoint_check
 from agent_smith.cli.endpoint_check import check_endpoint, models_url
 from agent_smith.cli.repl import Fatal
 from tests.support.llm_server import ScriptedLlmServer
+from tests.support.ports import free_port
 
 
 @pytest.mark.parametrize(
@@ -41,17 +42,10 @@ def test_any_http_answer_passes_even_an_error_status(session: requests.Session) 
         check_endpoint(session, server.url, api_key="sk-1")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 def test_nothing_listening_is_one_fatal_line_naming_the_url_and_what_to_do(
     session: requests.Session,
 ) -> None:
-    endpoint = f"http://127.0.0.1:{_free_port()}"
+    endpoint = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(Fatal) as caught:
         check_endpoint(session, endpoint, api_key=None)
     message = str(caught.value)

@@ -51,6 +51,7 @@ from tests.docs.schema_server import fitting_responder
 from tests.docs.shell_commands import Command, documented_commands
 from tests.support.llm_server import ScriptedLlmServer
 from tests.support.pipes import MODEL_TIMEOUT
+from tests.support.ports import free_port
 from tests.support.served import serving
 
 #: Seconds a command may take, or a server to answer (the docs site builds in ~30 s here).
@@ -93,7 +94,8 @@ class Runs:
     llama: bool = False
 
     def check(self, command: str, scratch: Scratch) -> None:
-        steps = [self.before, scratch.fill(command, self.replace), scratch.fill(self.after, ())]
+        steps = [scratch.fill(self.before, ()), scratch.fill(command, self.replace)]
+        steps.append(scratch.fill(self.after, ()))
         line = " && ".join(filter(None, steps))
         done = subprocess.run(
             ["bash", "-c", line],
@@ -124,7 +126,7 @@ class Serves:
     llama: bool = False
 
     def check(self, command: str, scratch: Scratch) -> None:
-        port = _free_port()
+        port = str(free_port())
         line = f"{scratch.fill(command, self.replace)} {self.add}".strip().replace("{port}", port)
         log = scratch.folder / "server.log"
         with open(log, "wb") as out:
@@ -205,6 +207,8 @@ class Excluded:
 Runnable = Runs | Serves | Installs | RanByCi
 Check = Runnable | Excluded
 
+_DJANGO_DB = "export DATABASE_URL=sqlite:///{tmp}/agentsite.db"  # a server-less stand-in
+_GUNICORN_BIND = "--bind 127.0.0.1:{port} --no-control-socket"  # gunicorn>=27: no ~/.gunicorn
 _REPL_UP = "/exit or Ctrl-D quits"  # the REPL's banner: it started and read /exit
 _NOTEBOOK = Serves(  # the notebook's folder is the server's root
     "/api/contents/notebook.ipynb?token=docs-test",
@@ -230,6 +234,8 @@ CHECKS: dict[str, Check] = {
     "pip install -e '.[oauth-jwt]'": Installs(),
     "pip install -e '.[dask]'": Installs(),
     "pip install -e '.[web]'": Installs(),
+    "pip install -e '.[postgres]'": Installs(),
+    "pip install -e '.[django]'": Installs(),
     "pip install -e '.[notebook]'": Installs(),
     "pip install -e '.[bedrock]'": Installs(),
     "pip install -e '.[durable]'": Installs(),
@@ -300,9 +306,15 @@ CHECKS: dict[str, Check] = {
     ),
     "flask --app examples/flask_app.py run": Serves("/", '<form id="ask">', add="--port {port}"),
     "flask --app examples/web/flask_mount.py run": Serves("/", "Log in", add="--port {port}"),
-    "PYTHONPATH=examples/web waitress-serve --listen 127.0.0.1:8000 --threads 32 "
-    "django_mount:application": Serves(
-        "/login?user=ada", "Chat with the agent", replace=(("127.0.0.1:8000", "127.0.0.1:{port}"),)
+    "export DATABASE_URL=postgresql://USER@127.0.0.1/agentsite": Runs(),
+    "python examples/django_project/manage.py migrate": Runs(before=_DJANGO_DB),
+    "DJANGO_SUPERUSER_PASSWORD=change-me python examples/django_project/manage.py "
+    "createsuperuser --noinput --username ada --email ada@example.org": Runs(
+        before=f"{_DJANGO_DB} && python examples/django_project/manage.py migrate"
+    ),
+    "gunicorn --chdir examples/django_project --workers 4 --worker-class gthread --threads 8 "
+    "agentsite.wsgi": Serves(
+        "/login/", "Log in", add="--bind 127.0.0.1:{port} --no-control-socket"
     ),
     "jupyter notebook examples/notebook.ipynb": _NOTEBOOK,
     "jupyter lab examples/notebook.ipynb": _NOTEBOOK,
@@ -332,14 +344,6 @@ def test_the_commands_not_run_are_few_and_say_why() -> None:
     excluded = [check for check in CHECKS.values() if isinstance(check, Excluded)]
     assert all(check.reason.strip() for check in excluded)
     assert len(excluded) <= 4  # rewrite a command a test cannot run until it can
-
-
-def _free_port() -> str:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return str(probe.getsockname()[1])
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

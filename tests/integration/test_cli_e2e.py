@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from tests.support.llm_server import (
     sse_frames,
 )
 from tests.support.pipes import MODEL_TIMEOUT, PipeReader
+from tests.support.ports import free_port
 from tests.support.signals import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,15 +144,8 @@ def test_cli_sends_the_api_key_and_never_prints_it(sandbox: Path) -> None:
     assert "sk-secret-123" not in done.stdout + done.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 def test_cli_says_in_one_line_when_the_server_is_unreachable(sandbox: Path) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     done = run_cli("-e", url, "--no-default-mcp", stdin="hello\n", cwd=sandbox)
     assert done.returncode == 1
     # At start, before the REPL: one line, no banner, no retries, no traceback.

@@ -16,7 +16,8 @@ import pytest
 
 from agent_smith import McpClient, McpError, McpEvent, Notification, ServerConfig, UserMessage
 from tests.integration.mcp_helpers import echo_from_threads
-from tests.integration.peers import free_port, node_env, require_npm_bin, serve
+from tests.integration.peers import node_env, require_npm_bin, serve
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 

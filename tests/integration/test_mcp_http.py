@@ -22,8 +22,9 @@ from agent_smith import (
     UserMessage,
 )
 from tests.integration.mcp_helpers import Recorder, echo_from_threads
-from tests.integration.peers import free_port, serve
+from tests.integration.peers import serve
 from tests.integration.servers import SDK_SERVER
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 

@@ -15,8 +15,9 @@ import pytest
 
 from agent_smith import McpClient, ServerConfig
 from tests.integration.mcp_helpers import Recorder
-from tests.integration.peers import free_port, serve
+from tests.integration.peers import serve
 from tests.integration.servers import SDK_SERVER, sdk_stdio
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.usefixtures("no_thread_leak")
 

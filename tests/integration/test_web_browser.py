@@ -3,14 +3,11 @@
 Against the scripted LLM server: send a message, watch its text stream in and a
 tool card appear, approve a call, reload and find the conversation. Any error in
 the browser's console (a failed request, a script error) fails the test. Each step
-leaves a screenshot in ``$AGENT_SMITH_ARTIFACTS/web-ui`` (default
-``.artifacts/web-ui`` in the repository).
+leaves a screenshot (tests/support/browser.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -22,45 +19,13 @@ import pytest
 from agent_smith import LlmClient, Runtime
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
+from tests.support.browser import WAIT, shot
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
 from tests.support.web import NOTES, closing_watched, factory
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(os.environ.get("AGENT_SMITH_ARTIFACTS", ROOT / ".artifacts")) / "web-ui"
-WAIT = 30
-
-
-def _require(program: str) -> str:
-    path = shutil.which(program)
-    if path is None:
-        pytest.skip(f"{program} missing: apt-get install -y chromium chromium-driver")
-    return path
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = _require("chromium")
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,860",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = webdriver.ChromeService(executable_path=_require("chromedriver"))
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
-        yield driver
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
-        assert errors == [], "the browser console shows errors"
-    finally:
-        driver.quit()
 
 
 @pytest.fixture
@@ -70,11 +35,6 @@ def served(
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
     with WebServer(WebApp(factory(llm), sessions=tmp_path / "c.db")).start() as server:
         yield server.url
-
-
-def shot(driver: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
 
 
 def text_of(driver: Any, css: str) -> str:

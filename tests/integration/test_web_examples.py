@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-import select
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -96,57 +91,3 @@ def test_the_flask_example_shows_a_typed_stop_as_one_error_chunk(
     (error,) = [c for c in sse_data(reply) if c != "[DONE]" and c["type"] == "error"]
     assert "stopped: the reply kept repeating" in error["errorText"]
     assert "\n" not in error["errorText"] and "Traceback" not in reply.text
-
-
-@pytest.fixture
-def django_url(environment: ScriptedLlmServer) -> Iterator[str]:
-    pytest.importorskip("django")
-    # Django's settings are process-wide: the example runs in a process of its own.
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import django_mount\n"
-        "from agent_smith.web.serve import WebServer\n"
-        "with WebServer(django_mount.application).start() as server:\n"
-        "    print('URL', server.url, flush=True); sys.stdin.read()\n"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(EXAMPLES)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], 60)
-        assert ready, "the Django example did not start"
-        line = proc.stdout.readline().decode()
-        assert line.startswith("URL "), line
-        yield line.split()[1]
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
-
-
-def test_the_django_example_mounts_the_agent_behind_its_session(
-    django_url: str, environment: ScriptedLlmServer
-) -> None:
-    url = django_url
-    assert requests.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).status_code == 401
-    ada = requests.Session()
-    assert "Chat with the agent" in ada.get(f"{url}/login?user=ada", timeout=TIMEOUT).text
-    assert "agent_smith dev UI" in ada.get(f"{url}/agent/", timeout=TIMEOUT).text
-    environment.script(Calls(("get_weather", {"city": "Paris"})), Text("Sunny, 21 °C."))
-    chunks = sse_data(
-        ada.post(f"{url}/agent/api/chat", json=chat_body("d1", "Weather?"), timeout=TIMEOUT)
-    )
-    deltas = "".join(c["delta"] for c in chunks[:-1] if c["type"] == "text-delta")
-    assert deltas == "Sunny, 21 °C."
-    listed = ada.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).json()
-    assert [c["id"] for c in listed] == ["d1"]
-    assert requests.get(f"{url}/agent/api/conversations", timeout=TIMEOUT).status_code == 401

@@ -17,7 +17,8 @@ import requests
 from agent_smith import Agent, LlmClient, MetricsCollector, Runtime, Session, tool
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
-from tests.integration.test_web_browser import WAIT, ask, browser, shot, text_of  # noqa: F401
+from tests.integration.test_web_browser import ask, text_of
+from tests.support.browser import WAIT, shot
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -40,7 +41,7 @@ def test_the_timeline_shows_the_slow_tool_as_the_longest_bar_with_the_snapshots_
     llm_server: ScriptedLlmServer,
     tmp_path: Path,
     runtime: Runtime,
-    browser: Any,  # noqa: F811
+    browser: Any,
 ) -> None:
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
 

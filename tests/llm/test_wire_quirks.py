@@ -243,8 +243,14 @@ def test_error_event_with_plain_text_data_keeps_the_text() -> None:
 @pytest.mark.parametrize(
     ("name", "usage"),
     [
-        ("vercel-ai--deepseek-tool-call.chunks.txt", TokenUsage(339, 83, 422, 320, reasoning=39)),  # finish chunk
-        ("vercel-ai--xai-tool-call.chunks.txt", TokenUsage(291, 26, 513, 290, reasoning=196)),  # chunk after it
+        (
+            "vercel-ai--deepseek-tool-call.chunks.txt",
+            TokenUsage(339, 83, 422, 320, reasoning=39),
+        ),  # finish chunk
+        (
+            "vercel-ai--xai-tool-call.chunks.txt",
+            TokenUsage(291, 26, 513, 290, reasoning=196),
+        ),  # chunk after it
         ("vercel-ai--perplexity-text.chunks.txt", None),  # every chunk: the last one counts
         ("vercel-ai--alibaba-tool-call.chunks.txt", TokenUsage(295, 22, 317)),  # nulls until last
     ],

@@ -15,7 +15,6 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -23,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.ports import free_port
 
 #: The cluster's superuser; it logs in over loopback with no password (trust).
 USER = "agent_smith"
@@ -42,13 +43,6 @@ def _version_key(path: str) -> int:
     return int(version) if version.isdigit() else 0
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory, started and stopped by the tests."""
 
@@ -56,7 +50,7 @@ class PostgresServer:
         self._bin = bin_dir
         self._root = Path(tempfile.mkdtemp(prefix="agent_smith-pg-"))
         self.data_dir = self._root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self._run_as = "postgres" if os.geteuid() == 0 else None
         if self._run_as:
             shutil.chown(self._root, user=self._run_as)

@@ -1,0 +1,8 @@
+"""The WSGI application gunicorn serves: ``gunicorn agentsite.wsgi``."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentsite.settings")
+application = get_wsgi_application()
