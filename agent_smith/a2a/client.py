@@ -63,6 +63,7 @@ from .wire import (
     StatusUpdate,
     StreamItem,
     TaskView,
+    error_code,
     read_send_result,
     read_stream_item,
     read_task,
@@ -312,11 +313,13 @@ def _rpc_result(body: Any, *, agent: str, method: str) -> Any:
 def _http_error(status: int, body: Any, *, agent: str, what: str) -> A2AError:
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
+    details = error.get("details") if isinstance(error, dict) else None
     return A2AError(
         f"A2A agent {agent} answered {status} to {what}"
         + (f": {str(message)[:300]}" if message else ""),
         agent=agent,
         http_status=status,
+        rpc_code=error_code(details),
     )
 
 

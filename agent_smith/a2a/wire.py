@@ -74,6 +74,21 @@ CONTENT_TYPE_NOT_SUPPORTED = -32005
 EXTENDED_CARD_NOT_CONFIGURED = -32007
 VERSION_NOT_SUPPORTED = -32009
 
+#: The ``google.rpc.ErrorInfo`` reason of each A2A error code (the HTTP+JSON binding's).
+ERROR_REASONS: Mapping[int, str] = {
+    TASK_NOT_FOUND: "TASK_NOT_FOUND",
+    TASK_NOT_CANCELABLE: "TASK_NOT_CANCELABLE",
+    PUSH_NOT_SUPPORTED: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    UNSUPPORTED_OPERATION: "UNSUPPORTED_OPERATION",
+    CONTENT_TYPE_NOT_SUPPORTED: "CONTENT_TYPE_NOT_SUPPORTED",
+    EXTENDED_CARD_NOT_CONFIGURED: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+    VERSION_NOT_SUPPORTED: "VERSION_NOT_SUPPORTED",
+    INVALID_PARAMS: "INVALID_PARAMS",
+    INVALID_REQUEST: "INVALID_REQUEST",
+    METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
+    INTERNAL_ERROR: "INTERNAL_ERROR",
+}
+
 #: Words that approve every waiting call when the caller answers with text.
 APPROVING_WORDS = frozenset({"yes", "y", "approve", "approved", "ok", "allow", "allowed"})
 
@@ -303,13 +318,24 @@ def decisions_message(
     )
 
 
-def error_info(reason: str) -> list[JsonObject]:
-    """The ``details`` of an HTTP+JSON error answer: one google.rpc.ErrorInfo."""
+def error_info(code: int) -> list[JsonObject]:
+    """The ``details`` of an HTTP+JSON error answer: one google.rpc.ErrorInfo for ``code``."""
     return [
         {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": reason,
+            "reason": ERROR_REASONS.get(code, "INTERNAL_ERROR"),
             "domain": "a2a-protocol.org",
             "metadata": {},
         }
     ]
+
+
+def error_code(details: object) -> int | None:
+    """The A2A error code an HTTP+JSON error answer's ``details`` name, if any."""
+    if not isinstance(details, list):
+        return None
+    reasons = {reason: code for code, reason in ERROR_REASONS.items()}
+    for detail in details:
+        if isinstance(detail, dict) and detail.get("reason") in reasons:
+            return reasons[detail["reason"]]
+    return None

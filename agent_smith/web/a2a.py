@@ -46,7 +46,6 @@ from ..a2a.wire import (
     APPROVING_WORDS,
     CANCELED,
     CARD_PATH,
-    CONTENT_TYPE_NOT_SUPPORTED,
     EXTENDED_CARD_NOT_CONFIGURED,
     INPUT_REQUIRED,
     INTERNAL_ERROR,
@@ -90,24 +89,16 @@ _SSE_HEADERS = (
     ("Cache-Control", "no-cache"),
     ("X-Accel-Buffering", "no"),
 )
-# A2A error code -> HTTP status, gRPC status name and ErrorInfo reason (HTTP+JSON binding).
-_REST_ERRORS: Mapping[int, tuple[int, str, str]] = {
-    TASK_NOT_FOUND: (404, "NOT_FOUND", "TASK_NOT_FOUND"),
-    TASK_NOT_CANCELABLE: (400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
-    PUSH_NOT_SUPPORTED: (400, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-    UNSUPPORTED_OPERATION: (400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"),
-    CONTENT_TYPE_NOT_SUPPORTED: (400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"),
-    EXTENDED_CARD_NOT_CONFIGURED: (
-        400,
-        "FAILED_PRECONDITION",
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-    ),
-    VERSION_NOT_SUPPORTED: (400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
-    INVALID_PARAMS: (400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
-    INVALID_REQUEST: (400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
-    PARSE_ERROR: (400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
-    METHOD_NOT_FOUND: (404, "NOT_FOUND", "METHOD_NOT_FOUND"),
-    INTERNAL_ERROR: (500, "INTERNAL", "INTERNAL_ERROR"),
+# A2A error code -> HTTP status and gRPC status name (HTTP+JSON binding).
+_REST_ERRORS: Mapping[int, tuple[int, str]] = {
+    TASK_NOT_FOUND: (404, "NOT_FOUND"),
+    TASK_NOT_CANCELABLE: (400, "FAILED_PRECONDITION"),
+    PUSH_NOT_SUPPORTED: (400, "FAILED_PRECONDITION"),
+    UNSUPPORTED_OPERATION: (400, "FAILED_PRECONDITION"),
+    EXTENDED_CARD_NOT_CONFIGURED: (400, "FAILED_PRECONDITION"),
+    VERSION_NOT_SUPPORTED: (400, "FAILED_PRECONDITION"),
+    METHOD_NOT_FOUND: (404, "NOT_FOUND"),
+    INTERNAL_ERROR: (500, "INTERNAL"),
 }
 
 StartResponse = Callable[..., Any]
@@ -494,13 +485,13 @@ def _refused(
 ) -> tuple[int, tuple[tuple[str, str], ...], list[bytes]]:
     """The protocol's error answer to ``refusal``: HTTP+JSON's, or a JSON-RPC error object."""
     if rest:
-        status, grpc_status, reason = _REST_ERRORS.get(refusal.code, _REST_ERRORS[INTERNAL_ERROR])
+        status, grpc_status = _REST_ERRORS.get(refusal.code, (400, "INVALID_ARGUMENT"))
         status = refusal.http_status or status
         error = {
             "code": status,
             "status": grpc_status,
             "message": refusal.message,
-            "details": error_info(reason),
+            "details": error_info(refusal.code),
         }
         return _json(status, {"error": error})
     error = {"code": refusal.code, "message": refusal.message}

@@ -25,6 +25,7 @@ the process that made it, or runs one process with many threads.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
@@ -175,9 +176,14 @@ def run_task(
     try:
         with record.changed:
             record.state, record.message, record.text = WORKING, None, []
+        # The turn starts with its first event, before the caller learns the task's id:
+        # from then on a CancelTask reaches the running turn.
+        first = next(events, None)
         yield {"task": record.snapshot()}
         yield record.set_state(WORKING)
-        for event in events:
+        for event in itertools.chain((first,) if first is not None else (), events):
+            if record.cancel_requested:
+                agent.cancel()
             yield from _updates(record, event)
     finally:
         record.agent = None
