@@ -63,7 +63,9 @@ async def main(url: str, binding: str, token: str) -> dict[str, Any]:
         task = events[-1].task
         seen["send"] = {"state": TaskState.Name(task.status.state), "text": _artifact_text(task)}
 
-        kinds, text, last = [], [], None
+        kinds: list[str] = []
+        text: list[str] = []
+        last = None
         async for event in streaming.send_message(_message("stream me")):
             kinds.append(_kind(event))
             if event.HasField("artifact_update"):

@@ -111,7 +111,7 @@ class Misbehaving(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        host = f"http://127.0.0.1:{self.server.server_port}"  # type: ignore[attr-defined]
         card: Any = agent_card(name="bad", description="d", url=host + "/rpc")
         if self.server.mode == "bad card":  # type: ignore[attr-defined]
             card = {"name": "bad"}

@@ -1,4 +1,4 @@
-"""The web app's A2A routes on a real loopback server: the card, both bindings, bad input, scoping."""
+"""The web app's A2A routes on a real loopback server: the card, bindings, bad input, scoping."""
 
 from __future__ import annotations
 
