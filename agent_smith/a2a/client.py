@@ -27,6 +27,7 @@ is the caller's decision (:meth:`A2AClient.cancel_task`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -38,6 +39,7 @@ from urllib.parse import quote
 import requests
 
 from .._internal.request_errors import request_error_cause
+from .._internal.sockets import shutdown_socket
 from .._internal.sse_reader import SseReader, read_chunks
 from ..base.cancellation import CancellationToken
 from ..errors import (
@@ -161,7 +163,9 @@ class A2AClient:
             response = self._request(
                 "POST", card.url + "/message:stream", {"message": message}, stream=True
             )
-        unregister = cancel.on_cancel(response.close) if cancel is not None else None
+        # Closing does not wake a thread blocked reading; shutting the socket down does.
+        wake = functools.partial(shutdown_socket, response)
+        unregister = cancel.on_cancel(wake) if cancel is not None else None
         try:
             yield from self._stream_items(response, cancel)
         finally:

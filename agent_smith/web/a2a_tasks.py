@@ -68,6 +68,7 @@ class TaskRecord:
         self.history: list[JsonObject] = []
         self.updated = timestamp()
         self.agent: Agent | None = None  # while a turn runs: what CancelTask stops
+        self.runs = 0  # turns started: a run's late clean-up must not touch the next one's
         self.cancel_requested = False
         self.changed = threading.Condition()
 
@@ -172,10 +173,12 @@ def run_task(
     ends or is closed; closing it early cancels the turn and the task.
     """
     events = start()
-    record.agent = agent
+    with record.changed:
+        record.runs += 1
+        run = record.runs
+        record.agent = agent
+        record.state, record.message, record.text = WORKING, None, []
     try:
-        with record.changed:
-            record.state, record.message, record.text = WORKING, None, []
         # The turn starts with its first event, before the caller learns the task's id:
         # from then on a CancelTask reaches the running turn.
         first = next(events, None)
@@ -186,10 +189,13 @@ def run_task(
                 agent.cancel()
             yield from _updates(record, event)
     finally:
-        record.agent = None
         close_iterator(events)
         resources.close()
-        if not record.settled:  # closed early: the stream's client went away
+        with record.changed:
+            ours = record.runs == run
+            if ours:
+                record.agent = None
+        if ours and not record.settled:  # closed early: the stream's client went away
             record.set_state(CANCELED, text_message("cancelled", role=AGENT))
 
 
