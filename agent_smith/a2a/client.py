@@ -27,7 +27,6 @@ is the caller's decision (:meth:`A2AClient.cancel_task`).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import logging
@@ -164,7 +163,9 @@ class A2AClient:
                 "POST", card.url + "/message:stream", {"message": message}, stream=True
             )
         # Closing does not wake a thread blocked reading; shutting the socket down does.
-        wake = functools.partial(shutdown_socket, response)
+        def wake() -> None:
+            shutdown_socket(response)
+
         unregister = cancel.on_cancel(wake) if cancel is not None else None
         try:
             yield from self._stream_items(response, cancel)
