@@ -10,12 +10,15 @@ Framework time per message. Two things alternate, ``--messages`` times per
 binding (JSON-RPC, HTTP+JSON) and mode (blocking ``SendMessage``, streaming
 ``SendStreamingMessage`` read to the final status): the agent's own turn as
 an in-process caller pays for it (a session of a new conversation opened,
-the agent built on it, ``agent.send(text)``, closed), then the same message
+the agent built on it, ``agent.send(text)`` or ``agent.stream(text)`` read
+to its end, closed), then the same message
 sent with :class:`~agent_smith.A2AClient` to the served agent (a new task in
 a new context; the server does the same turn). Framework time = the round
 trip's p50 - the own turn's p50: both sides' share (HTTP on loopback, JSON,
-the task, the events translated and read back). Alternating keeps the two
-under the same load; the budget is 2 ms.
+the task, the events translated and read back), in wall time and in this
+process's CPU time (both sides run in it; CPU time is what other work on
+the machine disturbs least). Alternating keeps the two under the same load;
+the budget is 2 ms.
 
 Concurrency. ``--concurrent`` threads (default 50) each stream one task at
 once, ``--rounds`` times; the agent's model waits ``--hold`` seconds before
@@ -77,18 +80,32 @@ class Served:
 
         return Agent(self.model, "You help.", session=session)
 
-    def own_turn(self, n: int) -> float:
-        """The agent's own turn as an in-process caller pays for it (s)."""
+    def own_turn(self, n: int, *, streaming: bool) -> tuple[float, float]:
+        """The agent's own turn as an in-process caller pays for it (wall, CPU; s)."""
         from agent_smith.sessions.sqlite import SqliteSession
 
-        start = time.perf_counter()
+        start = clock()
         with SqliteSession(self.store, f"own-{n}") as session, self.build(session) as agent:
-            agent.send("hello")
-        return time.perf_counter() - start
+            if streaming:
+                for _ in agent.stream("hello"):
+                    pass
+            else:
+                agent.send("hello")
+        return since(start)
+
+
+def clock() -> tuple[float, float]:
+    """Now: wall time, and this process's CPU time (both sides' threads: one process)."""
+    return time.perf_counter(), time.process_time()
+
+
+def since(start: tuple[float, float]) -> tuple[float, float]:
+    wall, cpu = clock()
+    return wall - start[0], cpu - start[1]
 
 
 def message_times(served: Served, url: str, binding: str, streaming: bool, count: int) -> Any:
-    """``count`` pairs (the own turn, the A2A round trip) in s, taken one after the other."""
+    """The own turns and the A2A round trips (wall, CPU; s) of ``count`` messages, alternating."""
     from agent_smith import A2AClient
     from agent_smith.a2a.wire import StatusUpdate, TaskView, text_message
 
@@ -96,15 +113,15 @@ def message_times(served: Served, url: str, binding: str, streaming: bool, count
     client.card()
     own, remote = [], []
     for n in range(count):
-        own.append(served.own_turn(n))
-        start = time.perf_counter()
+        own.append(served.own_turn(n, streaming=streaming))
+        start = clock()
         if streaming:
             last = list(client.stream(text_message("hello")))[-1]
             state = last.state if isinstance(last, StatusUpdate | TaskView) else ""
         else:
             task = client.send(text_message("hello"))
             state = task.state if isinstance(task, TaskView) else ""
-        remote.append(time.perf_counter() - start)
+        remote.append(since(start))
         if state != "TASK_STATE_COMPLETED":
             raise RuntimeError(f"a task ended {state!r}")
         served.model.requests.clear()
@@ -197,12 +214,12 @@ def report(args: argparse.Namespace, results: dict[str, Any], peak: int) -> None
     for name, (own, remote) in results.items():
         if name == "concurrent":
             continue
-        extra = [r - o for o, r in zip(own, remote, strict=True)]
+        wall = [statistics.median(t[0] for t in times) for times in (own, remote)]
+        cpu = [statistics.median(t[1] for t in times) for times in (own, remote)]
         print(
-            f"  {name:16} own turn p50 {ms(statistics.median(own))} ms; A2A round trip "
-            f"p50 {ms(statistics.median(remote))} ms; framework time p50 "
-            f"{ms(statistics.median(remote) - statistics.median(own))} ms "
-            f"(pairwise p50 {ms(statistics.median(extra))} ms)"
+            f"  {name:16} own turn p50 {ms(wall[0])} ms ({ms(cpu[0])} CPU); A2A round trip "
+            f"p50 {ms(wall[1])} ms ({ms(cpu[1])} CPU); framework time p50 "
+            f"{ms(wall[1] - wall[0])} ms ({ms(cpu[1] - cpu[0])} CPU)"
         )
     durations, errors = results["concurrent"]
     print(

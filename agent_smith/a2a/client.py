@@ -37,6 +37,7 @@ from urllib.parse import quote
 
 import requests
 
+from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown_socket
 from .._internal.sse_reader import SseReader, read_chunks
@@ -112,6 +113,7 @@ class A2AClient:
         self._runtime = runtime
         self._card: RemoteCard | None = None
         self._lock = threading.Lock()
+        self._posters: dict[str, Poster] = {}  # the few URLs messages go to
 
     @property
     def _session(self) -> requests.Session:
@@ -162,6 +164,7 @@ class A2AClient:
             response = self._request(
                 "POST", card.url + "/message:stream", {"message": message}, stream=True
             )
+
         # Closing does not wake a thread blocked reading; shutting the socket down does.
         def wake() -> None:
             shutdown_socket(response)
@@ -194,6 +197,10 @@ class A2AClient:
             headers["Accept"] = "text/event-stream"
         data = json.dumps(body).encode() if body is not None else None
         try:
+            if method == "POST" and data is not None and (poster := self._poster(url)):
+                return poster.post(
+                    self._session, data=data, headers=headers, timeout=self._timeout, stream=True
+                )
             return self._session.request(
                 method, url, data=data, headers=headers, timeout=self._timeout, stream=True
             )
@@ -209,6 +216,16 @@ class A2AClient:
                 operation=f"a2a {method}",
                 endpoint_or_server=self.url,
             ) from err
+
+    def _poster(self, url: str) -> Poster | None:
+        """What POSTs messages to ``url`` with the environment read once (not a task's URL)."""
+        if ":cancel" in url:
+            return None
+        with self._lock:
+            poster = self._posters.get(url)
+            if poster is None and len(self._posters) < 4:
+                poster = self._posters[url] = Poster(url)
+            return poster
 
     def _answer(self, response: requests.Response, what: str) -> Any:
         """The JSON of a whole answer; A2AError for an error status."""
