@@ -168,20 +168,10 @@ class A2AAgent(Tool):
                     text.append(item.text)
                     report(TokenDelta(item.text))
                 elif isinstance(item, StatusUpdate):
-                    task_id, context, state, status = (
-                        item.task_id,
-                        item.context_id,
-                        item.state,
-                        item.message,
-                    )
+                    task_id, context, state, status = _progress(item)
                     report(item)
                 elif isinstance(item, TaskView):
-                    task_id, context, state, status = (
-                        item.id,
-                        item.context_id,
-                        item.state,
-                        item.message,
-                    )
+                    task_id, context, state, status = _progress(item)
                     if not text and item.artifacts:
                         text.append(item.text)
                 else:
@@ -241,6 +231,12 @@ def _tool_name(name: str) -> str:
 
 def _state(state: str) -> str:
     return state.removeprefix("TASK_STATE_").lower().replace("_", "-")
+
+
+def _progress(item: StatusUpdate | TaskView) -> tuple[str, str, str, JsonObject | None]:
+    """Where a streamed task stands: its id, context, state and status message."""
+    task_id = item.task_id if isinstance(item, StatusUpdate) else item.id
+    return task_id, item.context_id, item.state, item.message
 
 
 def _as_task(answer: TaskView | AgentMessage, message: JsonObject) -> TaskView:
