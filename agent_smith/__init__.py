@@ -11,6 +11,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    A2AError,
+    A2AProtocolError,
     AgentBusyError,
     AgentSmithError,
     AgentStopped,
@@ -44,6 +46,8 @@ from .logs import (
 )
 
 if TYPE_CHECKING:
+    from .a2a.client import A2AClient
+    from .a2a.remote import A2AAgent
     from .agent.agent import Agent
     from .agent.approvals import ApprovalRequested, Approver
     from .agent.compaction import Compaction
@@ -195,6 +199,7 @@ if TYPE_CHECKING:
         tool,
     )
     from .tools.registry import ToolRegistry
+    from .web.a2a import A2AOptions
     from .web.app import WebApp
     from .web.serve import WebServer
 
@@ -225,6 +230,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "TRACE",
+    "A2AAgent",
+    "A2AClient",
+    "A2AError",
+    "A2AOptions",
+    "A2AProtocolError",
     "Agent",
     "AgentBusyError",
     "AgentConfig",

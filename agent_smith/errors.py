@@ -310,3 +310,36 @@ class ReplayMismatchError(DurableStateError):
     def __init__(self, message: str, *, turn_id: str, difference: str) -> None:
         super().__init__(message, turn_id=turn_id)
         self.difference = difference
+
+
+class A2AError(AgentSmithError):
+    """A remote A2A agent answered with an error, or its task failed, was rejected or cancelled.
+
+    ``agent`` is the agent's URL; ``rpc_code`` the A2A / JSON-RPC error code
+    (``-32001`` task not found, ...) when the answer carried one;
+    ``http_status`` the HTTP status of an error answer; ``task_id`` the task
+    concerned, if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str,
+        rpc_code: int | None = None,
+        http_status: int | None = None,
+        task_id: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.rpc_code = rpc_code
+        self.http_status = http_status
+        self.task_id = task_id
+
+
+class A2AProtocolError(A2AError):
+    """A remote A2A agent's answer is not valid A2A.
+
+    An agent card that does not validate, a reply of the wrong shape, or a
+    stream that ended before the task reached a final or interrupted state.
+    """

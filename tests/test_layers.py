@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agent_smith"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("public API", frozenset({"__init__"})),  # agent_smith/__init__.py re-exports everything
     ("applications", frozenset({"cli", "web", "batch", "notebook", "durable", "__main__"})),
-    ("agent", frozenset({"agent"})),
+    ("agent", frozenset({"agent", "a2a"})),  # a2a: remote agents as tools
     ("tracing", frozenset({"tracing", "metrics"})),  # observers the layers below call
     (
         "services",

@@ -26,7 +26,7 @@ from ..memory import FullMemory, Memory
 from ..messages import AssistantMessage, Message, TokenUsage
 from ..observer import get_observer
 from ..runtime import Runtime, default_runtime
-from ..tools.base import Tool, ToolOptions
+from ..tools.base import Tool, ToolOptions, ToolSchema
 from ..tools.function import make_tool
 from ..tracing.agent_span import AgentIdentity, invoke_agent
 from .approval_gate import drain, resumption
@@ -174,6 +174,11 @@ class Agent(Closeable):
     def tools(self) -> list[str]:
         """Names of the tools the model sees, in the order it sees them."""
         return self._tools.registry().names()
+
+    @property
+    def tool_schemas(self) -> tuple[ToolSchema, ...]:
+        """The schemas of the tools the model sees, in the order it sees them."""
+        return self._tools.registry().schemas()
 
     @property
     def skills(self) -> list[Skill]:

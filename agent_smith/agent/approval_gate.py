@@ -243,7 +243,7 @@ def _ask(
             if request.cancel.cancelled:
                 break  # the caller raises CancelledError; nobody is asked again
             with waiting_for_person():  # a sub-agent's call: its parent's timeout stops
-                answers.append(_call(approver, request))
+                answers.append(ask_approver(approver, request))
         return answers
     if agent.depth > 0:
         return [Decision.deny(NO_APPROVER_BELOW_ROOT) for _ in requests]
@@ -252,7 +252,8 @@ def _ask(
     return [event.settle() for event in events]
 
 
-def _call(approver: Approver, request: ApprovalRequest) -> Decision:
+def ask_approver(approver: Approver, request: ApprovalRequest) -> Decision:
+    """The approver's answer to ``request``; one that raises or gives no answer denies (logged)."""
     try:
         answer: object = approver(request)
     except Exception:

@@ -7,7 +7,9 @@ names is one: :attr:`~agent_smith.cli.models.LocalModel.small`) gets
 ``AgentConfig(small_model=True)`` and only the tools it uses well
 (:data:`~agent_smith.cli.demo_tools.SMALL_MODEL_TOOLS`, plus MCP servers and
 skills); ``--all-tools`` offers it every toolkit, as a bigger model (an
-``--endpoint`` or ``--serve-model``) always gets.
+``--endpoint`` or ``--serve-model``) always gets. Each ``--a2a URL`` adds the
+remote A2A agent there as one more tool (:class:`~agent_smith.a2a.A2AAgent`),
+so this agent can be tried against another framework's.
 """
 
 from __future__ import annotations
@@ -19,15 +21,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from ..a2a.remote import A2AAgent
 from ..agent.agent import Agent
 from ..agent.approvals import Approver
 from ..agent.config import AgentConfig
+from ..errors import AgentSmithError
 from ..llm.model import ChatModel
 from ..mcp.config import ServerConfig
 from ..runtime import Runtime
 from ..sessions.session import Session
+from ..tools.base import Tool
 from .demo_tools import demo_tools
 from .models import LOCAL_MODELS
+from .repl import Fatal
 
 #: What the demo's agent is told, by what it has: arithmetic, files (reading; writing).
 _PROMPT_START = "You are a helpful assistant running in {where}. "
@@ -50,6 +56,27 @@ def add_tool_options(parser: argparse.ArgumentParser) -> None:
         help="offer a small local model every toolkit (files, search, shell), not only the "
         "calculator, read_file and list_files",
     )
+    parser.add_argument(
+        "--a2a",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="give the agent the remote A2A agent at URL as a tool (its card at "
+        "URL/.well-known/agent-card.json; repeatable)",
+    )
+
+
+def remote_agents(urls: Sequence[str], *, runtime: Runtime) -> list[Tool]:
+    """The ``--a2a`` agents as tools, each card fetched and checked now (else a :class:`Fatal`)."""
+    remotes: list[Tool] = []
+    for url in urls:
+        try:
+            remote = A2AAgent(url, runtime=runtime)
+            remote.schema  # noqa: B018  (fetches and checks the card)
+        except AgentSmithError as err:
+            raise Fatal(f"--a2a {url}: {err}") from err
+        remotes.append(remote)
+    return remotes
 
 
 def is_small(args: argparse.Namespace) -> bool:
@@ -82,9 +109,13 @@ def demo_agent(
     mode: Literal["read", "write", "yolo"] = "write",
     session: Session | None = None,
     where: str = "a terminal",
+    remote: Sequence[Tool] = (),
 ) -> Agent:
-    """The demo's agent on ``llm`` (see the module doc); the caller closes it."""
-    tools = demo_tools(sandbox, few=small and not all_tools)
+    """The demo's agent on ``llm`` (see the module doc); the caller closes it.
+
+    ``remote``: more tools, the ``--a2a`` agents (:func:`remote_agents`).
+    """
+    tools = [*demo_tools(sandbox, few=small and not all_tools), *remote]
     config = AgentConfig(stream=stream, mode=mode, small_model=small)
     return Agent(
         llm,
@@ -105,6 +136,7 @@ def agent_from_options(
     approver: Approver | None = None,
     session: Session | None = None,
     where: str = "a terminal",
+    remote: Sequence[Tool] = (),
 ) -> Agent:
     """:func:`demo_agent` as the command line's options say (``--local``, ``--all-tools``, ...)."""
     return demo_agent(
@@ -118,6 +150,7 @@ def agent_from_options(
         mode=getattr(args, "mode", "write"),
         session=session,
         where=where,
+        remote=remote,
     )
 
 

@@ -57,7 +57,13 @@ from ..runtime import Runtime
 from ..skills import Skill, load_skill
 from ..toolkits.workspace import Workspace
 from .approval import TerminalApprovals
-from .demo_agent import add_tool_options, agent_from_options, demo_server, is_small
+from .demo_agent import (
+    add_tool_options,
+    agent_from_options,
+    demo_server,
+    is_small,
+    remote_agents,
+)
 from .demo_tools import SMALL_MODEL_TOOLS
 from .endpoint_check import check_endpoint
 from .file_mentions import mention_files
@@ -288,10 +294,11 @@ def _banner(
     sandbox: Path,
     aliases: Sequence[str],
     skills: Sequence[tuple[str, Skill]],
+    remote: Sequence[str] = (),
     *,
     small: bool,
 ) -> str:
-    """The REPL's first line: where the model is, the tools, MCP servers and skills."""
+    """The REPL's first line: where the model is, the tools, MCP servers, skills, A2A agents."""
     if small:
         tools = f"{', '.join(SMALL_MODEL_TOOLS)} (a small model; --all-tools offers every toolkit)"
     else:
@@ -300,6 +307,8 @@ def _banner(
     for _, skill in skills:
         servers = ", ".join(client.alias for client in skill.mcp_clients)
         mcp += f"; skill {skill.name}" + (f" (MCP: {servers})" if servers else "")
+    if remote:
+        mcp += f"; A2A: {', '.join(remote)}"
     return (
         f"agent-smith {__version__} at {endpoint}; tools: {tools}; sandbox {sandbox}{mcp}. "
         "/help lists the commands; /exit or Ctrl-D quits."
@@ -372,8 +381,9 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     interactive = sys.stdin.isatty()
     approvals = TerminalApprovals(assume_yes=args.yes, interactive=interactive)
     small = is_small(args)
+    remote = remote_agents(args.a2a, runtime=runtime)
     try:
-        agent = agent_from_options(args, llm, runtime=runtime, approver=approvals)
+        agent = agent_from_options(args, llm, runtime=runtime, approver=approvals, remote=remote)
     except ConfigError as err:
         raise Fatal(str(err)) from err
     stack.enter_context(agent)
@@ -385,7 +395,12 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
     banner = _banner(
-        endpoint, Path(args.sandbox).resolve(), aliases, skills, small=small and not args.all_tools
+        endpoint,
+        Path(args.sandbox).resolve(),
+        aliases,
+        skills,
+        [tool.name for tool in remote],
+        small=small and not args.all_tools,
     )
     repl = Repl(
         agent,

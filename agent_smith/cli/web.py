@@ -1,13 +1,15 @@
 """``agent-smith web``: the demo agent in a browser, served by :class:`~agent_smith.web.app.WebApp`.
 
     agent-smith web [--local [MODEL] | --serve-model PATH.gguf | -e URL]
-                    [--provider NAME] [--port N]
+                    [--provider NAME] [--port N] [--a2a URL] [--a2a-serve]
 
 Serves the dev UI at ``http://127.0.0.1:<port>/`` plus the Vercel AI SDK and
 AG-UI endpoints (``/api/chat``, ``/api/agui``) with waitress (the optional
 extra ``agent-smith[web]``), for the same demo agent as the REPL: the
 calculator and the files, search and shell toolkits, whose writes and
-risky commands wait for Approve/Deny in the browser. Conversations are kept in a SQLite file
+risky commands wait for Approve/Deny in the browser; each ``--a2a URL`` adds
+the remote A2A agent there as a tool, and ``--a2a-serve`` serves the agent
+over A2A too. Conversations are kept in a SQLite file
 (``--sessions``, default ``web.db`` in the user's data directory,
 ``$XDG_DATA_HOME/agent_smith``, else ``~/.local/share/agent_smith``, created
 on first use; the startup line says which file).
@@ -30,7 +32,7 @@ from ..llm.request import SamplingParams
 from ..runtime import Runtime
 from ..sessions.session import Session
 from ..toolkits.workspace import Workspace
-from .demo_agent import add_tool_options, agent_from_options
+from .demo_agent import add_tool_options, agent_from_options, remote_agents
 from .endpoint_check import check_endpoint
 from .local import add_model_options, start_local_server
 from .main import (
@@ -94,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=".",
         metavar="DIR",
         help="directory the file tools may use (default: the current directory)",
+    )
+    parser.add_argument(
+        "--a2a-serve",
+        action="store_true",
+        help="serve the agent over A2A too (card at /.well-known/agent-card.json, "
+        "JSON-RPC at /a2a)",
     )
     add_tool_options(parser)
     add_verbose_option(parser)
@@ -160,17 +168,24 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         Workspace(args.sandbox)  # a sandbox that is no folder fails here, not per conversation
         if args.endpoint and args.provider == "openai":
             check_endpoint(runtime.session, endpoint, api_key=args.api_key)
+        remote = remote_agents(args.a2a, runtime=runtime)  # shared: each call its own task
 
         def agent(session: Session) -> Agent:
             return agent_from_options(
-                args, llm, runtime=runtime, session=session, where="a web page"
+                args, llm, runtime=runtime, session=session, where="a web page", remote=remote
             )
 
         metrics = MetricsCollector().install()  # the dev UI's timelines and charts, /metrics
         stack.callback(metrics.uninstall)
         if args.metrics_dir:
             stack.enter_context(SnapshotPublisher(metrics, args.metrics_dir))
-        app = WebApp(agent, sessions=sessions, metrics=metrics, metrics_dir=args.metrics_dir)
+        app = WebApp(
+            agent,
+            sessions=sessions,
+            metrics=metrics,
+            a2a=args.a2a_serve,
+            metrics_dir=args.metrics_dir,
+        )
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
     except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
         raise Fatal(str(err)) from err

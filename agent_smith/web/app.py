@@ -13,6 +13,9 @@ Routes (relative to where the app is mounted):
 * ``GET /api/conversations`` — the user's conversations (id, title, size);
   ``GET /api/conversations/<id>`` — one of them as UI messages;
   ``DELETE /api/conversations/<id>``;
+* with ``a2a`` (``True`` or :class:`~agent_smith.web.a2a.A2AOptions`): the
+  agent over A2A 1.0 — its card at ``GET /.well-known/agent-card.json``,
+  JSON-RPC at ``POST /a2a``, HTTP+JSON below ``/a2a/`` (:mod:`.a2a`);
 * ``GET /`` — the dev UI (``devui.html``: one page, no build step, no CDN),
   unless ``dev_ui=False``;
 * with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
@@ -63,6 +66,7 @@ from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..metrics.shared import merged_snapshot
 from ..sessions.session import Session
 from . import agui, vercel
+from .a2a import A2AOptions, A2AServer
 from .http import (
     Refused,
     Response,
@@ -104,6 +108,7 @@ class WebApp:
         dev_ui: bool = True,
         metrics: MetricsCollector | None = None,
         metrics_dir: str | os.PathLike[str] | None = None,
+        a2a: bool | A2AOptions = False,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -121,8 +126,23 @@ class WebApp:
             self._scrape_page = ScrapePage(functools.partial(merged_snapshot, metrics_dir))
         elif metrics is not None:
             self._scrape_page = ScrapePage(metrics.snapshot)
+        self._a2a = (
+            A2AServer(
+                agent_factory,
+                lambda user, context: self._open(_scoped(user, context)),
+                authenticate=self._authenticate,
+                options=a2a if isinstance(a2a, A2AOptions) else A2AOptions(),
+                authenticated=authenticate is not None,
+                max_body_bytes=max_body_bytes,
+                allowed_origins=self._origins,
+            )
+            if a2a
+            else None
+        )
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if self._a2a is not None and self._a2a.serves(environ.get("PATH_INFO", "") or ""):
+            return self._a2a(environ, start_response)
         try:
             answer = self._route(environ)
         except Refused as refused:
