@@ -27,6 +27,7 @@ from .errors import (
     McpProtocolError,
     OutputValidationError,
     ParseError,
+    PartError,
     PausedTurnMismatch,
     ReplayMismatchError,
     ResultsError,
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from .agent.usage_limits import ModelPrice, UsageLimits
     from .base.cancellation import CancellationSource, CancellationToken
     from .base.history_json import messages_from_json, messages_to_json
+    from .base.parts import AudioPart, DocumentPart, ImagePart, TextPart
     from .base.paused_turn import ApprovalRequest, Decision, PausedTurn
     from .batch import (
         AgentSpec,
@@ -242,6 +244,7 @@ __all__ = [
     "Approver",
     "AssistantMessage",
     "AssistantTurn",
+    "AudioPart",
     "AuthorizationHandler",
     "BatchInput",
     "BatchResult",
@@ -258,6 +261,7 @@ __all__ = [
     "ContextCompacted",
     "ContextOverflowError",
     "Decision",
+    "DocumentPart",
     "DurableAgent",
     "DurableEngine",
     "DurableStateError",
@@ -278,6 +282,7 @@ __all__ = [
     "GuardrailTripped",
     "GuardrailVerdict",
     "Guardrails",
+    "ImagePart",
     "InMemoryTokenStorage",
     "ItemError",
     "LifecycleEvent",
@@ -308,6 +313,7 @@ __all__ = [
     "OutputRetry",
     "OutputValidationError",
     "ParseError",
+    "PartError",
     "PausedTurn",
     "PausedTurnMismatch",
     "ProviderData",
@@ -339,6 +345,7 @@ __all__ = [
     "SummaryMemory",
     "SystemMessage",
     "TestModel",
+    "TextPart",
     "TodoPolicy",
     "TodoToolkit",
     "TokenDelta",

@@ -310,3 +310,22 @@ class ReplayMismatchError(DurableStateError):
     def __init__(self, message: str, *, turn_id: str, difference: str) -> None:
         super().__init__(message, turn_id=turn_id)
         self.difference = difference
+
+
+class PartError(AgentSmithError):
+    """A content part (an image, a document, audio) cannot be sent or read as it is.
+
+    Raised before any request goes out: ``part`` names the part
+    (``"messages[2].content[1] (image/png, 21 MB)"``) and ``reason`` says what
+    is wrong in one word: ``"unsupported"`` (the model takes no part of that
+    kind, or not in that form), ``"media_type"`` (the bytes are not what the
+    media type says), ``"too_large"`` (over the provider's size limit),
+    ``"private_url"`` (a URL inside the private ranges), ``"fetch"`` (a URL
+    that could not be fetched) or ``"encoding"`` (corrupt base64 in a stored
+    history).
+    """
+
+    def __init__(self, message: str, *, part: str, reason: str) -> None:
+        super().__init__(message)
+        self.part = part
+        self.reason = reason

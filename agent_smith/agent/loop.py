@@ -111,7 +111,7 @@ class TurnLoop:
             self.record(request.user_message)
             if guards is not None:
                 yield from self._check_input(guards, request)
-        self._question = request.user_message.content
+        self._question = request.user_message.text
         small = agent.config.small_model
         written = WrittenCalls(agent.config.text_tool_calls, self._question, small=small)
         gate = agent._context_gate

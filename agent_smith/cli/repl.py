@@ -276,10 +276,10 @@ class Repl:
             event.ask(status=self._status, read=input)
         elif isinstance(event, ToolResultReady):
             message = event.message
-            if message.is_error and is_denial(message.content):
-                self._status(f"[tool] {message.name} {_error_text(message.content)}")
+            if message.is_error and is_denial(message.text):
+                self._status(f"[tool] {message.name} {_error_text(message.text)}")
             elif message.is_error:
-                text = _error_text(message.content)
+                text = _error_text(message.text)
                 text = text.removeprefix(f"tool {message.name!r} failed: ")  # said already
                 self._status(f"[tool] {message.name} failed: {text}")
             else:
