@@ -185,6 +185,11 @@ class DocumentPart(_MediaPart):
         """A text file (``text/*``), which providers without documents may take as text."""
         return normal_media_type(self.media_type).startswith("text/")
 
+    def as_text(self) -> str:
+        """A text document as text for the model: its name (if any) on a line, then its text."""
+        text = (self.data or b"").decode("utf-8", errors="replace")
+        return f"{self.name}:\n{text}" if self.name else text
+
 
 @dataclass(frozen=True)
 class AudioPart(_MediaPart):
