@@ -20,13 +20,11 @@ embeddings, between the projector's begin and end markers.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 
-from tests.support.scripted_model import EMBED
+from tests.support.scripted_model import EMBED, cached_file, gguf_file
 
 #: The encoder's width and feed-forward width: as small as llama.cpp allows.
 VISION_EMBED = 16
@@ -41,10 +39,7 @@ FILE_PREFIX = "agent-smith-scripted-mmproj"
 
 def cached_path(cache_dir: Path | None = None) -> Path:
     """Where :func:`ensure_scripted_mmproj` keeps the projector this builder writes."""
-    from agent_smith.cli.models import model_cache_dir
-
-    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-    return (cache_dir or model_cache_dir()) / f"{FILE_PREFIX}-{digest}.gguf"
+    return cached_file(__file__, FILE_PREFIX, cache_dir)
 
 
 def ensure_scripted_mmproj(cache_dir: Path | None = None) -> Path:
@@ -57,37 +52,28 @@ def ensure_scripted_mmproj(cache_dir: Path | None = None) -> Path:
 
 def build(path: Path) -> None:
     """Write the projector to ``path`` (atomically: a partial file is never left)."""
-    import gguf
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    writer = gguf.GGUFWriter(partial, "clip")
-    writer.add_string("clip.projector_type", "gemma3")
-    writer.add_bool("clip.has_text_encoder", False)
-    writer.add_bool("clip.has_vision_encoder", True)
-    writer.add_bool("clip.has_llava_projector", False)
-    writer.add_bool("clip.use_gelu", True)
-    for key, value in (
-        ("image_size", IMAGE_SIZE),
-        ("patch_size", PATCH_SIZE),
-        ("embedding_length", VISION_EMBED),
-        ("feed_forward_length", VISION_EMBED),
-        ("projection_dim", EMBED),
-        ("block_count", 1),
-        ("attention.head_count", 1),
-        ("projector.scale_factor", MERGE),
-    ):
-        writer.add_uint32(f"clip.vision.{key}", value)
-    writer.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
-    writer.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
-    writer.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
-    for name, array in _weights().items():
-        writer.add_tensor(name, array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    partial.replace(path)
+    with gguf_file(path, "clip") as writer:
+        writer.add_string("clip.projector_type", "gemma3")
+        writer.add_bool("clip.has_text_encoder", False)
+        writer.add_bool("clip.has_vision_encoder", True)
+        writer.add_bool("clip.has_llava_projector", False)
+        writer.add_bool("clip.use_gelu", True)
+        for key, value in (
+            ("image_size", IMAGE_SIZE),
+            ("patch_size", PATCH_SIZE),
+            ("embedding_length", VISION_EMBED),
+            ("feed_forward_length", VISION_EMBED),
+            ("projection_dim", EMBED),
+            ("block_count", 1),
+            ("attention.head_count", 1),
+            ("projector.scale_factor", MERGE),
+        ):
+            writer.add_uint32(f"clip.vision.{key}", value)
+        writer.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+        writer.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
+        writer.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
+        for name, array in _weights().items():
+            writer.add_tensor(name, array)
 
 
 def _weights() -> dict[str, np.ndarray]:

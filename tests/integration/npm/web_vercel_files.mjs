@@ -2,25 +2,8 @@
 // node web_vercel_files.mjs BASE_URL CHAT_ID PNG_BASE64
 // Sends a question with a PNG as a file part; the agent's tool answers with an image,
 // which comes back as a file part. Prints the chat's messages as JSON.
-import { AbstractChat, DefaultChatTransport } from "ai";
-
-class State {
-  constructor() {
-    this.status = "ready";
-    this.error = undefined;
-    this.messages = [];
-  }
-  pushMessage(message) { this.messages = this.messages.concat(message); }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(index, message) {
-    this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)];
-  }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new State() }); }
-}
+import { DefaultChatTransport } from "ai";
+import { Chat } from "./web_vercel_chat.mjs";
 
 const [base, chatId, png] = process.argv.slice(2);
 const errors = [];
