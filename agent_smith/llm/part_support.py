@@ -61,8 +61,10 @@ class PartSupport:
     def takes(self, media_type: str) -> bool:
         """Whether a part of ``media_type`` may be sent."""
         bare = normal_media_type(media_type)
-        family = bare.split("/", 1)[0] + "/*"
-        return bare in self.media_types or family in self.media_types
+        family = bare.split("/", 1)[0] + "/"
+        if bare.endswith("/*"):  # a URL whose exact type is unknown: any of the family
+            return any(taken.startswith(family) for taken in self.media_types)
+        return bare in self.media_types or family + "*" in self.media_types
 
     def limit(self, kind: str) -> int | None:
         """The most bytes one part of ``kind`` may carry, if the provider says."""
