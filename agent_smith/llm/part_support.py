@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..base.parts import (
+    Content,
     MediaPart,
     TextPart,
     media_parts,
@@ -88,14 +89,29 @@ class PartSupport:
 NO_PARTS = PartSupport()
 
 
+#: A model that takes every part kind the library knows, anywhere (a test model's default).
+ANY_PARTS = PartSupport(
+    media_types=frozenset({"image/*", "audio/*", "application/pdf", "text/*"}),
+    urls=frozenset({"image", "document", "audio"}),
+    in_tool_results=frozenset({"image", "document", "audio"}),
+)
+
+
 def check_parts(messages: Sequence[Message], support: PartSupport, who: str) -> None:
     """Raise PartError for the first part of ``messages`` that ``who`` would not take."""
     for index, message in enumerate(messages):
-        if not isinstance(message, (UserMessage, ToolMessage)) or isinstance(message.content, str):
-            continue
-        for position, part in enumerate(message.content):
-            if not isinstance(part, TextPart):
-                _check(part, f"messages[{index}].content[{position}]", support, who)
+        if isinstance(message, (UserMessage, ToolMessage)):
+            check_content(message.content, f"messages[{index}]", support, who)
+
+
+def check_content(content: Content, where: str, support: PartSupport, who: str) -> None:
+    """Raise PartError for the first part of ``content`` (named ``where.content[i]``) that
+    ``who`` would not take; nothing to do for a string."""
+    if isinstance(content, str):
+        return
+    for position, part in enumerate(content):
+        if not isinstance(part, TextPart):
+            _check(part, f"{where}.content[{position}]", support, who)
 
 
 def _check(part: MediaPart, where: str, support: PartSupport, who: str) -> None:
