@@ -183,26 +183,23 @@ def tool_parts_after(messages: Sequence[Message], support: PartSupport) -> Seque
     moved: list[Message] = []
     held: list[TextPart | MediaPart] = []
     for message in messages:
+        if held and not isinstance(message, ToolMessage):  # the run of results is over
+            moved.append(UserMessage(tuple(held)))
+            held = []
         if isinstance(message, ToolMessage) and not isinstance(message.content, str):
-            kept = tuple(
-                p for p in message.content if p.kind == "text" or p.kind in support.in_tool_results
+            away = tuple(
+                p for p in media_parts(message.content) if p.kind not in support.in_tool_results
             )
-            away = media_parts(message.content)
-            away = tuple(p for p in away if p.kind not in support.in_tool_results)
             if away:
                 held.append(TextPart(f"The result of {message.name} ({message.tool_call_id}):"))
                 held.extend(away)
+                kept = tuple(p for p in message.content if p not in away)
                 message = ToolMessage(
                     message.tool_call_id,
                     message.name,
                     kept if any(not isinstance(p, TextPart) for p in kept) else message.text,
                     message.is_error,
                 )
-            moved.append(message)
-            continue
-        if held:
-            moved.append(UserMessage(tuple(held)))
-            held = []
         moved.append(message)
     if held:
         moved.append(UserMessage(tuple(held)))
