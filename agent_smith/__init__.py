@@ -111,6 +111,7 @@ if TYPE_CHECKING:
         ModelCapabilities,
     )
     from .llm.ollama import OllamaClient
+    from .llm.part_support import PartSupport
     from .llm.providers import make_model
     from .llm.request import (
         LlmRequest,
@@ -314,6 +315,7 @@ __all__ = [
     "OutputValidationError",
     "ParseError",
     "PartError",
+    "PartSupport",
     "PausedTurn",
     "PausedTurnMismatch",
     "ProviderData",

@@ -27,6 +27,7 @@ LAZY: dict[str, str] = {
     "TestModel": "llm.testing",
     "ChatModel": "llm.model",
     "ModelCapabilities": "llm.model",
+    "PartSupport": "llm.part_support",
     "Agent": "agent.agent",
     "AgentRequest": "agent.request",
     "ApprovalRequest": "base.paused_turn",

@@ -20,7 +20,7 @@ from dataclasses_json import DataClassJsonMixin, config
 from ._internal import json_input, json_output
 from .base.content_parts import content_from_wire, details_text, made_up_call_id
 from .base.json_fields import JsonObject, expect_object
-from .base.parts import Content, content_text
+from .base.parts import Content, as_parts, content_text
 from .errors import ConfigError, ParseError
 
 # A field kept out of to_dict() and ignored by from_dict().
@@ -157,6 +157,10 @@ class UserMessage(DataClassJsonMixin):
     content: Content
     role: ClassVar[str] = "user"
 
+    def __post_init__(self) -> None:
+        if type(self.content) is not str:  # parts: strings among them become TextParts
+            object.__setattr__(self, "content", as_parts(self.content))
+
     @property
     def text(self) -> str:
         """The message's text: the string, or its text parts joined by newlines."""
@@ -257,6 +261,10 @@ class ToolMessage(DataClassJsonMixin):
     content: Content
     is_error: bool = False
     role: ClassVar[str] = "tool"
+
+    def __post_init__(self) -> None:
+        if type(self.content) is not str:  # parts: strings among them become TextParts
+            object.__setattr__(self, "content", as_parts(self.content))
 
     @property
     def text(self) -> str:

@@ -226,6 +226,8 @@ def media_parts(content: Content) -> tuple[MediaPart, ...]:
 
 def as_parts(items: Iterable[object]) -> tuple[Part, ...]:
     """``items`` as parts: a part stays, a string becomes a :class:`TextPart`."""
+    if isinstance(items, str) or not isinstance(items, Iterable):
+        raise ConfigError(f"content must be a string or parts, got {type(items).__name__}")
     parts: list[Part] = []
     for item in items:
         if isinstance(item, str):

@@ -223,7 +223,8 @@ def _blocks(content: Content) -> list[JsonObject]:
     if isinstance(content, str):
         return [{"text": content}]
     blocks: list[JsonObject] = []
-    for index, part in enumerate(content):
+    documents = 0
+    for part in content:
         if isinstance(part, TextPart):
             blocks.append({"text": part.text})
             continue
@@ -232,7 +233,8 @@ def _blocks(content: Content) -> list[JsonObject]:
         if isinstance(part, ImagePart):
             blocks.append({"image": {"format": media_type.split("/", 1)[1], "source": source}})
         else:
-            name = _document_name(part.name or f"document {index + 1}")
+            documents += 1
+            name = _document_name(part.name or f"Document {documents}")
             document = {"format": _DOCUMENT_FORMATS[media_type], "name": name, "source": source}
             blocks.append({"document": document})
     return blocks

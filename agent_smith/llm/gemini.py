@@ -61,7 +61,7 @@ _SCHEMA_KEYS = frozenset(
 JsonObject = dict[str, Any]
 
 
-#: Images, PDF and text documents and audio, inline up to 20 MB or by URL (``file_data``).
+#: Images, PDF and text documents and audio, inline up to 20 MB or by URL (``fileData``).
 PARTS = PartSupport(
     media_types=frozenset(
         {"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}
@@ -212,7 +212,7 @@ def _contents(messages: Sequence[Message]) -> list[JsonObject]:
 
 
 def _parts(content: Content) -> list[JsonObject]:
-    """User content as parts: ``text``, ``inline_data`` (base64 bytes) and ``file_data`` (URLs)."""
+    """User content as parts: ``text``, ``inlineData`` (base64 bytes) and ``fileData`` (URLs)."""
     if isinstance(content, str):
         return [{"text": content}]
     parts: list[JsonObject] = []
@@ -222,9 +222,9 @@ def _parts(content: Content) -> list[JsonObject]:
             continue
         media_type = normal_media_type(part.media_type)
         if part.data is None:
-            parts.append({"file_data": {"mime_type": media_type, "file_uri": part.url}})
+            parts.append({"fileData": {"mimeType": media_type, "fileUri": part.url}})
         else:
-            parts.append({"inline_data": {"mime_type": media_type, "data": Base64Data(part.data)}})
+            parts.append({"inlineData": {"mimeType": media_type, "data": Base64Data(part.data)}})
     return parts
 
 

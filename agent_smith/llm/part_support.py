@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..base.parts import (
+    Content,
     MediaPart,
     TextPart,
     media_parts,
@@ -61,8 +62,10 @@ class PartSupport:
     def takes(self, media_type: str) -> bool:
         """Whether a part of ``media_type`` may be sent."""
         bare = normal_media_type(media_type)
-        family = bare.split("/", 1)[0] + "/*"
-        return bare in self.media_types or family in self.media_types
+        family = bare.split("/", 1)[0] + "/"
+        if bare.endswith("/*"):  # a URL whose exact type is unknown: any of the family
+            return any(taken.startswith(family) for taken in self.media_types)
+        return bare in self.media_types or family + "*" in self.media_types
 
     def limit(self, kind: str) -> int | None:
         """The most bytes one part of ``kind`` may carry, if the provider says."""
@@ -86,14 +89,29 @@ class PartSupport:
 NO_PARTS = PartSupport()
 
 
+#: A model that takes every part kind the library knows, anywhere (a test model's default).
+ANY_PARTS = PartSupport(
+    media_types=frozenset({"image/*", "audio/*", "application/pdf", "text/*"}),
+    urls=frozenset({"image", "document", "audio"}),
+    in_tool_results=frozenset({"image", "document", "audio"}),
+)
+
+
 def check_parts(messages: Sequence[Message], support: PartSupport, who: str) -> None:
     """Raise PartError for the first part of ``messages`` that ``who`` would not take."""
     for index, message in enumerate(messages):
-        if not isinstance(message, (UserMessage, ToolMessage)) or isinstance(message.content, str):
-            continue
-        for position, part in enumerate(message.content):
-            if not isinstance(part, TextPart):
-                _check(part, f"messages[{index}].content[{position}]", support, who)
+        if isinstance(message, (UserMessage, ToolMessage)):
+            check_content(message.content, f"messages[{index}]", support, who)
+
+
+def check_content(content: Content, where: str, support: PartSupport, who: str) -> None:
+    """Raise PartError for the first part of ``content`` (named ``where.content[i]``) that
+    ``who`` would not take; nothing to do for a string."""
+    if isinstance(content, str):
+        return
+    for position, part in enumerate(content):
+        if not isinstance(part, TextPart):
+            _check(part, f"{where}.content[{position}]", support, who)
 
 
 def _check(part: MediaPart, where: str, support: PartSupport, who: str) -> None:
@@ -165,26 +183,23 @@ def tool_parts_after(messages: Sequence[Message], support: PartSupport) -> Seque
     moved: list[Message] = []
     held: list[TextPart | MediaPart] = []
     for message in messages:
+        if held and not isinstance(message, ToolMessage):  # the run of results is over
+            moved.append(UserMessage(tuple(held)))
+            held = []
         if isinstance(message, ToolMessage) and not isinstance(message.content, str):
-            kept = tuple(
-                p for p in message.content if p.kind == "text" or p.kind in support.in_tool_results
+            away = tuple(
+                p for p in media_parts(message.content) if p.kind not in support.in_tool_results
             )
-            away = media_parts(message.content)
-            away = tuple(p for p in away if p.kind not in support.in_tool_results)
             if away:
                 held.append(TextPart(f"The result of {message.name} ({message.tool_call_id}):"))
                 held.extend(away)
+                kept = tuple(p for p in message.content if p not in away)
                 message = ToolMessage(
                     message.tool_call_id,
                     message.name,
                     kept if any(not isinstance(p, TextPart) for p in kept) else message.text,
                     message.is_error,
                 )
-            moved.append(message)
-            continue
-        if held:
-            moved.append(UserMessage(tuple(held)))
-            held = []
         moved.append(message)
     if held:
         moved.append(UserMessage(tuple(held)))
