@@ -29,6 +29,7 @@ from .errors import (
     McpProtocolError,
     OutputValidationError,
     ParseError,
+    PartError,
     PausedTurnMismatch,
     ReplayMismatchError,
     ResultsError,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from .agent.usage_limits import ModelPrice, UsageLimits
     from .base.cancellation import CancellationSource, CancellationToken
     from .base.history_json import messages_from_json, messages_to_json
+    from .base.parts import AudioPart, DocumentPart, ImagePart, TextPart
     from .base.paused_turn import ApprovalRequest, Decision, PausedTurn
     from .batch import (
         AgentSpec,
@@ -113,6 +115,7 @@ if TYPE_CHECKING:
         ModelCapabilities,
     )
     from .llm.ollama import OllamaClient
+    from .llm.part_support import PartSupport
     from .llm.providers import make_model
     from .llm.request import (
         LlmRequest,
@@ -252,6 +255,7 @@ __all__ = [
     "Approver",
     "AssistantMessage",
     "AssistantTurn",
+    "AudioPart",
     "AuthorizationHandler",
     "BatchInput",
     "BatchResult",
@@ -268,6 +272,7 @@ __all__ = [
     "ContextCompacted",
     "ContextOverflowError",
     "Decision",
+    "DocumentPart",
     "DurableAgent",
     "DurableEngine",
     "DurableStateError",
@@ -288,6 +293,7 @@ __all__ = [
     "GuardrailTripped",
     "GuardrailVerdict",
     "Guardrails",
+    "ImagePart",
     "InMemoryTokenStorage",
     "ItemError",
     "LifecycleEvent",
@@ -318,6 +324,8 @@ __all__ = [
     "OutputRetry",
     "OutputValidationError",
     "ParseError",
+    "PartError",
+    "PartSupport",
     "PausedTurn",
     "PausedTurnMismatch",
     "ProviderData",
@@ -349,6 +357,7 @@ __all__ = [
     "SummaryMemory",
     "SystemMessage",
     "TestModel",
+    "TextPart",
     "TodoPolicy",
     "TodoToolkit",
     "TokenDelta",

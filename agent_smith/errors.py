@@ -343,3 +343,22 @@ class A2AProtocolError(A2AError):
     An agent card that does not validate, a reply of the wrong shape, or a
     stream that ended before the task reached a final or interrupted state.
     """
+
+
+class PartError(AgentSmithError):
+    """A content part (an image, a document, audio) cannot be sent or read as it is.
+
+    Raised before any request goes out: ``part`` names the part
+    (``"messages[2].content[1] (image/png, 21 MB)"``) and ``reason`` says what
+    is wrong in one word: ``"unsupported"`` (the model takes no part of that
+    kind, or not in that form), ``"media_type"`` (the bytes are not what the
+    media type says), ``"too_large"`` (over the provider's size limit),
+    ``"private_url"`` (a URL inside the private ranges), ``"fetch"`` (a URL
+    that could not be fetched) or ``"encoding"`` (corrupt base64 in a stored
+    history).
+    """
+
+    def __init__(self, message: str, *, part: str, reason: str) -> None:
+        super().__init__(message)
+        self.part = part
+        self.reason = reason

@@ -20,7 +20,8 @@ from dataclasses_json import DataClassJsonMixin, config
 from ._internal import json_input, json_output
 from .base.content_parts import content_from_wire, details_text, made_up_call_id
 from .base.json_fields import JsonObject, expect_object
-from .errors import ParseError
+from .base.parts import Content, as_parts, content_text
+from .errors import ConfigError, ParseError
 
 # A field kept out of to_dict() and ignored by from_dict().
 _NOT_SERIALISED = config(exclude=lambda _value: True, decoder=lambda _value: None)
@@ -155,19 +156,36 @@ class SystemMessage(DataClassJsonMixin):
     content: str
     role: ClassVar[str] = "system"
 
+    @property
+    def text(self) -> str:
+        """The instructions (the same as ``content``; every message but the assistant's has it)."""
+        return self.content
+
     def to_openai(self) -> JsonObject:
         return {"role": self.role, "content": self.content}
 
 
 @dataclass(frozen=True)
 class UserMessage(DataClassJsonMixin):
-    """What the user said."""
+    """What the user said: a string, or a tuple of parts (text, images, documents, audio).
 
-    content: str
+    ``text`` is the text of either form (see :mod:`agent_smith.parts`).
+    """
+
+    content: Content
     role: ClassVar[str] = "user"
 
+    def __post_init__(self) -> None:
+        if type(self.content) is not str:  # parts: strings among them become TextParts
+            object.__setattr__(self, "content", as_parts(self.content))
+
+    @property
+    def text(self) -> str:
+        """The message's text: the string, or its text parts joined by newlines."""
+        return content_text(self.content)
+
     def to_openai(self) -> JsonObject:
-        return {"role": self.role, "content": self.content}
+        return {"role": self.role, "content": _plain(self.content, self.role)}
 
 
 @dataclass(frozen=True)
@@ -250,16 +268,33 @@ class AssistantMessage(DataClassJsonMixin):
 
 @dataclass(frozen=True)
 class ToolMessage(DataClassJsonMixin):
-    """The result of one tool call. ``is_error`` is internal, never on the wire."""
+    """The result of one tool call. ``is_error`` is internal, never on the wire.
+
+    ``content`` is a string or a tuple of parts (a tool that returned an image,
+    say); ``text`` is the text of either form.
+    """
 
     tool_call_id: str
     name: str
-    content: str
+    content: Content
     is_error: bool = False
     role: ClassVar[str] = "tool"
 
+    def __post_init__(self) -> None:
+        if type(self.content) is not str:  # parts: strings among them become TextParts
+            object.__setattr__(self, "content", as_parts(self.content))
+
+    @property
+    def text(self) -> str:
+        """The result's text: the string, or its text parts joined by newlines."""
+        return content_text(self.content)
+
     def to_openai(self) -> JsonObject:
-        return {"role": self.role, "tool_call_id": self.tool_call_id, "content": self.content}
+        return {
+            "role": self.role,
+            "tool_call_id": self.tool_call_id,
+            "content": _plain(self.content, self.role),
+        }
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
@@ -288,6 +323,16 @@ def message_from_openai(data: object) -> Message:
         name = obj.get("name", "")
         return ToolMessage(call_id, name if isinstance(name, str) else "", content)
     return SystemMessage(content) if role == "system" else UserMessage(content)
+
+
+def _plain(content: Content, role: str) -> str:
+    """String content as it is; parts are converted by each provider's module, not here."""
+    if isinstance(content, str):
+        return content
+    raise ConfigError(
+        f"a {role} message with content parts has no plain OpenAI form; "
+        "the provider's client converts its parts"
+    )
 
 
 def _tool_call_from_openai(data: object, index: int, lenient: bool) -> ToolCall:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
@@ -36,7 +36,7 @@ from .context_gate import ContextGate
 from .events import NO_HOOKS, AgentEvent, AgentHooks, final_message
 from .lineage import Lineage
 from .output import OutputMode, check_output_options
-from .request import AgentRequest, RequestLike, as_request
+from .request import AgentRequest, ImageLike, RequestLike, as_request
 from .result_pages import ResultPages
 from .toolset import ToolSet
 from .turn import Turn
@@ -259,16 +259,22 @@ class Agent(Closeable):
         self,
         request: RequestLike,
         *,
+        images: Sequence[ImageLike] = (),
         output_type: Any = None,
         output_mode: OutputMode | None = None,
     ) -> AssistantMessage:
         """Run one turn to its end and return the final assistant message.
 
-        Its ``usage`` is the whole turn's usage; with an ``output_type`` its ``output`` is the
-        validated value. Raises AgentStopped, CancelledError, AgentBusyError, the LLM client's
-        errors, OutputValidationError, or ApprovalRequired (see :meth:`resume`).
+        ``request`` is the user's text, or parts in order (strings, ImagePart, DocumentPart,
+        AudioPart); ``images`` (file paths, bytes, http(s) URLs or ImageParts) follow it:
+        ``agent.send("What is in this picture?", images=["cat.png"])``. Its ``usage`` is the
+        whole turn's usage; with an ``output_type`` its ``output`` is the validated value.
+        PartError (before any request) names a part the model cannot take. Raises
+        AgentStopped, CancelledError, AgentBusyError, the LLM client's errors,
+        OutputValidationError, or ApprovalRequired (see :meth:`resume`).
         """
-        return drain(self._traced(as_request(request, output_type, output_mode), stepwise=False))
+        turn = as_request(request, output_type, output_mode, images)
+        return drain(self._traced(turn, stepwise=False))
 
     def resume(
         self,
@@ -303,6 +309,7 @@ class Agent(Closeable):
         self,
         request: RequestLike,
         *,
+        images: Sequence[ImageLike] = (),
         output_type: Any = None,
         output_mode: OutputMode | None = None,
     ) -> Iterator[AgentEvent]:
@@ -311,7 +318,7 @@ class Agent(Closeable):
         The turn starts at the first ``next()``. Closing the iterator early (a
         ``break``) cancels the turn and leaves the history consistent.
         """
-        return self._traced(as_request(request, output_type, output_mode), stepwise=True)
+        return self._traced(as_request(request, output_type, output_mode, images), stepwise=True)
 
     def cancel(self) -> None:
         """Stop the running turn (from any thread): it raises CancelledError soon."""

@@ -238,7 +238,7 @@ def _shares(sizes: Sequence[int], room: int) -> list[int]:
 
 def _cut(result: ToolMessage, limit: int) -> ToolMessage:
     content = result.content
-    if len(content) <= limit:
+    if not isinstance(content, str) or len(content) <= limit:  # parts are not cut
         return result
     note = CUT_NOTE.format(shown=limit, total=len(content))
     return replace(result, content=content[:limit] + note)

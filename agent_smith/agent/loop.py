@@ -54,6 +54,7 @@ from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, StreamBounds, reply_sampling
+from .request import AgentRequest, refuse_unsendable
 from .small_model import small_request
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
@@ -61,7 +62,6 @@ from .turn import Turn, done_message
 if TYPE_CHECKING:
     from .agent import Agent
     from .paused import ResumedRound, Resumption
-    from .request import AgentRequest
 
 log = logging.getLogger(__name__)
 
@@ -108,10 +108,11 @@ class TurnLoop:
                 return
         else:
             settle_abandoned(agent.memory, self.record)  # a pause nobody resumed
+            refuse_unsendable(request.user_message, agent._llm)  # before the history holds it
             self.record(request.user_message)
             if guards is not None:
                 yield from self._check_input(guards, request)
-        self._question = request.user_message.content
+        self._question = request.user_message.text
         small = agent.config.small_model
         written = WrittenCalls(agent.config.text_tool_calls, self._question, small=small)
         gate = agent._context_gate

@@ -70,7 +70,7 @@ class ResultPages:
             return message
         if message.content == full and len(full) <= self.page_chars:
             return message
-        shown = min(_common_prefix(message.content, full), self.page_chars)
+        shown = min(_common_prefix(message.text, full), self.page_chars)
         handle = self._keep(full)
         note = PAGE_NOTE.format(shown=shown, total=len(full), handle=handle)
         return replace(message, content=full[:shown] + note)

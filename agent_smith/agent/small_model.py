@@ -61,7 +61,7 @@ def small_request(request: LlmRequest, question: str) -> LlmRequest:
 
 def _cut(result: ToolMessage) -> ToolMessage:
     text = result.content
-    if len(text) <= RESULT_CHARS:
+    if not isinstance(text, str) or len(text) <= RESULT_CHARS:  # parts are not cut
         return result
     kept = text[:RESULT_CHARS].rsplit("\n", 1)[0] or text[:RESULT_CHARS]  # whole lines
     note = f"\n…[the first {len(kept)} of {len(text)} characters]"

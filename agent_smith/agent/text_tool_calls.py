@@ -168,8 +168,8 @@ def results_answer(messages: Sequence[Message]) -> str:
     if not done:
         return FAILED_NOTE.format(", ".join(dict.fromkeys(r.name for r in results)) or "a tool")
     if len(done) == 1:
-        return _cut(done[0].content)
-    return "\n".join(f"{result.name}: {_cut(result.content)}" for result in done)
+        return _cut(done[0].text)
+    return "\n".join(f"{result.name}: {_cut(result.text)}" for result in done)
 
 
 def _cut(text: str) -> str:
@@ -184,7 +184,7 @@ def _answers_tools(request: LlmRequest) -> bool:
         return False
     last = messages[-1]
     if isinstance(last, UserMessage) and len(messages) > 1:
-        return isinstance(messages[-2], ToolMessage) and last.content.startswith(
+        return isinstance(messages[-2], ToolMessage) and last.text.startswith(
             ANSWER_NOTE.split("{", 1)[0]
         )
     return isinstance(last, ToolMessage)

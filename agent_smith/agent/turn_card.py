@@ -212,7 +212,7 @@ def _footer(card: TurnCard) -> str:
 
 
 def _shown(result: ToolMessage) -> str:
-    text = result.content
+    text = result.text
     if len(text) <= RESULT_SHOWN:
         return text
     return f"{text[:RESULT_SHOWN]}… ({len(text) - RESULT_SHOWN:,} more characters)"

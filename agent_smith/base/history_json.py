@@ -24,6 +24,7 @@ from ..messages import (
     UserMessage,
 )
 from .json_fields import REQUIRED, JsonObject, expect_object, json_field
+from .parts import Content, content_from_json, content_to_json
 
 
 def messages_to_json(messages: Iterable[Message]) -> str:
@@ -67,10 +68,12 @@ def message_to_dict(message: Message) -> JsonObject:
             "role": message.role,
             "tool_call_id": message.tool_call_id,
             "name": message.name,
-            "content": message.content,
+            "content": content_to_json(message.content),
             "is_error": message.is_error,
         }
-    if isinstance(message, (SystemMessage, UserMessage)):
+    if isinstance(message, UserMessage):
+        return {"role": message.role, "content": content_to_json(message.content)}
+    if isinstance(message, SystemMessage):
         return {"role": message.role, "content": message.content}
     raise ConfigError(f"not a message: {type(message).__name__}")
 
@@ -106,11 +109,20 @@ def _checked_message(data: object, where: str) -> Message:
         return ToolMessage(
             json_field(obj, "tool_call_id", str, REQUIRED, where, what),
             json_field(obj, "name", str, REQUIRED, where, what),
-            json_field(obj, "content", str, REQUIRED, where, what),
+            _content(obj, where, what),
             json_field(obj, "is_error", bool, False, where, what),
         )
-    content = json_field(obj, "content", str, REQUIRED, where, what)
-    return SystemMessage(content) if role == "system" else UserMessage(content)
+    if role == "user":
+        return UserMessage(_content(obj, where, what))
+    return SystemMessage(json_field(obj, "content", str, REQUIRED, where, what))
+
+
+def _content(obj: JsonObject, where: str, what: str) -> Content:
+    """A user message's or tool result's content: a string, or a list of stored parts."""
+    if isinstance(obj.get("content"), list):
+        return content_from_json(obj["content"], f"{where}.content")
+    text: str = json_field(obj, "content", str, REQUIRED, where, what)
+    return text
 
 
 def _written_message(obj: JsonObject) -> Message | None:

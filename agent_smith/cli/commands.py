@@ -1,5 +1,5 @@
 """The REPL's slash commands: ``/help``, ``/clear``, ``/history``, ``/tools``, ``/stats``,
-``/exit``.
+``/exit`` (and ``/image PATH``, which the REPL itself carries out: it holds the files).
 
 A line is a command when it is one word starting with ``/`` (so a question
 that starts with a path, ``/etc/hosts: what is in it?``, still goes to the
@@ -13,7 +13,8 @@ import json
 import re
 from typing import TYPE_CHECKING, TextIO
 
-from ..messages import AssistantMessage, Message, ToolMessage
+from ..base.parts import media_parts
+from ..messages import AssistantMessage, Message, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -26,9 +27,11 @@ COMMANDS = {
     "/history": "show the conversation so far, one line per message",
     "/tools": "list the tools the model can call",
     "/stats": "this session's tokens, cost, tool calls, and time in the model and in tools",
+    "/image": "PATH [question]: attach an image (or PDF, text, audio) to your next message",
     "/exit": "quit (also /quit or Ctrl-D); Ctrl-C cancels the reply being written",
 }
 EXIT_COMMANDS = ("/exit", "/quit")
+IMAGE_COMMAND = "/image"
 _WORD = re.compile(r"/[A-Za-z]+")
 
 
@@ -55,7 +58,7 @@ def run_command(
         history = agent.history
         lines = [one_line(_describe(m), width) for m in history] or ["(no conversation yet)"]
         if history:
-            size = sum(len(m.content) for m in history)
+            size = sum(len(described_text(m)) for m in history)
             lines.append(f"({len(history)} message(s), {size} characters; /clear forgets them)")
     elif name == "/tools":
         lines = [f"tools the model can call: {', '.join(agent.tools) or '(none)'}"]
@@ -84,9 +87,17 @@ def session_stats(metrics: MetricsCollector) -> list[str]:
     ]
 
 
+def described_text(message: Message) -> str:
+    """The message's text, each of its files named in brackets (``[image (image/png, 2 kB)]``)."""
+    if isinstance(message, UserMessage | ToolMessage):
+        files = " ".join(f"[{part.describe()}]" for part in media_parts(message.content))
+        return f"{message.text} {files}" if files else message.text
+    return message.content
+
+
 def _describe(message: Message) -> str:
     if isinstance(message, ToolMessage):
-        return f"tool {message.name}: {message.content}"
+        return f"tool {message.name}: {described_text(message)}"
     if isinstance(message, AssistantMessage) and message.tool_calls:
         calls = "; ".join(
             f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}"
@@ -94,7 +105,7 @@ def _describe(message: Message) -> str:
         )
         said = f"{message.content} " if message.content else ""
         return f"assistant: {said}[calls {calls}]"
-    return f"{message.role}: {message.content}"
+    return f"{message.role}: {described_text(message)}"
 
 
 def one_line(text: str, width: int) -> str:

@@ -15,7 +15,9 @@ it through the same queue as the turn's events.
 Keys: ``/exit`` or Ctrl-D quits; Ctrl-C during a reply cancels that reply
 (``agent.cancel()``) and returns to the prompt, a second one quits (:class:`Quit`);
 Ctrl-C at the prompt discards the line. ``/help``, ``/clear``, ``/history`` and
-``/tools`` are answered here (:mod:`~agent_smith.cli.commands`). On a terminal,
+``/tools`` are answered here (:mod:`~agent_smith.cli.commands`). ``/image PATH``
+attaches an image (or a PDF, a text file, audio) to the next line sent;
+``/image PATH question`` sends it with the question at once. On a terminal,
 while the model works and nothing is being written, one status line on stderr
 says for how long, with its tokens so far and tokens/s
 (:mod:`~agent_smith.cli.activity`). A turn error that makes chatting
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import queue
+import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -34,11 +37,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from ..agent.events import FinalAnswer, ToolCallRequested, ToolResultReady
-from ..errors import AgentSmithError, CancelledError, LlmApiError, TransportError
+from ..base.parts import Content, MediaPart, as_parts
+from ..errors import AgentSmithError, CancelledError, ConfigError, LlmApiError, TransportError
 from ..llm.events import ServerToolUsed, TokenDelta
+from ..messages import UserMessage
 from .activity import Activity
 from .approval import TerminalApprovals, TerminalQuestion, is_denial
-from .commands import EXIT_COMMANDS, is_command, one_line, run_command
+from .commands import (
+    EXIT_COMMANDS,
+    IMAGE_COMMAND,
+    described_text,
+    is_command,
+    one_line,
+    run_command,
+)
+from .file_mentions import attachment
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -129,13 +142,14 @@ class Repl:
         stderr: TextIO,
         interactive: bool,
         approvals: TerminalApprovals | None = None,
-        prepare: Callable[[str], str] | None = None,
+        prepare: Callable[[str], Content] | None = None,
         live_status: bool | None = None,
         metrics: MetricsCollector | None = None,
     ) -> None:
         self.agent = agent
         self.metrics = metrics  # what /stats reads
         self._prepare = prepare  # what the model is sent for a typed line (default: the line)
+        self._attached: list[MediaPart] = []  # /image files waiting for the next line
         self.approvals = approvals
         self.endpoint = endpoint
         self._in, self._out, self._err = stdin, stdout, stderr
@@ -163,7 +177,9 @@ class Repl:
                 text = line.strip()
                 if text.lower() in EXIT_COMMANDS:
                     return EXIT_OK
-                if is_command(text):
+                if text.split(maxsplit=1)[:1] == [IMAGE_COMMAND]:
+                    self._attach(text.removeprefix(IMAGE_COMMAND).strip())
+                elif is_command(text):
                     run_command(
                         text, self.agent, self._err, width=STATUS_WIDTH, metrics=self.metrics
                     )
@@ -174,6 +190,28 @@ class Repl:
                 self._end_line()
                 self._err.write("\n")
                 self._err.flush()
+
+    def _attach(self, argument: str) -> None:
+        """``/image PATH [question]``: attach the file; with a question, send both now."""
+        try:
+            words = shlex.split(argument)
+        except ValueError as err:
+            self._status(f"{IMAGE_COMMAND}: {err}")
+            return
+        if not words:
+            self._status(f"usage: {IMAGE_COMMAND} PATH [question] (quote a path with spaces)")
+            return
+        try:
+            part = attachment(words[0])
+        except ConfigError as err:
+            self._status(f"{IMAGE_COMMAND}: {err}")
+            return
+        self._attached.append(part)
+        question = " ".join(words[1:])
+        if question:
+            self.turn(question)
+        else:
+            self._status(f"attached {part.describe()}: it goes with your next message")
 
     def _read_line(self) -> str | None:
         if self._interactive:
@@ -189,9 +227,10 @@ class Repl:
         """Run one turn; ``Fatal`` when the server is unusable."""
         events: queue.Queue[object] = queue.Queue()
         self._turns += 1
+        attached, self._attached = tuple(self._attached), []
         worker = threading.Thread(
             target=self._produce,
-            args=(text, events),
+            args=(text, attached, events),
             name=f"agent_smith-cli-turn-{self._turns}",
             daemon=True,  # only abandoned if the user insists on quitting mid-cancel
         )
@@ -247,11 +286,16 @@ class Repl:
             self._draw_status()  # events that show nothing (reasoning) come thick and fast
         return None
 
-    def _produce(self, text: str, events: queue.Queue[object]) -> None:
+    def _produce(
+        self, text: str, attached: tuple[MediaPart, ...], events: queue.Queue[object]
+    ) -> None:
         error: BaseException | None = None
         try:
             message = self._prepare(text) if self._prepare is not None else text
-            for event in self.agent.stream(message):
+            if attached:
+                message = (*as_parts([message] if isinstance(message, str) else message), *attached)
+            request = message if isinstance(message, str) else UserMessage(message)
+            for event in self.agent.stream(request):
                 events.put(event)
         except BaseException as err:  # handed to the main thread, which reports it
             error = err
@@ -276,14 +320,14 @@ class Repl:
             event.ask(status=self._status, read=input)
         elif isinstance(event, ToolResultReady):
             message = event.message
-            if message.is_error and is_denial(message.content):
-                self._status(f"[tool] {message.name} {_error_text(message.content)}")
+            if message.is_error and is_denial(message.text):
+                self._status(f"[tool] {message.name} {_error_text(message.text)}")
             elif message.is_error:
-                text = _error_text(message.content)
+                text = _error_text(message.text)
                 text = text.removeprefix(f"tool {message.name!r} failed: ")  # said already
                 self._status(f"[tool] {message.name} failed: {text}")
             else:
-                self._status(f"[tool] {message.name} -> {message.content}")
+                self._status(f"[tool] {message.name} -> {described_text(message)}")
         elif isinstance(event, FinalAnswer) and not self._streamed:
             # Nothing streamed (--no-stream, or a server that sent it whole).
             self._write(event.message.content or "")

@@ -23,6 +23,7 @@ from typing import Any
 from .._internal import json_input
 from ..base.history_json import message_from_dict, message_to_dict
 from ..base.json_fields import JsonObject
+from ..base.parts import content_to_json, parts_from_json
 from ..errors import AgentSmithError, DurableStateError
 from ..llm.request import LlmRequest, LlmResponse
 from ..messages import AssistantMessage, Message
@@ -87,9 +88,11 @@ def result_record(result: ToolResult) -> str:
         json.dumps(structured)
     except (TypeError, ValueError):
         structured = None  # only JSON is recorded; the content carries the result
-    return _dumps(
-        {"kind": "result", "content": result.content, "error": result.is_error, "data": structured}
-    )
+    record = {"kind": "result", "content": result.content, "error": result.is_error}
+    record["data"] = structured
+    if result.parts:
+        record["parts"] = content_to_json(result.parts)
+    return _dumps(record)
 
 
 def _dumps(record: JsonObject) -> str:
@@ -143,12 +146,16 @@ def reply_from(record: JsonObject, turn_id: str, step: str) -> tuple[LlmResponse
 
 
 def result_from(record: JsonObject, turn_id: str, step: str) -> ToolResult:
-    content, error = record.get("content"), record.get("error")
-    if not isinstance(content, str) or not isinstance(error, bool):
+    content, error, stored = record.get("content"), record.get("error"), record.get("parts", [])
+    if not isinstance(content, str) or not isinstance(error, bool) or not isinstance(stored, list):
         raise DurableStateError(
             f"durable turn {turn_id!r} step {step!r}: not a tool result", turn_id=turn_id
         )
-    return ToolResult(content, is_error=error, structured=record.get("data"))
+    try:
+        parts = parts_from_json(stored, f"step {step!r} parts")
+    except AgentSmithError as err:
+        raise DurableStateError(f"durable turn {turn_id!r}: {err}", turn_id=turn_id) from err
+    return ToolResult(content, is_error=error, structured=record.get("data"), parts=parts)
 
 
 def message_from(data: object, where: str, turn_id: str) -> Message:

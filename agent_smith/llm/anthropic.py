@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..base.cancellation import CancellationToken
+from ..base.parts import Content, DocumentPart, Part, TextPart, normal_media_type
 from ..errors import ConfigError, ParseError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
@@ -35,8 +36,10 @@ from .convert import add_turn, forced_tool, output_schema, sampling_fields, samp
 from .endpoint import resolve_url
 from .events import StreamEvent
 from .http_model import HttpChatModel
+from .part_support import COMMON_IMAGES, PartSupport
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
+from .wire_bytes import Base64Data
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,15 @@ _EPHEMERAL = {"type": "ephemeral"}
 _CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
 
 JsonObject = dict[str, Any]
+
+
+#: Images (5 MB each) and PDF or text documents (32 MB), by bytes or URL, in tool results too.
+PARTS = PartSupport(
+    media_types=COMMON_IMAGES | {"application/pdf", "text/*"},
+    urls=frozenset({"image", "document"}),
+    in_tool_results=frozenset({"image", "document"}),
+    max_bytes=(("image", 5 * 1024 * 1024), ("document", 32 * 1024 * 1024)),
+)
 
 
 class AnthropicClient(HttpChatModel):
@@ -106,6 +118,7 @@ class AnthropicClient(HttpChatModel):
             context_size=context_size,
             server_tools=server_tools,
             token_counting=True,
+            parts=PARTS,
         )
         self._count_url = resolve_url(endpoint, "/messages/count_tokens")
         self._max_tokens = max_tokens
@@ -192,20 +205,15 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
 
     for message in messages:
         if isinstance(message, UserMessage):
-            add_turn(turns, "user", [{"type": "text", "text": message.content}], key="content")
+            add_turn(turns, "user", _blocks(message.content), key="content")
         elif isinstance(message, ToolMessage):
-            add_turn(
-                turns,
-                "user",
-                [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": message.tool_call_id,
-                        "content": message.content,
-                    }
-                ],
-                key="content",
-            )
+            content = message.content
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": content if isinstance(content, str) else _blocks(content),
+            }
+            add_turn(turns, "user", [result], key="content")
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message)
             if blocks:
@@ -220,6 +228,34 @@ def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
         if len(content) == 1 and content[0]["type"] == "text" and len(content[0]) == 2:
             turn["content"] = content[0]["text"]
     return turns
+
+
+def _blocks(content: Content) -> list[JsonObject]:
+    """User content as blocks: ``text``, ``image`` and ``document``, bytes as base64 sources."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [_block(part) for part in content]
+
+
+def _block(part: Part) -> JsonObject:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    source: JsonObject
+    if part.data is None:
+        source = {"type": "url", "url": part.url}
+    elif isinstance(part, DocumentPart) and part.is_text:
+        source = {"type": "text", "media_type": "text/plain", "data": part.as_text()}
+    else:
+        source = {
+            "type": "base64",
+            "media_type": normal_media_type(part.media_type),
+            "data": Base64Data(part.data),
+        }
+    block: JsonObject = {"type": "document" if isinstance(part, DocumentPart) else "image"}
+    block["source"] = source
+    if isinstance(part, DocumentPart) and part.name:
+        block["title"] = part.name
+    return block
 
 
 def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:

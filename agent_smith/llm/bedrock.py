@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
 from .._internal.extras import install_hint
+from ..base.parts import Content, ImagePart, TextPart, normal_media_type
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
@@ -32,8 +34,10 @@ from .bedrock_reply import PROVIDER, WHO, BedrockStreamDecoder, parse_converse
 from .convert import add_turn, forced_tool, output_schema, sampling_fields, sampling_of, system_text
 from .events import StreamEvent
 from .http_model import HttpChatModel
+from .part_support import COMMON_IMAGES, PartSupport
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
+from .wire_bytes import Base64Data
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +46,22 @@ _RESERVED = ("messages", "system", "toolConfig", "inferenceConfig")
 _CACHE_POINT = {"cachePoint": {"type": "default"}}
 
 JsonObject = dict[str, Any]
+
+
+_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
+
+#: Images (3.75 MB) and documents (4.5 MB) as bytes, in tool results too; no URLs, no audio.
+PARTS = PartSupport(
+    media_types=COMMON_IMAGES | frozenset(_DOCUMENT_FORMATS),
+    in_tool_results=frozenset({"image", "document"}),
+    max_bytes=(("image", 3_932_160), ("document", 4_718_592)),
+)
 
 
 class BedrockClient(HttpChatModel):
@@ -110,6 +130,7 @@ class BedrockClient(HttpChatModel):
             native_output=False,
             context_size=context_size,
             server_tools=server_tools,
+            parts=PARTS,
         )
         self._stream_url = f"{base}{path}/converse-stream"
         self._cache = cache
@@ -197,16 +218,44 @@ def _tool_choice(choice: str | JsonObject | None) -> JsonObject:
     raise ConfigError(f"{WHO} has no tool_choice {choice!r}")
 
 
+def _blocks(content: Content) -> list[JsonObject]:
+    """Content as Converse blocks: ``text``, ``image`` and ``document`` (base64 ``bytes``)."""
+    if isinstance(content, str):
+        return [{"text": content}]
+    blocks: list[JsonObject] = []
+    documents = 0
+    for part in content:
+        if isinstance(part, TextPart):
+            blocks.append({"text": part.text})
+            continue
+        media_type = normal_media_type(part.media_type)
+        source = {"bytes": Base64Data(part.data or b"")}
+        if isinstance(part, ImagePart):
+            blocks.append({"image": {"format": media_type.split("/", 1)[1], "source": source}})
+        else:
+            documents += 1
+            name = _document_name(part.name or f"Document {documents}")
+            document = {"format": _DOCUMENT_FORMATS[media_type], "name": name, "source": source}
+            blocks.append({"document": document})
+    return blocks
+
+
+def _document_name(name: str) -> str:
+    """A document name as Converse takes it: letters, digits, single spaces, - ( ) [ ]."""
+    kept = re.sub(r"[^A-Za-z0-9\-()\[\] ]", " ", name.rsplit(".", 1)[0])
+    return " ".join(kept.split()) or "document"
+
+
 def _turns(messages: Sequence[Message], *, cache: bool) -> list[JsonObject]:
     turns: list[JsonObject] = []
 
     for message in messages:
         if isinstance(message, UserMessage):
-            add_turn(turns, "user", [{"text": message.content}], key="content")
+            add_turn(turns, "user", _blocks(message.content), key="content")
         elif isinstance(message, ToolMessage):
             result: JsonObject = {
                 "toolUseId": message.tool_call_id,
-                "content": [{"text": message.content}],
+                "content": _blocks(message.content),
             }
             add_turn(turns, "user", [{"toolResult": result}], key="content")
         elif isinstance(message, AssistantMessage):

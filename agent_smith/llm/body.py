@@ -11,8 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..base.parts import AudioPart, ImagePart, Part, TextPart, normal_media_type
 from ..errors import ConfigError
+from ..messages import Message, ToolMessage, UserMessage
+from .part_support import COMMON_IMAGES, PartSupport
 from .request import LlmRequest, SamplingParams
+from .wire_bytes import Base64Data, data_url_prefix
 
 JsonObject = dict[str, Any]
 
@@ -56,7 +60,7 @@ def build_body(
     body: JsonObject = {}
     if model:
         body["model"] = model
-    body["messages"] = [message.to_openai() for message in request.messages]
+    body["messages"] = [_message(message) for message in request.messages]
     if request.tools:
         body["tools"] = [schema.to_openai() for schema in request.tools]
         body["tool_choice"] = request.tool_choice if request.tool_choice is not None else "auto"
@@ -75,6 +79,45 @@ def build_body(
         body["response_format"] = sampling.response_format
     body.update(sampling.extra)
     return body
+
+
+#: The parts OpenAI's chat completions take (an OpenAI-compatible server may take fewer:
+#: give the client its own ``parts``).
+OPENAI_PARTS = PartSupport(
+    media_types=COMMON_IMAGES | {"audio/wav", "audio/mpeg", "application/pdf", "text/*"},
+    urls=frozenset({"image"}),
+    max_bytes=(("image", 20 * 1024 * 1024), ("document", 32 * 1024 * 1024)),
+)
+
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
+
+
+def _message(message: Message) -> JsonObject:
+    if isinstance(message, (UserMessage, ToolMessage)) and not isinstance(message.content, str):
+        wire: JsonObject = {"role": message.role}
+        if isinstance(message, ToolMessage):
+            wire["tool_call_id"] = message.tool_call_id
+        wire["content"] = [_part(part) for part in message.content]
+        return wire
+    return message.to_openai()
+
+
+def _part(part: Part) -> JsonObject:
+    """One part in chat-completions form: ``text``, ``image_url``, ``input_audio`` or ``file``."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    media_type = normal_media_type(part.media_type)
+    if isinstance(part, ImagePart):
+        url = part.url if part.data is None else Base64Data(part.data, data_url_prefix(media_type))
+        return {"type": "image_url", "image_url": {"url": url}}
+    if isinstance(part, AudioPart):
+        audio = {"data": Base64Data(part.data or b""), "format": _AUDIO_FORMATS[media_type]}
+        return {"type": "input_audio", "input_audio": audio}
+    if part.is_text:
+        return {"type": "text", "text": part.as_text()}
+    document = Base64Data(part.data or b"", data_url_prefix(media_type))
+    file = {"filename": part.name or "document.pdf", "file_data": document}
+    return {"type": "file", "file": file}
 
 
 def _pick(value: Any, fallback: Any) -> Any:

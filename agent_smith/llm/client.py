@@ -18,10 +18,11 @@ from ..base.cancellation import CancellationToken
 from ..errors import ContextOverflowError, TransportError
 from ..observer import ChatObservation, get_observer
 from ..runtime import Runtime, default_runtime
-from .body import build_body
+from .body import OPENAI_PARTS, build_body
 from .endpoint import resolve_chat_url
 from .events import Finished, StreamEvent, response_events
 from .http_model import HttpChatModel
+from .part_support import PartSupport
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .server_props import Asked, KnownWindow, fetch_context_window, props_url
@@ -41,7 +42,10 @@ class LlmClient(HttpChatModel):
     ``request_timeout`` bounds connecting and each wait for data (seconds).
     ``retry_policy`` overrides ``max_retries``. ``think_tags``: reasoning the
     server writes inline as ``<think>…</think>`` in the content is split out
-    into reasoning (:mod:`.think_tags`). Thread-safe: many threads may call
+    into reasoning (:mod:`.think_tags`). ``parts``: the images, documents and
+    audio the server takes (OpenAI's by default; a llama.cpp server with a
+    vision projector takes images only: ``PartSupport(media_types=COMMON_IMAGES)``).
+    Thread-safe: many threads may call
     one client at once.
     """
 
@@ -57,6 +61,7 @@ class LlmClient(HttpChatModel):
         runtime: Runtime | None = None,
         retry_policy: RetryPolicy | None = None,
         think_tags: bool = False,
+        parts: PartSupport = OPENAI_PARTS,
     ) -> None:
         super().__init__(
             resolve_chat_url(endpoint),
@@ -70,6 +75,7 @@ class LlmClient(HttpChatModel):
             retry_policy=retry_policy,
             default_sampling=default_sampling,
             runtime=runtime,
+            parts=parts,
         )
         self._endpoint = endpoint
         self._think_tags = think_tags
@@ -92,7 +98,7 @@ class LlmClient(HttpChatModel):
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply (no streaming)."""
-        body = self._request_body(request, stream=False)
+        body = self._request_body(self._with_parts(request), stream=False)
         with self._chat_span(request, body) as span:
             return span.finish(self._complete(body, cancel, span))
 
@@ -120,7 +126,7 @@ class LlmClient(HttpChatModel):
 
         Closing the generator early closes the HTTP response.
         """
-        body = self._request_body(request, stream=True)
+        body = self._request_body(self._with_parts(request), stream=True)
         with self._chat_span(request, body) as span, self._http.live_call(cancel) as call:
             response = self._send(body, call, span)
             try:
@@ -209,7 +215,7 @@ class LlmClient(HttpChatModel):
         a server that cannot is asked once. None means: estimate (~4 characters a token).
         Once the server has counted, the capabilities say ``token_counting``.
         """
-        body = self._request_body(request, stream=False)
+        body = self._request_body(self._with_parts(request), stream=False)
         session = (self._runtime or default_runtime()).session
         timeout = min(self._timeout, 10.0)
         counted = self._counter.count(session, body, headers=self._headers, timeout=timeout)

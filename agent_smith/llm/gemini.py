@@ -18,6 +18,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ..base.parts import Content, TextPart, normal_media_type
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
@@ -26,8 +27,10 @@ from .endpoint import resolve_url
 from .events import StreamEvent
 from .gemini_reply import MADE_UP_ID, PROVIDER, WHO, GeminiStreamDecoder, parse_response
 from .http_model import HttpChatModel
+from .part_support import PartSupport
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
+from .wire_bytes import Base64Data
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,18 @@ _SCHEMA_KEYS = frozenset(
 )
 
 JsonObject = dict[str, Any]
+
+
+#: Images, PDF and text documents and audio, inline up to 20 MB or by URL (``fileData``).
+PARTS = PartSupport(
+    media_types=frozenset(
+        {"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}
+        | {"application/pdf", "text/*"}
+        | {"audio/wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"}
+    ),
+    urls=frozenset({"image", "document", "audio"}),
+    max_bytes=(("image", 20 * 1024 * 1024), ("document", 20 * 1024 * 1024)),
+)
 
 
 class GeminiClient(HttpChatModel):
@@ -105,6 +120,7 @@ class GeminiClient(HttpChatModel):
             runtime=runtime,
             context_size=context_size,
             server_tools=server_tools,
+            parts=PARTS,
         )
         self._stream_url = f"{base}/models/{model}:streamGenerateContent?alt=sse"
         thinking: JsonObject = {}
@@ -182,9 +198,9 @@ def _contents(messages: Sequence[Message]) -> list[JsonObject]:
 
     for message in messages:
         if isinstance(message, UserMessage):
-            add_turn(contents, "user", [{"text": message.content}], key="parts")
-        elif isinstance(message, ToolMessage):
-            response: JsonObject = {"name": message.name, "response": {"result": message.content}}
+            add_turn(contents, "user", _parts(message.content), key="parts")
+        elif isinstance(message, ToolMessage):  # its media parts follow in a user message
+            response: JsonObject = {"name": message.name, "response": {"result": message.text}}
             if not message.tool_call_id.startswith(MADE_UP_ID):
                 response["id"] = message.tool_call_id
             add_turn(contents, "user", [{"functionResponse": response}], key="parts")
@@ -193,6 +209,23 @@ def _contents(messages: Sequence[Message]) -> list[JsonObject]:
         elif not isinstance(message, SystemMessage):
             raise ConfigError(f"{WHO} cannot send a {type(message).__name__}")
     return contents
+
+
+def _parts(content: Content) -> list[JsonObject]:
+    """User content as parts: ``text``, ``inlineData`` (base64 bytes) and ``fileData`` (URLs)."""
+    if isinstance(content, str):
+        return [{"text": content}]
+    parts: list[JsonObject] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            parts.append({"text": part.text})
+            continue
+        media_type = normal_media_type(part.media_type)
+        if part.data is None:
+            parts.append({"fileData": {"mimeType": media_type, "fileUri": part.url}})
+        else:
+            parts.append({"inlineData": {"mimeType": media_type, "data": Base64Data(part.data)}})
+    return parts
 
 
 def _model_parts(message: AssistantMessage) -> list[JsonObject]:

@@ -23,6 +23,7 @@ from ..runtime import Runtime
 from .endpoint import display_url
 from .events import StreamEvent
 from .model import ModelCapabilities
+from .part_support import NO_PARTS, PartSupport, check_parts, tool_parts_after
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .transport import HttpTransport, Signer
@@ -35,8 +36,8 @@ class HttpChatModel(ABC):
 
     ``who`` names the provider in errors; ``headers`` are sent with every
     request (``Content-Type: application/json`` is always among them);
-    ``provider``, ``native_output``, ``context_size`` and ``token_counting``
-    make its :class:`ModelCapabilities`. Thread-safe.
+    ``provider``, ``native_output``, ``context_size``, ``token_counting`` and
+    ``parts`` make its :class:`ModelCapabilities`. Thread-safe.
     """
 
     def __init__(
@@ -57,8 +58,10 @@ class HttpChatModel(ABC):
         context_size: int | None = None,
         token_counting: bool = False,
         server_tools: Sequence[Mapping[str, Any]] = (),
+        parts: PartSupport = NO_PARTS,
     ) -> None:
         self._url = url
+        self._who = who
         self._server_tools = [dict(t) for t in server_tools]
         self._stream_url = url  # where streamed requests go, when the dialect has another
         self._shown = display_url(url)
@@ -83,6 +86,7 @@ class HttpChatModel(ABC):
             native_output=native_output,
             context_size=context_size,
             token_counting=token_counting,
+            parts=parts,
         )
 
     def _offered_server_tools(self) -> list[dict[str, Any]]:
@@ -151,7 +155,7 @@ class HttpChatModel(ABC):
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
     ) -> LlmResponse:
         """Send ``request`` and return the whole reply."""
-        body = self._request_body(request, stream=False)
+        body = self._request_body(self._with_parts(request), stream=False)
         with get_observer().on_chat_start(self, request, body) as span:
             return span.finish(self._parse(self._post_json(self._url, body, cancel, span)))
 
@@ -162,7 +166,7 @@ class HttpChatModel(ABC):
 
         Closing the generator early closes the HTTP response.
         """
-        body = self._request_body(request, stream=True)
+        body = self._request_body(self._with_parts(request), stream=True)
         headers = {**self._headers, "Accept": self._accept}
         with get_observer().on_chat_start(self, request, body) as span:
             yield from span.watch(
@@ -170,6 +174,19 @@ class HttpChatModel(ABC):
                     self._stream_url, body, headers, cancel, self._decode, span, self._signer
                 )
             )
+
+    def _with_parts(self, request: LlmRequest) -> LlmRequest:
+        """``request`` with its parts checked, and tool results' parts placed where they go.
+
+        PartError names the first part the provider would not take; parts of
+        tool results it does not take there follow in a user message.
+        """
+        support = self._capabilities.parts
+        check_parts(request.messages, support, self._who)
+        messages = tool_parts_after(request.messages, support)
+        if messages is request.messages:
+            return request
+        return replace(request, messages=tuple(messages))
 
     # -- the dialect: what each provider defines -----------------------------
 

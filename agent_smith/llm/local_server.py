@@ -75,7 +75,9 @@ class LocalLlamaServer(Closeable):
     request sets no ``max_tokens`` of its own (default 1024; None: no cap,
     llama.cpp's own default, which lets a looping model generate until its
     window is full). ``threads`` None lets llama.cpp choose. ``api_key``
-    makes the server require that bearer token.
+    makes the server require that bearer token. ``mmproj`` is the multimodal
+    projector GGUF of a vision (or audio) model: with it the server takes
+    images as OpenAI ``image_url`` parts (without it llama.cpp refuses them).
     ``options`` sets further ``xllamacpp.CommonParams`` fields by dotted name
     (``{"sampling.temp": 0.2, "n_gpu_layers": 0}``). ``start_timeout`` bounds
     loading plus the health check; ``stop_timeout`` bounds a graceful stop
@@ -95,6 +97,7 @@ class LocalLlamaServer(Closeable):
         parallel: int = DEFAULT_PARALLEL,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         api_key: str | None = None,
+        mmproj: str | os.PathLike[str] | None = None,
         options: Mapping[str, Any] | None = None,
         start_timeout: float = 120.0,
         stop_timeout: float = 10.0,
@@ -112,6 +115,11 @@ class LocalLlamaServer(Closeable):
             raise ConfigError(f"max_tokens must be positive (or None: no cap), got {max_tokens}")
         if start_timeout <= 0 or stop_timeout <= 0:
             raise ConfigError("start_timeout and stop_timeout must be positive")
+        options = dict(options or {})
+        if mmproj is not None:
+            if not Path(mmproj).is_file():
+                raise ConfigError(f"no such multimodal projector file: {mmproj}")
+            options["mmproj.path"] = os.fspath(mmproj)
         self._config: dict[str, Any] = {
             "model": str(self._model),
             "port": port or 0,
@@ -120,7 +128,7 @@ class LocalLlamaServer(Closeable):
             "parallel": parallel,
             "max_tokens": max_tokens,
             "api_key": api_key,
-            "options": dict(options or {}),
+            "options": options,
         }
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from .part_support import NO_PARTS, PartSupport
+
 if TYPE_CHECKING:
     from ..base.cancellation import CancellationToken
     from .events import StreamEvent
@@ -37,6 +39,8 @@ class ModelCapabilities:
     output's ``auto`` mode uses it; otherwise the ``final_result`` tool).
     ``context_size``: the context window in tokens, when known.
     ``token_counting``: the model offers an exact ``count_tokens(request)``.
+    ``parts``: the images, documents and audio it takes, checked before
+    each request (:class:`~agent_smith.llm.part_support.PartSupport`).
     """
 
     provider: str
@@ -45,6 +49,7 @@ class ModelCapabilities:
     native_output: bool = True
     context_size: int | None = None
     token_counting: bool = False
+    parts: PartSupport = NO_PARTS
 
 
 @runtime_checkable

@@ -21,8 +21,9 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ..base.parts import DocumentPart, Part, TextPart
 from ..errors import ParseError, TransportError
-from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage
+from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage, UserMessage
 from ..runtime import Runtime, default_runtime
 from .api_error import error_from_json
 from .convert import output_schema, sampling_fields, sampling_of
@@ -37,10 +38,12 @@ from .events import (
 )
 from .http_model import HttpChatModel
 from .ollama_window import api_root, ask_ollama_window
+from .part_support import PartSupport
 from .request import LlmRequest, LlmResponse, SamplingParams, string_field
 from .retry import RetryPolicy
 from .server_props import Asked, KnownWindow
 from .stream_decoder import load_object_frame, scan_json
+from .wire_bytes import Base64Data
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,10 @@ def ollama_host() -> str:
     if host.count(":") == 1:  # no port given
         host += ":11434"
     return host
+
+
+#: Images as base64 bytes in ``images`` (a vision model's), text documents as text.
+PARTS = PartSupport(media_types=frozenset({"image/png", "image/jpeg", "text/*"}))
 
 
 class OllamaClient(HttpChatModel):
@@ -108,6 +115,7 @@ class OllamaClient(HttpChatModel):
             default_sampling=default_sampling,
             runtime=runtime,
             context_size=size,
+            parts=PARTS,
         )
         self._think = think
         self._keep_alive = keep_alive
@@ -195,11 +203,27 @@ def _messages(messages: Sequence[Message]) -> list[JsonObject]:
                     for c in message.tool_calls
                 ]
             wire.append(turn)
-        elif isinstance(message, ToolMessage):
-            wire.append({"role": "tool", "content": message.content, "tool_name": message.name})
+        elif isinstance(message, ToolMessage):  # its images follow in a user message
+            wire.append({"role": "tool", "content": message.text, "tool_name": message.name})
+        elif isinstance(message, UserMessage) and not isinstance(message.content, str):
+            wire.append(_user_with_images(message.content))
         else:
             wire.append(message.to_openai())
     return wire
+
+
+def _user_with_images(parts: tuple[Part, ...]) -> JsonObject:
+    """A user message's text (text documents included) and its images, base64, in ``images``."""
+    texts: list[str] = []
+    images: list[Base64Data] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, DocumentPart):
+            texts.append(part.as_text())
+        elif part.data is not None:
+            images.append(Base64Data(part.data))
+    return {"role": "user", "content": "\n".join(texts), "images": images}
 
 
 class OllamaDecoder:

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ..base.parts import Content, DocumentPart, ImagePart, Part, TextPart, normal_media_type
 from ..errors import ConfigError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ..runtime import Runtime
@@ -28,9 +29,11 @@ from .convert import forced_tool, output_schema, sampling_fields, sampling_of, s
 from .endpoint import resolve_url
 from .events import StreamEvent
 from .http_model import HttpChatModel
+from .part_support import COMMON_IMAGES, PartSupport
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .responses_reply import PROVIDER, WHO, ResponsesStreamDecoder, parse_response
 from .retry import RetryPolicy
+from .wire_bytes import Base64Data, data_url_prefix
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,15 @@ DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 _RESERVED = ("model", "input", "instructions", "tools", "tool_choice", "stream")
 
 JsonObject = dict[str, Any]
+
+
+#: Images and PDF files, by bytes or URL, in function call outputs too; no audio.
+PARTS = PartSupport(
+    media_types=COMMON_IMAGES | {"application/pdf", "text/*"},
+    urls=frozenset({"image", "document"}),
+    in_tool_results=frozenset({"image", "document"}),
+    max_bytes=(("image", 20 * 1024 * 1024), ("document", 32 * 1024 * 1024)),
+)
 
 
 class ResponsesClient(HttpChatModel):
@@ -83,6 +95,7 @@ class ResponsesClient(HttpChatModel):
             runtime=runtime,
             context_size=context_size,
             server_tools=server_tools,
+            parts=PARTS,
         )
         self._store = store
         self._effort = reasoning_effort
@@ -162,17 +175,38 @@ def _tool_choice(choice: str | JsonObject | None) -> str | JsonObject:
     raise ConfigError(f"{WHO} has no tool_choice {choice!r}")
 
 
+def _input(content: Content) -> str | list[JsonObject]:
+    """Content as ``input_text``, ``input_image`` and ``input_file`` items (a string stays)."""
+    if isinstance(content, str):
+        return content
+    return [_input_part(part) for part in content]
+
+
+def _input_part(part: Part) -> JsonObject:
+    if isinstance(part, TextPart):
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, DocumentPart) and part.is_text:
+        return {"type": "input_text", "text": part.as_text()}
+    media_type = normal_media_type(part.media_type)
+    given = part.url if part.data is None else Base64Data(part.data, data_url_prefix(media_type))
+    if isinstance(part, ImagePart):
+        return {"type": "input_image", "image_url": given, "detail": "auto"}
+    if part.data is None:
+        return {"type": "input_file", "file_url": given}
+    return {"type": "input_file", "filename": part.name or "document.pdf", "file_data": given}
+
+
 def _items(messages: Sequence[Message]) -> list[JsonObject]:
     items: list[JsonObject] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            items.append({"type": "message", "role": "user", "content": message.content})
+            items.append({"type": "message", "role": "user", "content": _input(message.content)})
         elif isinstance(message, ToolMessage):
             items.append(
                 {
                     "type": "function_call_output",
                     "call_id": message.tool_call_id,
-                    "output": message.content,
+                    "output": _input(message.content),
                 }
             )
         elif isinstance(message, AssistantMessage):

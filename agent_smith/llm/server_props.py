@@ -19,6 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
+from .wire_bytes import encode_body
+
 log = logging.getLogger(__name__)
 
 _CHAT = "/chat/completions"
@@ -75,7 +77,8 @@ def get_json(
     if body is None:
         response = session.get(url, headers=headers, timeout=timeout)
     else:
-        response = session.post(url, json=body, headers=headers, timeout=timeout)
+        sent = {**headers, "Content-Type": "application/json"}  # a body may carry image bytes
+        response = session.post(url, data=encode_body(body), headers=sent, timeout=timeout)
     try:
         if response.status_code != 200:
             log.debug("%s answered HTTP %d", url, response.status_code)

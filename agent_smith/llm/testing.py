@@ -33,6 +33,7 @@ from .events import (
     response_events,
 )
 from .model import ModelCapabilities
+from .part_support import ANY_PARTS
 from .request import LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ class TestModel:
     ``replies`` are played in order, one per request; ``respond`` (instead)
     is called with each :class:`LlmRequest` and returns a reply. Running out
     of replies raises :class:`ConfigError`. ``capabilities`` defaults to a
-    provider named ``"test"`` with native structured output. Thread-safe.
+    provider named ``"test"`` with native structured output that takes every
+    content part (images, documents, audio). Thread-safe.
     """
 
     __test__ = False  # not a pytest test class, whatever its name
@@ -74,7 +76,9 @@ class TestModel:
         if respond is not None and self._script:
             raise ConfigError("TestModel takes replies or respond, not both")
         self._respond = respond
-        self._capabilities = capabilities or ModelCapabilities(provider="test", model="test")
+        self._capabilities = capabilities or ModelCapabilities(
+            provider="test", model="test", parts=ANY_PARTS
+        )
         self._lock = threading.Lock()
         self.requests: list[LlmRequest] = []
 

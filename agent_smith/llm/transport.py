@@ -27,7 +27,7 @@ import requests
 from urllib3.exceptions import HTTPError as _Urllib3Error
 from urllib3.exceptions import ReadTimeoutError
 
-from .._internal import json_input, json_output
+from .._internal import json_input
 from .._internal.posting import Poster
 from .._internal.request_errors import request_error_cause
 from .._internal.sockets import shutdown, shutdown_socket, watch_socket
@@ -39,6 +39,7 @@ from ..observer import NO_CHAT, ChatObservation
 from ..runtime import Runtime, default_runtime
 from .api_error import error_from_body, error_from_json
 from .retry import RetryPolicy
+from .wire_bytes import encode_body
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +177,7 @@ class HttpTransport:
         trace context into the headers and hears of each retry. ``sign(url, data,
         headers)`` adds a request signature (AWS SigV4) to the headers of each attempt.
         """
-        data = json_output.dumps(body).encode("utf-8")
+        data = encode_body(body)
         observer.inject(headers)
         if log.isEnabledFor(TRACE):
             log.log(TRACE, "POST %s headers: %s", self.shown, redact_headers(headers))

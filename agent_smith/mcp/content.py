@@ -1,13 +1,21 @@
-"""MCP content as text: text kept, everything else described, never dropped.
+"""MCP content as text and parts: text kept, everything else described, never dropped.
 
-Also the one place MCP content becomes chat messages (``prompts/get``).
+Images, audio and embedded resources that hold an image, audio, a PDF or a
+text file as a ``blob`` also become parts (:func:`content_parts`), which a
+tool result carries to the model beside the text; the text keeps a short
+description where each one was. Also the one place MCP content becomes chat
+messages (``prompts/get``).
 """
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
+from urllib.parse import urlsplit
 
-from ..errors import McpError, McpProtocolError
+from ..base.media_input import decode_base64, media_part
+from ..base.parts import MediaPart
+from ..errors import ConfigError, McpError, McpProtocolError, PartError
 from ..messages import AssistantMessage, Message, UserMessage
 
 
@@ -50,6 +58,50 @@ def describe_resource(resource: object) -> str:
         return str(resource["text"])
     mime = resource.get("mimeType", "unknown type")
     return f"[resource: {resource.get('uri', '?')}, {mime}, {_size(resource.get('blob'))} bytes]"
+
+
+def content_parts(blocks: object, *, server: str) -> tuple[MediaPart, ...]:
+    """The images, audio and binary resources of a ``content`` list, as parts, in order.
+
+    A block whose media type no part takes (``application/gzip``, say) stays
+    a description in the text only. Data that is not base64 is the server's
+    mistake: McpError naming the block.
+    """
+    if not isinstance(blocks, list):
+        return ()
+    parts = []
+    for index, block in enumerate(blocks):
+        part = _block_part(block, f"content[{index}]", server)
+        if part is not None:
+            parts.append(part)
+    return tuple(parts)
+
+
+def _block_part(block: object, where: str, server: str) -> MediaPart | None:
+    if not isinstance(block, dict):
+        return None
+    kind, name = block.get("type"), None
+    if kind in ("image", "audio"):
+        encoded, media_type = block.get("data"), block.get("mimeType")
+    elif kind == "resource" and isinstance(block.get("resource"), dict):
+        resource = block["resource"]
+        encoded, media_type = resource.get("blob"), resource.get("mimeType")
+        uri = resource.get("uri")
+        if isinstance(uri, str):
+            name = posixpath.basename(urlsplit(uri).path) or None
+    else:
+        return None
+    if not isinstance(encoded, str) or not isinstance(media_type, str):
+        return None
+    try:
+        return media_part(media_type, data=decode_base64(encoded, what=where), name=name)
+    except PartError as err:
+        raise McpError(
+            f"MCP server {server!r} sent {kind} content ({where}) whose data is not base64",
+            server=server,
+        ) from err
+    except ConfigError:  # a media type no part takes: the text describes it
+        return None
 
 
 def _size(data: Any) -> int:

@@ -1,10 +1,11 @@
 """A ``tools/call`` result as a ToolResult, checked against the tool's output schema.
 
 Text content is joined (other content described, resource links with their
-URI so the model can read them). A tool that declares an ``outputSchema``
-must return ``structuredContent`` that fits it (unless the result is an
-error): anything else is the server's mistake, reported as McpError rather
-than handed to the model as if it were data.
+URI so the model can read them); images, audio and binary resources also
+travel as the result's parts, which reach the model natively. A tool that
+declares an ``outputSchema`` must return ``structuredContent`` that fits it
+(unless the result is an error): anything else is the server's mistake,
+reported as McpError rather than handed to the model as if it were data.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from ..errors import McpError
 from ..tools.base import ToolResult
 from ..tools.validation import validation_errors
-from .content import content_text
+from .content import content_parts, content_text
 
 
 def tool_result(
@@ -37,8 +38,10 @@ def tool_result(
                 f"fit its outputSchema: {'; '.join(problems)}",
                 server=server,
             )
+    blocks = result.get("content")
     return ToolResult(
-        content=content_text(result.get("content")),
+        content=content_text(blocks),
         is_error=is_error,
         structured=structured if isinstance(structured, dict) else None,
+        parts=content_parts(blocks, server=server),
     )

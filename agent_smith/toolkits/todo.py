@@ -131,13 +131,13 @@ def _restore(history: Iterable[Message]) -> list[TodoItem]:
             isinstance(message, ToolMessage)
             and message.name in TODO_TOOLS
             and not message.is_error
-            and message.content.startswith("todo list:")
+            and message.text.startswith("todo list:")
         ):
             latest = message
     if latest is None:
         return []
     items = []
-    for line in latest.content.splitlines()[1:]:
+    for line in latest.text.splitlines()[1:]:
         match = _ITEM.match(line)
         if match is not None:
             items.append(TodoItem(int(match.group(2)), match.group(3), match.group(1) == "x"))

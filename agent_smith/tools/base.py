@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..base.cancellation import CancellationToken
+from ..base.parts import Content, Part, TextPart
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
@@ -48,11 +49,24 @@ class ToolSchema:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool returns: text for the model, optionally structured data."""
+    """What a tool returns: text for the model, optionally structured data and parts.
+
+    ``parts`` are images, documents or audio (or more text) that follow the
+    text: ``ToolResult("the chart", parts=(ImagePart.from_file("chart.png"),))``.
+    The model receives them natively where its provider takes parts in tool
+    results, otherwise in a user message right after the result.
+    """
 
     content: str
     is_error: bool = False
     structured: Any = None
+    parts: tuple[Part, ...] = ()
+
+    def message_content(self, text: str) -> Content:
+        """The content of the tool message: ``text`` alone, or ``text`` then the parts."""
+        if not self.parts:
+            return text
+        return (TextPart(text), *self.parts) if text else self.parts
 
 
 #: Whether a call needs a person's approval: always, never, or by its arguments.

@@ -366,7 +366,7 @@ def _finish(run: _Running, future: Future[ToolResult], max_result_bytes: int) ->
     result = future.result()
     log.debug("tool call %s (%s) finished, error=%s", call.id, call.name, result.is_error)
     if not result.is_error:
-        content = truncate_utf8(result.content, max_result_bytes)
+        content = result.message_content(truncate_utf8(result.content, max_result_bytes))
         return ToolOutcome(call, result, ToolMessage(call.id, call.name, content))
     if error_payload(result.content) is not None:
         # Already our compact error shape (a sub-agent's, say): do not wrap twice.

@@ -56,9 +56,9 @@ def _message(message: Message) -> JsonObject:
         return {"role": "assistant", "parts": _assistant_parts(message)}
     if isinstance(message, ToolMessage):
         part = {"type": "tool_call_response", "id": message.tool_call_id}
-        part["response"] = redact(message.content)
+        part["response"] = redact(message.text)
         return {"role": "tool", "parts": [part]}
-    return {"role": message.role, "parts": [_text(message.content)]}
+    return {"role": message.role, "parts": [_text(message.text)]}
 
 
 def _assistant_parts(message: AssistantMessage) -> list[JsonObject]:

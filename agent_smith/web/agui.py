@@ -11,28 +11,37 @@ and step closed before ``RUN_FINISHED`` (with the turn's usage and its answer
 as ``result``) or ``RUN_ERROR``.
 
 The session is the conversation's source of truth: of the input's messages
-only the last user message counts. Human in the loop uses the protocol's
-interrupts: a turn paused for approvals ends with ``RUN_FINISHED`` whose
-``outcome`` is ``{"type": "interrupt", "interrupts": [...]}``, one interrupt
-per waiting call (its ``id`` and ``toolCallId`` are the call id, ``reason``
-``"tool_approval"``, ``metadata`` the tool name and arguments); the next run
-answers them in ``resume``: ``{"interruptId", "status": "resolved", "payload":
-{"approved": true | false, "reason": "..."}}``, or ``"status": "cancelled"``
-(denied).
+only the last user message counts; its content is a string or a list of
+parts: text, and ``image`` / ``audio`` / ``document`` parts whose source is
+``data`` (base64 with its ``mimeType``) or ``url``. A tool result that
+carries images, documents or audio has a list of such parts as its
+``TOOL_CALL_RESULT`` content (text first, then ``data`` sources).
+
+Human in the loop uses the protocol's interrupts: a turn paused for
+approvals ends with ``RUN_FINISHED`` whose ``outcome`` is ``{"type":
+"interrupt", "interrupts": [...]}``, one interrupt per waiting call (its
+``id`` and ``toolCallId`` are the call id, ``reason`` ``"tool_approval"``,
+``metadata`` the tool name and arguments); the next run answers them in
+``resume``: ``{"interruptId", "status": "resolved", "payload": {"approved":
+true | false, "reason": "..."}}``, or ``"status": "cancelled"`` (denied).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from ..base.media_input import decode_base64, media_part
+from ..base.parts import Content, MediaPart
 from ..base.paused_turn import ApprovalRequest, Decision
-from ..errors import ParseError
+from ..errors import ConfigError, ParseError, PartError
 from ..llm.events import ReasoningDelta, TokenDelta, ToolCallStarted
-from ..messages import AssistantMessage, TokenUsage
+from ..messages import AssistantMessage, TokenUsage, ToolMessage
+from .media import media_of, read_part, user_content
 from .stream import TurnFailed, TurnPaused, WebEvent, sse, tool_outcome
 
 #: The response headers of an AG-UI event stream (proxies must not buffer it).
@@ -53,7 +62,7 @@ class RunInput:
 
     thread_id: str
     run_id: str
-    text: str | None
+    content: Content | None
     decisions: Mapping[str, Decision]
 
 
@@ -75,22 +84,41 @@ def read_run_input(body: object) -> RunInput:
     last = messages[-1] if messages else None
     if not isinstance(last, dict) or last.get("role") != "user":
         raise ParseError("the last message must be the user's (or 'resume' must answer interrupts)")
-    text = _text(last.get("content"))
-    if not text.strip():
-        raise ParseError("the last user message has no text")
-    return RunInput(thread_id, run_id, text, {})
+    return RunInput(thread_id, run_id, _content(last.get("content")), {})
 
 
-def _text(content: object) -> str:
+def _content(content: object) -> Content:
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    raise ParseError("a user message's 'content' must be a string or a list of parts")
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        raise ParseError("a user message's 'content' must be a string or a list of parts")
+    pieces: list[str | MediaPart] = []
+    for index, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            pieces.append(str(part.get("text", "")))
+        elif kind in ("image", "audio", "document"):
+            pieces.append(_media(part, f"the last user message's part {index} ({kind})"))
+        elif kind is not None:
+            raise ParseError(
+                f"the last user message's part {index} is {kind!r}, which no model here takes"
+            )
+    return user_content(pieces, empty="the last user message has no text and no media")
+
+
+def _media(part: JsonObject, where: str) -> MediaPart:
+    source = part.get("source")
+    if not isinstance(source, dict) or source.get("type") not in ("data", "url"):
+        raise ParseError(f"{where} needs a 'data' or 'url' source")
+    media_type, value = source.get("mimeType"), source.get("value")
+    if source["type"] == "url":
+        return read_part(media_type, value, where=where)
+    if not isinstance(media_type, str) or not isinstance(value, str):
+        raise ParseError(f"{where}: a 'data' source needs its base64 'value' and 'mimeType'")
+    try:
+        return media_part(media_type, data=decode_base64(value, what=where))
+    except (ConfigError, PartError) as err:
+        raise ParseError(f"{where}: {err}") from err
 
 
 def _decisions(resume: object) -> dict[str, Decision]:
@@ -177,7 +205,7 @@ class AguiStream:
                     "type": "TOOL_CALL_RESULT",
                     "messageId": f"{self._run}-result-{message.tool_call_id}",
                     "toolCallId": message.tool_call_id,
-                    "content": tool_outcome(message).text,
+                    "content": _result_content(message),
                     "role": "tool",
                 }
             )
@@ -279,6 +307,26 @@ class AguiStream:
             out.append({"type": "REASONING_MESSAGE_END", "messageId": self._reasoning})
             out.append({"type": "REASONING_END", "messageId": self._reasoning})
             self._reasoning = None
+
+
+def _result_content(message: ToolMessage) -> str | list[JsonObject]:
+    """A tool result's text, or its text then its media as AG-UI content parts."""
+    text, media = tool_outcome(message).text, media_of(message)
+    if not media:
+        return text
+    parts: list[JsonObject] = [{"type": "text", "text": text}] if text else []
+    for part in media:
+        source: JsonObject = (
+            {"type": "url", "value": part.url, "mimeType": part.media_type}
+            if part.data is None
+            else {
+                "type": "data",
+                "value": base64.b64encode(part.data).decode("ascii"),
+                "mimeType": part.media_type,
+            }
+        )
+        parts.append({"type": part.kind, "source": source})
+    return parts
 
 
 def _interrupt(request: ApprovalRequest) -> JsonObject:

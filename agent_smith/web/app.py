@@ -40,7 +40,8 @@ conversation id is scoped by it, so one user cannot read, resume or delete
 another's conversations (without the hook everyone is the one user
 ``"local"``: fine on a developer's machine, not on a server). POST and DELETE
 requests from another site are refused (:mod:`.http`), request bodies are
-limited to ``max_body_bytes``, malformed input gets a 400 with a JSON error,
+limited to ``max_body_bytes`` (20 MB: room for a photo, base64-encoded in the
+JSON), malformed input gets a 400 with a JSON error,
 and a client that goes away mid-stream cancels its turn.
 """
 
@@ -58,6 +59,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..agent.agent import Agent
+from ..base.parts import Content
 from ..base.paused_turn import Decision, PausedTurn
 from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
 from ..messages import UserMessage
@@ -103,7 +105,7 @@ class WebApp:
         *,
         sessions: str | os.PathLike[str] | Callable[[str], Session] = "conversations.db",
         authenticate: Authenticate | None = None,
-        max_body_bytes: int = 1_000_000,
+        max_body_bytes: int = 20_000_000,
         allowed_origins: Collection[str] = (),
         dev_ui: bool = True,
         metrics: MetricsCollector | None = None,
@@ -214,11 +216,11 @@ class WebApp:
 
     def _chat(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
         ask = vercel.read_chat_request(body)
-        message_id = uuid.uuid4().hex if ask.text is not None else None
+        message_id = uuid.uuid4().hex if ask.content is not None else None
         return self._turn(
             user,
             _conversation_id(ask.conversation),
-            ask.text,
+            ask.content,
             ask.decisions,
             vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
             vercel.HEADERS,
@@ -230,7 +232,7 @@ class WebApp:
         return self._turn(
             user,
             _conversation_id(run.thread_id),
-            run.text,
+            run.content,
             run.decisions,
             agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
             agui.HEADERS,
@@ -241,19 +243,19 @@ class WebApp:
         self,
         user: str,
         conversation: str,
-        text: str | None,
+        content: Content | None,
         decisions: Mapping[str, Decision],
         mapper: FrameMapper,
         headers: Iterable[tuple[str, str]],
         environ: dict[str, Any],
     ) -> Response | _Streamed:
-        """Start a turn (``text``) or resume the paused one (``decisions``), streamed."""
+        """Start a turn (``content``) or resume the paused one (``decisions``), streamed."""
         stack = ExitStack()
         try:
             session = stack.enter_context(self._open(_scoped(user, conversation)))
             agent = stack.enter_context(self._factory(session))
-            if text is not None:
-                events = turn_events(lambda: agent.stream(text))
+            if content is not None:
+                events = turn_events(lambda: agent.stream(UserMessage(content)))
             else:
                 paused = agent.paused_turn
                 refusal = _refusal(paused, decisions)
@@ -278,7 +280,7 @@ class WebApp:
         for session_id in ids[:_LISTED]:
             with self._open(session_id) as session:
                 state = session.load()
-            said = [m.content for m in state.messages if isinstance(m, UserMessage)]
+            said = [m.text for m in state.messages if isinstance(m, UserMessage)]
             listed.append(
                 {
                     "id": session_id[len(prefix) :],

@@ -126,15 +126,16 @@ class ToolOutcome:
 
 def tool_outcome(message: ToolMessage) -> ToolOutcome:
     """Read a tool result: its content, or the message of an error result (denied or not)."""
+    content = message.text
     if not message.is_error:
-        return ToolOutcome("output", message.content)
+        return ToolOutcome("output", content)
     try:
-        body = json.loads(message.content)
+        body = json.loads(content)
     except ValueError:
-        return ToolOutcome("error", message.content)
+        return ToolOutcome("error", content)
     if not isinstance(body, dict):
-        return ToolOutcome("error", message.content)
-    text = str(body.get("message", message.content))
+        return ToolOutcome("error", content)
+    text = str(body.get("message", content))
     return ToolOutcome("denied" if body.get("denied") is True else "error", text)
 
 

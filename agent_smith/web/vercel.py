@@ -6,8 +6,9 @@ message stream, version 1: server-sent events whose data are JSON chunks, the
 header ``x-vercel-ai-ui-message-stream: v1``, ending with ``data: [DONE]``.
 
 The session is the conversation's source of truth, so of the client's messages
-only the last one counts: a user message (its text parts are the new input),
-or the assistant message whose tool parts the user answered with
+only the last one counts: a user message (its text and ``file`` parts, in
+order, are the new input: images, PDFs, text files and audio as ``data:`` or
+http(s) URLs), or the assistant message whose tool parts the user answered with
 ``addToolApprovalResponse`` (state ``approval-responded``): those decisions
 resume the paused turn.
 
@@ -16,7 +17,8 @@ A turn maps to one assistant UI message: ``start``, then per LLM round a step
 agent's tool calls as dynamic tool parts (``tool-input-start``,
 ``tool-input-available``, ``tool-approval-request`` whose ``approvalId`` is
 the call id, then ``tool-output-available`` / ``tool-output-error`` /
-``tool-output-denied``), then ``finish`` whose ``messageMetadata`` carries the
+``tool-output-denied``; the images, documents and audio of a result follow
+as ``file`` chunks, ``data:`` URLs), then ``finish`` whose ``messageMetadata`` carries the
 turn's token usage (and ``paused: true`` when calls wait for approval). An
 error that ends the turn is an ``error`` chunk. A resumed turn continues the
 client's last assistant message, so its ``start`` names no message id; it
@@ -35,10 +37,13 @@ from typing import Any
 
 from ..agent.approvals import ApprovalRequested
 from ..agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
+from ..base.media_input import to_data_url
+from ..base.parts import Content, MediaPart
 from ..base.paused_turn import Decision, PausedTurn
 from ..errors import ParseError
 from ..llm.events import ReasoningDelta, ServerToolUsed, TokenDelta, ToolCallStarted
 from ..messages import AssistantMessage, Message, TokenUsage, ToolCall, ToolMessage, UserMessage
+from .media import media_of, read_part, user_content
 from .stream import TurnFailed, TurnPaused, WebEvent, sse, tool_outcome
 
 #: The response headers of a UI message stream (proxies must not buffer it).
@@ -60,7 +65,7 @@ class ChatInput:
     """What one ``POST /api/chat`` asks: a new user message, or decisions for waiting calls."""
 
     conversation: str
-    text: str | None
+    content: Content | None
     decisions: Mapping[str, Decision]
 
 
@@ -84,16 +89,28 @@ def read_chat_request(body: object) -> ChatInput:
     parts = [part for part in last["parts"] if isinstance(part, dict)]
     role = last.get("role")
     if role == "user":
-        text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
-        if not text.strip():
-            raise ParseError("the last user message has no text")
-        return ChatInput(conversation, text, {})
+        return ChatInput(conversation, _user_content(parts), {})
     if role == "assistant":
         decisions = _decisions(parts)
         if not decisions:
             raise ParseError("the last assistant message answers no approval request")
         return ChatInput(conversation, None, decisions)
     raise ParseError(f"the last message must come from the user or the assistant, not {role!r}")
+
+
+def _user_content(parts: list[JsonObject]) -> Content:
+    pieces: list[str | MediaPart] = []
+    for index, part in enumerate(parts):
+        if part.get("type") == "text":
+            pieces.append(str(part.get("text", "")))
+        elif part.get("type") == "file":
+            where = f"the last user message's part {index} (a file)"
+            pieces.append(
+                read_part(
+                    part.get("mediaType"), part.get("url"), where=where, name=part.get("filename")
+                )
+            )
+    return user_content(pieces, empty="the last user message has no text and no file")
 
 
 def _decisions(parts: list[JsonObject]) -> dict[str, Decision]:
@@ -200,6 +217,7 @@ class UiMessageStream:
             )
         elif isinstance(event, ToolResultReady):
             out.append(_tool_output(event.message))
+            out.extend(_file(part) for part in media_of(event.message))
             self._round_over = True
         elif isinstance(event, FinalAnswer):
             self._finish(out, "stop", event.message.usage)
@@ -312,6 +330,14 @@ def _tool_output(message: ToolMessage) -> JsonObject:
     }
 
 
+def _file(part: MediaPart) -> JsonObject:
+    """A part as a ``file`` chunk or UI part (the same shape, plus a file name if known)."""
+    file: JsonObject = {"type": "file", "mediaType": part.media_type, "url": to_data_url(part)}
+    if part.name:
+        file["filename"] = part.name
+    return file
+
+
 def _usage(usage: TokenUsage) -> JsonObject:
     """The AI SDK's ``LanguageModelUsage`` (its optional counts only when the server gave them)."""
     counts: JsonObject = {
@@ -335,7 +361,8 @@ def ui_messages(history: Sequence[Message], paused: PausedTurn | None = None) ->
     Every assistant message and tool result after a user message form one
     assistant UI message, a step per model reply, with the replies' token
     usage in ``metadata.usage``; calls of ``paused`` that still wait are in
-    state ``approval-requested``.
+    state ``approval-requested``. A user message's files and a tool result's
+    images, documents and audio are ``file`` parts (``data:`` URLs).
     """
     # Only the last message can wait (ids may repeat across turns with some servers).
     waiting = set(paused.waiting) if paused is not None else set()
@@ -346,7 +373,8 @@ def ui_messages(history: Sequence[Message], paused: PausedTurn | None = None) ->
     for index, message in enumerate(history):
         if isinstance(message, UserMessage):
             current = None
-            out.append(_ui("user", index, [{"type": "text", "text": message.content}]))
+            said = [{"type": "text", "text": message.text}] if message.text else []
+            out.append(_ui("user", index, said + [_file(part) for part in media_of(message)]))
         elif isinstance(message, AssistantMessage):
             if current is None:
                 current = _ui("assistant", index, [])
@@ -367,6 +395,8 @@ def ui_messages(history: Sequence[Message], paused: PausedTurn | None = None) ->
                 parts.append(part)
         elif isinstance(message, ToolMessage) and message.tool_call_id in tools:
             tools.pop(message.tool_call_id).update(_stored_result(message))
+            if current is not None:
+                current["parts"].extend(_file(part) for part in media_of(message))
     return out
 
 

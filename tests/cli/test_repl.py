@@ -6,6 +6,7 @@ import io
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,17 +16,21 @@ from agent_smith import (
     ApprovalRequest,
     AssistantMessage,
     CancelledError,
+    ImagePart,
     LlmApiError,
     ServerToolUsed,
+    TextPart,
     TokenDelta,
     ToolCall,
     ToolMessage,
     TransportError,
+    UserMessage,
 )
 from agent_smith.agent.events import FinalAnswer, TextHeld, ToolCallRequested, ToolResultReady
 from agent_smith.cli.approval import TerminalApprovals
 from agent_smith.cli.repl import EXIT_OK, Fatal, Repl, describe_fatal
 from agent_smith.cli.url_elicitation import TerminalElicitation
+from tests.support.media import PNG
 
 ENDPOINT = "http://127.0.0.1:8080"
 
@@ -90,10 +95,10 @@ class _FakeAgent:
 
     def __init__(self, *turns: list[Any] | BaseException) -> None:
         self.turns = list(turns)
-        self.prompts: list[str] = []
+        self.prompts: list[Any] = []
         self.cancelled = 0
 
-    def stream(self, text: str) -> Iterator[Any]:
+    def stream(self, text: Any) -> Iterator[Any]:
         self.prompts.append(text)
         turn = self.turns.pop(0)
         if isinstance(turn, BaseException):
@@ -236,7 +241,7 @@ def test_repl_skips_blank_lines_and_knows_quit_and_help() -> None:
     assert agent.prompts == []
     assert out.getvalue() == ""
     listed = [line.split()[0] for line in err.getvalue().splitlines()]
-    assert listed == ["/help", "/clear", "/history", "/tools", "/stats", "/exit"]
+    assert listed == ["/help", "/clear", "/history", "/tools", "/stats", "/image", "/exit"]
 
 
 def test_repl_answers_an_unknown_command_itself_but_sends_a_path_to_the_model() -> None:
@@ -402,6 +407,44 @@ def test_repl_sends_each_line_as_prepare_makes_it() -> None:
     repl, _, _ = _repl(agent, "one\ntwo\n", prepare=str.upper)
     assert repl.run() == EXIT_OK
     assert agent.prompts == ["ONE", "TWO"]
+
+
+def test_repl_attaches_an_image_to_the_next_line_sent(tmp_path: Path) -> None:
+    (tmp_path / "red.png").write_bytes(PNG)
+    agent = _FakeAgent([FinalAnswer(AssistantMessage("A red square."))])
+    repl, _, err = _repl(agent, f"/image {tmp_path / 'red.png'}\nWhat is it?\n")
+    assert repl.run() == EXIT_OK
+    assert err.getvalue().startswith("attached image (image/png, ")
+    image = ImagePart("image/png", PNG, name="red.png")
+    assert agent.prompts == [UserMessage((TextPart("What is it?"), image))]
+
+
+def test_repl_sends_an_image_with_the_question_after_its_path_at_once(tmp_path: Path) -> None:
+    (tmp_path / "my photo.png").write_bytes(PNG)
+    agent = _FakeAgent([FinalAnswer(AssistantMessage("a"))], [FinalAnswer(AssistantMessage("b"))])
+    repl, _, _ = _repl(agent, f"/image '{tmp_path / 'my photo.png'}' What is it?\nAnd now?\n")
+    assert repl.run() == EXIT_OK
+    photo = ImagePart("image/png", PNG, name="my photo.png")
+    assert agent.prompts == [UserMessage((TextPart("What is it?"), photo)), "And now?"]  # once
+
+
+def test_repl_names_the_image_a_tool_returned_in_its_status_line() -> None:
+    image = ImagePart("image/png", PNG)
+    result = ToolMessage("call_0", "chart", (TextPart("the chart"), image))
+    agent = _FakeAgent([ToolResultReady(result), FinalAnswer(AssistantMessage("Here."))])
+    repl, _, err = _repl(agent, "Draw it\n")
+    assert repl.run() == EXIT_OK
+    assert f"[tool] chart -> the chart [image (image/png, {len(PNG)} bytes)]" in err.getvalue()
+
+
+def test_repl_says_why_a_file_cannot_be_attached_and_sends_nothing(tmp_path: Path) -> None:
+    agent = _FakeAgent()
+    repl, _, err = _repl(agent, f"/image {tmp_path / 'absent.png'}\n/image\n")
+    assert repl.run() == EXIT_OK
+    first, second = err.getvalue().splitlines()
+    assert first.startswith("/image: cannot read") and "absent.png" in first
+    assert second.startswith("usage: /image PATH [question]")
+    assert agent.prompts == []
 
 
 class _Lines(io.StringIO):

@@ -144,6 +144,19 @@ def embedding_llama() -> Iterator[LocalLlamaServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def vision_llama() -> Iterator[LocalLlamaServer]:
+    """The scripted model with a scripted projector (tests/support/scripted_mmproj.py): it
+    takes images as OpenAI ``image_url`` parts."""
+    from tests.support.scripted_mmproj import ensure_scripted_mmproj
+
+    model = scripted_model_path()
+    with LocalLlamaServer(
+        model, ctx_size=2048, threads=2, parallel=1, mmproj=ensure_scripted_mmproj()
+    ) as server:
+        yield server
+
+
 #: The context window of :func:`small_llama`, in tokens.
 SMALL_WINDOW = 1024
 #: ~5,000 tokens: five times the small window.

@@ -235,7 +235,7 @@ def test_same_origin_posts_and_allowed_origins_pass(
             "must come from the user",
         ),
         (b"q=hi", "application/x-www-form-urlencoded", 415, "must be application/json"),
-        (b"{}" + b" " * 2_000_000, "application/json", 413, "over 1000000 bytes"),
+        (b"{}" + b" " * 20_000_001, "application/json", 413, "over 20000000 bytes"),
     ],
 )
 def test_malformed_input_gets_a_json_error(

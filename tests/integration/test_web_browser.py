@@ -1,7 +1,8 @@
 """The dev UI in a real browser: headless Chromium (Debian chromium + chromium-driver), selenium.
 
 Against the scripted LLM server: send a message, watch its text stream in and a
-tool card appear, approve a call, reload and find the conversation. Any error in
+tool card appear, approve a call, reload and find the conversation; drop and
+paste images, send one, see the image a tool returns, reload and see both. Any error in
 the browser's console (a failed request, a script error) fails the test. Each step
 leaves a screenshot (tests/support/browser.py).
 """
@@ -21,7 +22,8 @@ from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.browser import WAIT, shot
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
-from tests.support.web import NOTES, closing_watched, factory
+from tests.support.media import PDF, b64, png
+from tests.support.web import CHART, NOTES, closing_watched, draw_chart, factory
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -33,7 +35,8 @@ def served(
     no_thread_leak: None, llm_server: ScriptedLlmServer, tmp_path: Path, runtime: Runtime
 ) -> Iterator[str]:
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
-    with WebServer(WebApp(factory(llm), sessions=tmp_path / "c.db")).start() as server:
+    app = WebApp(factory(llm, tools=[draw_chart]), sessions=tmp_path / "c.db")
+    with WebServer(app).start() as server:
         yield server.url
 
 
@@ -145,3 +148,64 @@ def test_the_stop_button_cancels_the_turn(
         llm_server.script(Text("Fresh answer."))
         ask(browser, "Again")
         wait.until(lambda d: "Fresh answer." in text_of(d, ".msg.assistant .text"))
+
+
+# A file given to the page as a drop or a paste would give it (a DataTransfer of one File).
+GIVE_FILE = """
+const [kind, name, type, base64] = arguments;
+const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+const files = new DataTransfer();
+files.items.add(new File([bytes], name, { type }));
+if (kind === "drop") {
+  document.querySelector("main").dispatchEvent(
+    new DragEvent("drop", { dataTransfer: files, bubbles: true, cancelable: true }));
+} else {
+  document.getElementById("input").dispatchEvent(
+    new ClipboardEvent("paste", { clipboardData: files, bubbles: true, cancelable: true }));
+}
+"""
+
+
+def image_sources(driver: Any, css: str) -> list[str]:
+    return [e.get_attribute("src") for e in driver.find_elements(By.CSS_SELECTOR, css)]
+
+
+def test_the_dev_ui_sends_a_dropped_image_and_shows_the_image_a_tool_returns(
+    served: str, llm_server: ScriptedLlmServer, browser: Any, tmp_path: Path
+) -> None:
+    red, green = png(96, 64, rgb=(200, 30, 30)), png(96, 64, rgb=(30, 160, 60))
+    llm_server.script(Calls(("draw_chart", {"title": "red"})), Text("Here is your chart."))
+    wait = WebDriverWait(browser, WAIT)
+    browser.get(served + "/")
+    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+
+    browser.execute_script(GIVE_FILE, "drop", "red.png", "image/png", b64(red))
+    wait.until(lambda d: len(image_sources(d, "#attached img")) == 1)
+    browser.execute_script(GIVE_FILE, "paste", "green.png", "image/png", b64(green))
+    wait.until(lambda d: len(image_sources(d, "#attached img")) == 2)
+    (tmp_path / "notes.pdf").write_bytes(PDF)
+    browser.find_element(By.ID, "file").send_keys(str(tmp_path / "notes.pdf"))  # Attach's input
+    wait.until(lambda d: "notes.pdf" in text_of(d, "#attached .chip"))
+    shot(browser, "8-attached")
+    for name in ("green.png", "notes.pdf"):
+        browser.find_element(By.CSS_SELECTOR, f'#attached .remove[title="Remove {name}"]').click()
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#attached .chip"))
+    assert len(image_sources(browser, "#attached img")) == 1
+
+    ask(browser, "Draw this as a chart.")
+    wait.until(lambda d: "Here is your chart." in text_of(d, ".msg.assistant .text"))
+    red_url, chart_url = f"data:image/png;base64,{b64(red)}", f"data:image/png;base64,{b64(CHART)}"
+    assert image_sources(browser, ".msg.user img") == [red_url]
+    assert image_sources(browser, ".msg.assistant .files img") == [chart_url]
+    assert image_sources(browser, "#attached img") == []  # sent, so no longer waiting
+    question = llm_server.requests[0]["messages"][-1]
+    assert [p["image_url"]["url"] for p in question["content"] if p["type"] == "image_url"] == [
+        red_url
+    ]
+    shot(browser, "9-images")
+
+    browser.refresh()
+    wait.until(lambda d: "Here is your chart." in text_of(d, ".msg.assistant .text"))
+    assert image_sources(browser, ".msg.user img") == [red_url]
+    assert image_sources(browser, ".msg.assistant .files img") == [chart_url]
+    shot(browser, "10-images-reloaded")

@@ -8,6 +8,11 @@
 * ``@ag-ui/client``'s ``HttpAgent`` against ``/api/agui``: it verifies the
   order of the events (and fails the run on a violation), applies them to
   its messages, and answers the approval interrupt with ``resume``.
+
+Files both ways: each client sends a PNG with its question (a ``file`` part;
+an ``image`` part), the scripted model sees it, and the image a tool returns
+comes back (a ``file`` part of the assistant message; parts of the tool
+message's content).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.integration.peers import NPM_DIR, node_env, require_npm_bin, require_npm_package
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-from tests.support.web import NOTES, factory
+from tests.support.media import PNG, b64
+from tests.support.web import CHART, NOTES, draw_chart, factory
 
 
 @pytest.fixture
@@ -36,7 +42,8 @@ def served(
     require_npm_package("ai")
     require_npm_package("@ag-ui/client")
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
-    with WebServer(WebApp(factory(llm), sessions=tmp_path / "c.db")).start() as server:
+    app = WebApp(factory(llm, tools=[draw_chart]), sessions=tmp_path / "c.db")
+    with WebServer(app).start() as server:
         yield server.url
 
 
@@ -117,3 +124,43 @@ def test_the_ag_ui_client_verifies_the_events_and_resumes_an_interrupt(
     assert ("tool", "Sunny in Paris") in roles
     assert roles[-1] == ("assistant", "Saved your note.")
     assert NOTES == ["hello"]
+
+
+def script_a_chart(llm_server: ScriptedLlmServer) -> None:
+    llm_server.script(Calls(("draw_chart", {"title": "red"})), Text("Here is your chart."))
+
+
+def user_images_seen(llm_server: ScriptedLlmServer) -> list[str]:
+    """The image URLs of the user's message in the model's first request."""
+    question = llm_server.requests[0]["messages"][-1]
+    return [p["image_url"]["url"] for p in question["content"] if p["type"] == "image_url"]
+
+
+def test_the_vercel_ai_sdk_chat_client_sends_a_file_and_gets_a_tools_image_back(
+    served: str, llm_server: ScriptedLlmServer
+) -> None:
+    script_a_chart(llm_server)
+    out = run_node("web_vercel_files.mjs", served, "vercel-files", b64(PNG))
+    assert (out["errors"], out["status"]) == ([], "ready")
+    assert user_images_seen(llm_server) == [f"data:image/png;base64,{b64(PNG)}"]
+    user, answer = out["messages"]
+    assert [p["type"] for p in user["parts"]] == ["file", "text"]
+    files = [p for p in answer["parts"] if p["type"] == "file"]
+    assert files == [
+        {"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{b64(CHART)}"}
+    ]
+    assert answer["parts"][-1]["text"] == "Here is your chart."
+
+
+def test_the_ag_ui_client_sends_an_image_part_and_gets_a_tools_image_back(
+    served: str, llm_server: ScriptedLlmServer
+) -> None:
+    script_a_chart(llm_server)
+    out = run_node("web_agui_files.mjs", served, "agui-files", b64(PNG))
+    assert out["result"] == "Here is your chart."
+    assert user_images_seen(llm_server) == [f"data:image/png;base64,{b64(PNG)}"]
+    tool = next(m for m in out["messages"] if m["role"] == "tool")
+    assert tool["content"] == [
+        {"type": "text", "text": "the chart 'red'"},
+        {"type": "image", "source": {"type": "data", "value": b64(CHART), "mimeType": "image/png"}},
+    ]

@@ -99,6 +99,13 @@ def test_a_missing_model_file_is_a_config_error(child: pytest.MonkeyPatch, tmp_p
         LocalLlamaServer(tmp_path / "absent.gguf")
 
 
+def test_a_missing_projector_file_is_a_config_error(
+    child: pytest.MonkeyPatch, model: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError, match="no such multimodal projector file"):
+        LocalLlamaServer(model, mmproj=tmp_path / "absent-mmproj.gguf")
+
+
 def test_endpoint_before_start_is_a_config_error(child: pytest.MonkeyPatch, model: Path) -> None:
     with pytest.raises(ConfigError, match="not running"):
         _ = LocalLlamaServer(model).endpoint
@@ -173,11 +180,12 @@ def test_the_config_reaches_the_child_on_stdin_not_argv(
         'print("AGENT_SMITH_LLAMA " + json.dumps({"error": "stop here"}), flush=True)\n',
     )
     with pytest.raises(TransportError):
-        LocalLlamaServer(model, api_key="sekret", ctx_size=1024, threads=3).start()
+        LocalLlamaServer(model, api_key="sekret", ctx_size=1024, threads=3, mmproj=model).start()
     record = json.loads(seen.read_text())
     config = json.loads(record["line"])
     assert config["api_key"] == "sekret" and "sekret" not in " ".join(record["argv"])
     assert (config["ctx_size"], config["threads"], config["port"]) == (1024, 3, 0)
+    assert config["options"] == {"mmproj.path": str(model)}  # the projector, as llama.cpp's field
 
 
 def test_error_lines_prefer_llama_cpp_errors() -> None:

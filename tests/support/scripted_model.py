@@ -49,6 +49,8 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,16 +113,37 @@ class BuildReport:
     size: int
 
 
-def builder_hash() -> str:
-    """The first 12 hex digits of this file's sha256: a change to the builder builds anew."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+def cached_file(builder: str, prefix: str, cache_dir: Path | None = None) -> Path:
+    """Where what the builder module at path ``builder`` writes is kept in the model cache.
+
+    The name ends with the first 12 hex digits of the builder's sha256: a change to the
+    builder builds anew.
+    """
+    from agent_smith.cli.models import model_cache_dir
+
+    digest = hashlib.sha256(Path(builder).read_bytes()).hexdigest()[:12]
+    return (cache_dir or model_cache_dir()) / f"{prefix}-{digest}.gguf"
+
+
+@contextmanager
+def gguf_file(path: Path, architecture: str) -> Iterator[Any]:
+    """A ``GGUFWriter`` to fill; its file appears at ``path`` whole, never partial."""
+    import gguf
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    writer = gguf.GGUFWriter(partial, architecture)
+    yield writer
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    partial.replace(path)
 
 
 def cached_path(cache_dir: Path | None = None) -> Path:
     """Where :func:`ensure_scripted_model` keeps the model built by this version of the builder."""
-    from agent_smith.cli.models import model_cache_dir
-
-    return (cache_dir or model_cache_dir()) / f"{FILE_PREFIX}-{builder_hash()}.gguf"
+    return cached_file(__file__, FILE_PREFIX, cache_dir)
 
 
 def ensure_scripted_model(cache_dir: Path | None = None) -> Path:
@@ -148,35 +171,28 @@ def build(path: Path, tokenizer_source: Path | None = None) -> BuildReport:
     ids = {text: n for n, text in enumerate(vocab)}
     tensors = _weights(ids)
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    writer = gguf.GGUFWriter(partial, "llama")
-    writer.add_name("agent-smith scripted test model")
-    writer.add_context_length(CONTEXT)
-    writer.add_embedding_length(EMBED)
-    writer.add_block_count(1)
-    writer.add_feed_forward_length(EMBED)
-    writer.add_head_count(HEADS)
-    writer.add_head_count_kv(HEADS)
-    writer.add_rope_dimension_count(HEAD_DIM)
-    writer.add_rope_freq_base(ROPE_BASE)
-    writer.add_layer_norm_rms_eps(1e-6)
-    writer.add_vocab_size(len(vocab))
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
-    for key, field in tokenizer.items():
-        types = list(field.types)
-        writer.add_key_value(key, field.contents(), types[0], types[1] if len(types) > 1 else None)
-    q8 = gguf.GGMLQuantizationType.Q8_0
-    for name, array in tensors.items():
-        if array.ndim == 2 and array.shape[0] == len(vocab):  # the two vocabulary tables
-            writer.add_tensor(name, gguf.quants.quantize(array, q8), raw_dtype=q8)
-        else:
-            writer.add_tensor(name, array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    partial.replace(path)
+    with gguf_file(path, "llama") as writer:
+        writer.add_name("agent-smith scripted test model")
+        writer.add_context_length(CONTEXT)
+        writer.add_embedding_length(EMBED)
+        writer.add_block_count(1)
+        writer.add_feed_forward_length(EMBED)
+        writer.add_head_count(HEADS)
+        writer.add_head_count_kv(HEADS)
+        writer.add_rope_dimension_count(HEAD_DIM)
+        writer.add_rope_freq_base(ROPE_BASE)
+        writer.add_layer_norm_rms_eps(1e-6)
+        writer.add_vocab_size(len(vocab))
+        writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
+        for key, field in tokenizer.items():
+            main, *sub = field.types
+            writer.add_key_value(key, field.contents(), main, sub[0] if sub else None)
+        q8 = gguf.GGMLQuantizationType.Q8_0
+        for name, array in tensors.items():
+            if array.ndim == 2 and array.shape[0] == len(vocab):  # the two vocabulary tables
+                writer.add_tensor(name, gguf.quants.quantize(array, q8), raw_dtype=q8)
+            else:
+                writer.add_tensor(name, array)
     return BuildReport(path, time.perf_counter() - started, path.stat().st_size)
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import requests
 
-from agent_smith import Agent, AgentHooks, LlmClient, Session, tool
+from agent_smith import Agent, AgentHooks, ImagePart, LlmClient, Session, Tool, ToolResult, tool
 from agent_smith.web.app import WebApp
+from tests.support.media import png
 
 NOTES: list[str] = []
+#: The image :func:`draw_chart` returns: a blue one, told apart from the user's red ones.
+CHART = png(120, 60, rgb=(20, 60, 220))
 
 
 @tool
@@ -34,11 +37,18 @@ def save_note(text: str) -> str:
     return f"saved: {text}"
 
 
-def factory(llm: LlmClient, hooks: AgentHooks | None = None) -> Any:
-    """An agent factory for WebApp: the demo tools, on the request's session."""
+@tool
+def draw_chart(title: str) -> ToolResult:
+    """Draw a chart and return it as an image."""
+    return ToolResult(f"the chart {title!r}", parts=(ImagePart("image/png", data=CHART),))
+
+
+def factory(llm: LlmClient, hooks: AgentHooks | None = None, *, tools: Sequence[Tool] = ()) -> Any:
+    """An agent factory for WebApp: the demo tools (and ``tools``), on the request's session."""
 
     def build(session: Session) -> Agent:
-        return Agent(llm, "You help.", [get_weather, save_note], session=session, hooks=hooks)
+        offered = [get_weather, save_note, *tools]
+        return Agent(llm, "You help.", offered, session=session, hooks=hooks)
 
     return build
 

@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from agent_smith import ParseError
+from agent_smith import AudioPart, DocumentPart, ImagePart, ParseError, TextPart
 from agent_smith.agent.approvals import ApprovalRequest, ApprovalRequested, Decision
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from agent_smith.llm.events import ReasoningDelta, TokenDelta
 from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, ToolMessage
 from agent_smith.web.agui import AguiStream, read_run_input
 from agent_smith.web.stream import TurnFailed, TurnPaused, WebEvent
+from tests.support.media import PNG, WAV, b64
 
 CALL = ToolCall("call_1", "get_weather", {"city": "Paris"})
 
@@ -99,10 +100,68 @@ def test_an_error_closes_what_is_open_then_reports_run_error() -> None:
 
 def test_reads_the_last_user_message_in_either_content_form() -> None:
     plain = {"threadId": "t", "runId": "r", "messages": [{"role": "user", "content": "hi"}]}
-    assert read_run_input(plain).text == "hi"
-    parts = [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]
+    assert read_run_input(plain).content == "hi"
+    parts = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
     rich = {"threadId": "t", "runId": "r", "messages": [{"role": "user", "content": parts}]}
-    assert read_run_input(rich).text == "ab"
+    assert read_run_input(rich).content == "ab"
+
+
+def run_of(*parts: dict[str, Any]) -> dict[str, Any]:
+    return {"threadId": "t", "runId": "r", "messages": [{"role": "user", "content": list(parts)}]}
+
+
+def test_images_audio_and_documents_in_a_user_message_become_parts_in_order() -> None:
+    image = {
+        "type": "image",
+        "source": {"type": "data", "value": b64(PNG), "mimeType": "image/png"},
+    }
+    linked = {
+        "type": "document",
+        "source": {"type": "url", "value": "https://x.test/a.pdf", "mimeType": "application/pdf"},
+    }
+    sound = {
+        "type": "audio",
+        "source": {"type": "data", "value": b64(WAV), "mimeType": "audio/wav"},
+    }
+    run = read_run_input(run_of({"type": "text", "text": "What is this?"}, image, linked, sound))
+    assert run.content == (
+        TextPart("What is this?"),
+        ImagePart("image/png", data=PNG),
+        DocumentPart("application/pdf", url="https://x.test/a.pdf"),
+        AudioPart("audio/wav", data=WAV),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("part", "message"),
+    [
+        ({"type": "image"}, "needs a 'data' or 'url' source"),
+        ({"type": "image", "source": {"type": "data", "value": "@@", "mimeType": "image/png"}},
+         "not valid base64"),
+        ({"type": "image", "source": {"type": "file", "value": "file-1"}}, "'data' or 'url'"),
+        ({"type": "video", "source": {"type": "url", "value": "https://x.test/v.mp4"}},
+         "'video', which no model here takes"),
+        ({"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "video/mp4"}},
+         "no image, audio or document"),
+    ],
+)  # fmt: skip
+def test_a_media_part_that_cannot_be_read_is_a_parse_error_naming_it(
+    part: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ParseError, match=message) as caught:
+        read_run_input(run_of({"type": "text", "text": "x"}, part))
+    assert "part 1" in str(caught.value)
+
+
+def test_a_tool_result_with_an_image_is_sent_as_content_parts() -> None:
+    result = ToolMessage(
+        "call_1", "chart", (TextPart("the chart"), ImagePart("image/png", data=PNG))
+    )
+    got = events([ToolResultReady(result)])
+    assert got[-1]["content"] == [
+        {"type": "text", "text": "the chart"},
+        {"type": "image", "source": {"type": "data", "value": b64(PNG), "mimeType": "image/png"}},
+    ]
 
 
 def test_reads_resume_entries_as_decisions() -> None:
@@ -121,7 +180,7 @@ def test_reads_resume_entries_as_decisions() -> None:
         ],
     }
     run = read_run_input(body)
-    assert (run.thread_id, run.run_id, run.text) == ("t", "r2", None)
+    assert (run.thread_id, run.run_id, run.content) == ("t", "r2", None)
     assert dict(run.decisions) == {
         "a": Decision.approve(),
         "b": Decision.deny("no"),

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_smith import ParseError
+from agent_smith import AudioPart, DocumentPart, ImagePart, ParseError, TextPart
 from agent_smith.agent.approvals import ApprovalRequest, ApprovalRequested, Decision
 from agent_smith.agent.events import AssistantTurn, FinalAnswer, ToolCallRequested, ToolResultReady
 from agent_smith.agent.paused import PausedTurn
@@ -16,6 +16,7 @@ from agent_smith.messages import AssistantMessage, TokenUsage, ToolCall, ToolMes
 from agent_smith.tools.dispatch import error_content
 from agent_smith.web.stream import TurnFailed, TurnPaused, WebEvent
 from agent_smith.web.vercel import UiMessageStream, read_chat_request, ui_messages
+from tests.support.media import PNG, WAV, b64
 
 CALL = ToolCall("call_1", "get_weather", {"city": "Paris"})
 USAGE = TokenUsage(12, 3, 15)
@@ -198,7 +199,7 @@ def user(text: str) -> dict[str, Any]:
 
 def test_reads_the_last_user_message_only() -> None:
     ask = read_chat_request({"id": "c", "messages": [user("old"), user("new")]})
-    assert (ask.conversation, ask.text, dict(ask.decisions)) == ("c", "new", {})
+    assert (ask.conversation, ask.content, dict(ask.decisions)) == ("c", "new", {})
 
 
 def test_reads_approval_responses_as_decisions() -> None:
@@ -211,7 +212,7 @@ def test_reads_approval_responses_as_decisions() -> None:
         {"type": "dynamic-tool", "toolCallId": "c", "state": "output-available"},
     ]  # fmt: skip
     ask = read_chat_request({"id": "c", "messages": [{"role": "assistant", "parts": parts}]})
-    assert ask.text is None
+    assert ask.content is None
     assert dict(ask.decisions) == {"a": Decision.approve(), "b": Decision.deny("no")}
 
 
@@ -222,7 +223,7 @@ def test_reads_approval_responses_as_decisions() -> None:
         ({"messages": [user("x")]}, "'id'"),
         ({"id": "c", "messages": "x"}, "'messages'"),
         ({"id": "c", "messages": [{"role": "user"}]}, "'parts' list"),
-        ({"id": "c", "messages": [user("  ")]}, "no text"),
+        ({"id": "c", "messages": [user("  ")]}, "no text and no file"),
         ({"id": "c", "messages": [{"role": "assistant", "parts": []}]}, "answers no approval"),
         (
             {"id": "c", "messages": [{"role": "assistant", "parts": [
@@ -279,3 +280,80 @@ def test_a_stored_history_becomes_ui_messages() -> None:
     }
     waiting = got[3]["parts"][1]
     assert (waiting["state"], waiting["approval"]) == ("approval-requested", {"id": "call_9"})
+
+
+def data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{b64(data)}"
+
+
+def test_files_in_the_user_message_become_parts_in_order() -> None:
+    parts = [
+        {"type": "file", "mediaType": "image/png", "filename": "red.png",
+         "url": data_url("image/png", PNG)},
+        {"type": "file", "mediaType": "application/pdf", "url": "https://x.test/doc.pdf"},
+        {"type": "text", "text": "What are these?"},
+    ]  # fmt: skip
+    ask = read_chat_request({"id": "c", "messages": [{"role": "user", "parts": parts}]})
+    assert ask.content == (
+        ImagePart("image/png", data=PNG, name="red.png"),
+        DocumentPart("application/pdf", url="https://x.test/doc.pdf"),
+        TextPart("What are these?"),
+    )
+
+
+def test_a_file_alone_is_a_message() -> None:
+    parts = [{"type": "file", "mediaType": "audio/wav", "url": data_url("audio/wav", WAV)}]
+    ask = read_chat_request({"id": "c", "messages": [{"role": "user", "parts": parts}]})
+    assert ask.content == (AudioPart("audio/wav", data=WAV),)
+
+
+@pytest.mark.parametrize(
+    ("file", "message"),
+    [
+        ({"type": "file", "mediaType": "image/png"}, "needs its URL"),
+        ({"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,@@"},
+         "not valid base64"),
+        ({"type": "file", "mediaType": "image/png", "url": "data:image/png,raw"},
+         "data:<type>;base64"),
+        ({"type": "file", "mediaType": "video/mp4", "url": "https://x.test/v.mp4"},
+         "no image, audio or document"),
+        ({"type": "file", "mediaType": "image/png", "url": "ftp://x.test/a.png"}, "http"),
+    ],
+)  # fmt: skip
+def test_a_file_that_cannot_be_read_is_a_parse_error_naming_it(
+    file: dict[str, Any], message: str
+) -> None:
+    parts = [{"type": "text", "text": "see"}, file]
+    with pytest.raises(ParseError, match=message) as caught:
+        read_chat_request({"id": "c", "messages": [{"role": "user", "parts": parts}]})
+    assert "part 1 (a file)" in str(caught.value)
+
+
+def test_a_tool_results_image_follows_its_output_as_a_file_chunk() -> None:
+    image = ImagePart("image/png", data=PNG, name="chart.png")
+    result = ToolMessage("call_1", "chart", (TextPart("the chart"), image))
+    got = chunks([ToolCallRequested(CALL), ToolResultReady(result)])
+    output, file = got[-3:-1]
+    assert output["output"] == "the chart"
+    assert file == {
+        "type": "file",
+        "mediaType": "image/png",
+        "url": data_url("image/png", PNG),
+        "filename": "chart.png",
+    }
+
+
+def test_a_stored_history_keeps_its_files() -> None:
+    history = [
+        UserMessage((TextPart("What is this?"), ImagePart("image/png", data=PNG))),
+        AssistantMessage("", [CALL]),
+        ToolMessage("call_1", "get_weather", (TextPart("Sunny"), ImagePart("image/png", data=PNG))),
+        AssistantMessage("A red square."),
+    ]
+    question, answer = ui_messages(history)
+    file = {"type": "file", "mediaType": "image/png", "url": data_url("image/png", PNG)}
+    assert question["parts"] == [{"type": "text", "text": "What is this?"}, file]
+    assert [p["type"] for p in answer["parts"]] == [
+        "step-start", "dynamic-tool", "file", "step-start", "text"
+    ]  # fmt: skip
+    assert answer["parts"][2] == file

@@ -8,7 +8,8 @@ Run over stdio (default), Streamable HTTP or the 2024-11-05 HTTP+SSE transport::
     python sdk_server.py --sse --port 8123                # HTTP+SSE at /sse
 
 Tools: ``echo``, ``add`` (structured output), ``fail`` (isError), ``image``
-(non-text content), ``slow`` (sleeps; records a cancellation),
+(non-text content), ``media`` (audio and an embedded PDF resource), ``slow``
+(sleeps; records a cancellation),
 ``cancellations`` (waits for and returns the recorded cancellations),
 ``chatty`` (log + progress notifications, then a tools/list_changed),
 ``stderr_spam`` (writes N bytes to stderr before answering), ``ping_client``
@@ -22,14 +23,24 @@ Resource ``test://greeting``, prompt ``greet``.
 from __future__ import annotations
 
 import argparse
+import base64
+import io
 import os
 import sys
 import warnings
+import wave
 from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve
-from mcp.types import ImageContent, ListRootsResult, TextContent
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    ListRootsResult,
+    TextContent,
+)
 from pydantic import BaseModel
 
 # ctx.info() is deprecated in the 2026 revision; we still test logging.
@@ -63,6 +74,31 @@ def image() -> list[Any]:
         TextContent(type="text", text="a red dot"),
         ImageContent(type="image", data="iVBORw0KGgo=", mimeType="image/png"),
     ]
+
+
+@server.tool(description="Return a WAV of silence and a PDF, as audio and a resource.")
+def media() -> list[Any]:
+    sound = io.BytesIO()
+    with wave.open(sound, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\x00\x00" * 80)
+    pdf = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
+    return [
+        TextContent(type="text", text="a sound and a paper"),
+        AudioContent(type="audio", data=_b64(sound.getvalue()), mimeType="audio/wav"),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="file:///papers/paper.pdf", mimeType="application/pdf", blob=_b64(pdf)
+            ),
+        ),
+    ]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 @server.tool(description="Sleep for the given seconds; records being cancelled.")
