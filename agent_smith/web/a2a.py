@@ -21,8 +21,9 @@ with that ``taskId`` decides them and the turn goes on
 
 Safety: the app's ``authenticate`` applies to every call (the card is
 public); tasks and contexts are the user's own, another user's task is
-"not found"; POSTs from another site are refused; bodies are limited to the
-app's ``max_body_bytes``. Every bad request gets the protocol's error
+"not found"; POSTs from another site are refused; bodies are limited to
+``A2AOptions.max_body_bytes`` (1 MB: A2A messages here are text) and never
+more than the app's ``max_body_bytes``. Every bad request gets the protocol's error
 answer: a JSON-RPC error object (HTTP 200, or the status an HTTP failure
 has), or on HTTP+JSON the status with ``{"error": {code, status, message,
 details}}``. Nothing of the server's internals is in them.
@@ -113,13 +114,15 @@ class A2AOptions:
     ``name`` and ``description`` default to the agent's name and a line
     naming it; ``security_schemes`` to a bearer scheme when the app has an
     ``authenticate`` hook, else none (protobuf JSON ``SecurityScheme``
-    objects by name).
+    objects by name). ``max_body_bytes`` caps an A2A request's body (the
+    app's own cap still applies when smaller).
     """
 
     name: str | None = None
     description: str | None = None
     version: str = "1.0.0"
     security_schemes: Mapping[str, JsonObject] | None = None
+    max_body_bytes: int = 1_000_000
 
 
 class _Refusal(Exception):
@@ -153,7 +156,7 @@ class A2AServer:
             if options.security_schemes is not None
             else (BEARER_SCHEME if authenticated else None)
         )
-        self._limit = max_body_bytes
+        self._limit = min(max_body_bytes, options.max_body_bytes)
         self._origins = allowed_origins
         self.tasks = TaskBoard()
 
