@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+from .base.parts import Content, content_text, estimated_tokens, media_parts
 from .errors import AgentSmithError, ConfigError
 from .llm.request import LlmRequest, LlmResponse
 from .messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
@@ -276,12 +277,18 @@ def keep_newest(
 
 
 def estimate_tokens(message: Message) -> int:
-    """A rough token count: ~4 characters per token plus a small per-message cost."""
-    chars = len(message.content)
+    """A rough token count: ~4 characters per token plus a small per-message cost, and each
+    image, document or audio part's estimate (:func:`~agent_smith.base.parts.estimated_tokens`)."""
+    content = message.content
+    if isinstance(content, str):
+        chars, media = len(content), 0
+    else:
+        chars = len(content_text(content))
+        media = sum(estimated_tokens(part) for part in media_parts(content))
     if isinstance(message, AssistantMessage):
         for call in message.tool_calls:
             chars += len(call.name) + len(call.arguments_text()) + len(call.id)
-    return -(-chars // CHARS_PER_TOKEN) + _MESSAGE_OVERHEAD_TOKENS
+    return -(-chars // CHARS_PER_TOKEN) + media + _MESSAGE_OVERHEAD_TOKENS
 
 
 def transcript(messages: Sequence[Message]) -> str:
@@ -291,7 +298,7 @@ def transcript(messages: Sequence[Message]) -> str:
         if isinstance(message, SystemMessage):
             lines.append(f"[earlier summary] {message.content}")
         elif isinstance(message, UserMessage):
-            lines.append(f"user: {message.content}")
+            lines.append(f"user: {_with_media(message.content)}")
         elif isinstance(message, AssistantMessage):
             if message.content:
                 lines.append(f"assistant: {message.content}")
@@ -299,8 +306,16 @@ def transcript(messages: Sequence[Message]) -> str:
                 lines.append(f"assistant called {call.name}({call.arguments_text()})")
         else:
             status = "error" if message.is_error else "result"
-            lines.append(f"tool {message.name} {status}: {message.content}")
+            lines.append(f"tool {message.name} {status}: {_with_media(message.content)}")
     return "\n".join(lines)
+
+
+def _with_media(content: Content) -> str:
+    """The text of ``content``, each image, document or audio named in brackets after it."""
+    if isinstance(content, str):
+        return content
+    named = " ".join(f"[{part.describe()}]" for part in media_parts(content))
+    return f"{content_text(content)} {named}".strip()
 
 
 def _group_start(messages: Sequence[Message], index: int) -> int:

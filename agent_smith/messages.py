@@ -165,15 +165,10 @@ class SystemMessage(DataClassJsonMixin):
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True)
-class UserMessage(DataClassJsonMixin):
-    """What the user said: a string, or a tuple of parts (text, images, documents, audio).
-
-    ``text`` is the text of either form (see :mod:`agent_smith.parts`).
-    """
+class _PartsContent:
+    """A message whose ``content`` is a string or parts (user messages, tool results)."""
 
     content: Content
-    role: ClassVar[str] = "user"
 
     def __post_init__(self) -> None:
         if type(self.content) is not str:  # parts: strings among them become TextParts
@@ -181,8 +176,19 @@ class UserMessage(DataClassJsonMixin):
 
     @property
     def text(self) -> str:
-        """The message's text: the string, or its text parts joined by newlines."""
+        """The text: the string, or the text parts joined by newlines."""
         return content_text(self.content)
+
+
+@dataclass(frozen=True)
+class UserMessage(_PartsContent, DataClassJsonMixin):
+    """What the user said: a string, or a tuple of parts (text, images, documents, audio).
+
+    ``text`` is the text of either form (see :mod:`agent_smith.base.parts`).
+    """
+
+    content: Content
+    role: ClassVar[str] = "user"
 
     def to_openai(self) -> JsonObject:
         return {"role": self.role, "content": _plain(self.content, self.role)}
@@ -267,7 +273,7 @@ class AssistantMessage(DataClassJsonMixin):
 
 
 @dataclass(frozen=True)
-class ToolMessage(DataClassJsonMixin):
+class ToolMessage(_PartsContent, DataClassJsonMixin):
     """The result of one tool call. ``is_error`` is internal, never on the wire.
 
     ``content`` is a string or a tuple of parts (a tool that returned an image,
@@ -279,15 +285,6 @@ class ToolMessage(DataClassJsonMixin):
     content: Content
     is_error: bool = False
     role: ClassVar[str] = "tool"
-
-    def __post_init__(self) -> None:
-        if type(self.content) is not str:  # parts: strings among them become TextParts
-            object.__setattr__(self, "content", as_parts(self.content))
-
-    @property
-    def text(self) -> str:
-        """The result's text: the string, or its text parts joined by newlines."""
-        return content_text(self.content)
 
     def to_openai(self) -> JsonObject:
         return {

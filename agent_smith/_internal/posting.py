@@ -79,8 +79,10 @@ class Poster:
             )
             prepared = session.prepare_request(request)
             if not session.cookies and "traceparent" not in headers and len(self._templates) < 8:
+                kept = prepared.copy()
+                kept.body = None  # each request brings its own: never hold on to a large one
                 with self._lock:
-                    self._templates[key] = prepared.copy()
+                    self._templates[key] = kept
             return prepared
         prepared = template.copy()
         prepared.body = data

@@ -120,7 +120,7 @@ class ContextFit:
         none), the calls it made and the tools offered; ``reply_tokens`` the
         request's ``max_tokens``.
         """
-        if sum(len(result.content) for result in results) < CUT_FLOOR:
+        if sum(len(result.text) for result in results) < CUT_FLOOR:
             return results
         window = self.window(ask=True)
         if window is None:
@@ -129,13 +129,13 @@ class ContextFit:
         seen += _tools_tokens(tools)
         overhead = estimate_tokens(ToolMessage("", "", CUT_NOTE)) + 8  # note, ids, rounding
         room = request_room(window, reply_tokens) * _MARGIN - seen - overhead * len(results)
-        limits = _shares([len(r.content) for r in results], int(room) * CHARS_PER_TOKEN)
+        limits = _shares([len(r.text) for r in results], int(room) * CHARS_PER_TOKEN)
         cut = [_cut(result, limit) for result, limit in zip(results, limits, strict=True)]
         if cut != results:
             log.info(
                 "tool results cut to fit a %d-token context window: %s",
                 window,
-                ", ".join(f"{r.name} {len(r.content)} chars" for r in results),
+                ", ".join(f"{r.name} {len(r.text)} chars" for r in results),
             )
         return cut
 
@@ -212,7 +212,7 @@ def _trimmed(request: LlmRequest, target: int) -> LlmRequest | None:
     system = messages.pop(0) if messages and isinstance(messages[0], SystemMessage) else None
     budget = target - (estimate_tokens(system) if system is not None else 0)
     fixed = sum(estimate_tokens(m) for m in messages if not isinstance(m, ToolMessage))
-    sizes = [len(m.content) for m in messages if isinstance(m, ToolMessage)]
+    sizes = [len(m.text) for m in messages if isinstance(m, ToolMessage)]
     if sizes:
         limits = iter(_shares(sizes, (budget - fixed - 4 * len(sizes)) * CHARS_PER_TOKEN))
         messages = [_cut(m, next(limits)) if isinstance(m, ToolMessage) else m for m in messages]

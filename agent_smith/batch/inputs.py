@@ -4,8 +4,11 @@ The id is what resume and deduplication go by, so it must be unique and
 stable from run to run. An input is given as a :class:`BatchInput`, a mapping
 with ``"id"`` and ``"input"`` (other keys, such as an expected answer, are
 ignored), or a plain string, whose id is its position (``"0"``, ``"1"``, ...:
-stable only while the order is). An inputs file is JSON Lines, one such
-object (or string) per line; blank lines are skipped.
+stable only while the order is). An input's message is a string or parts
+(text, images, documents, audio); in a mapping, parts are a list in the
+stored JSON form of a history (``{"type": "image", "media_type":
+"image/png", "data": "<base64>"}`` or ``"url"``). An inputs file is JSON
+Lines, one such object (or string) per line; blank lines are skipped.
 """
 
 from __future__ import annotations
@@ -17,15 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._internal import json_input
-from ..errors import ConfigError
+from ..base.parts import Content, as_parts, content_from_json
+from ..errors import ConfigError, ParseError, PartError
 
 
 @dataclass(frozen=True)
 class BatchInput:
-    """One input of a batch: a unique id and the message sent to the agent."""
+    """One input of a batch: a unique id and the message sent to the agent (a string, or
+    parts in order: strings among them become text parts)."""
 
     id: str
-    input: str
+    input: Content
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.input, str):
+            object.__setattr__(self, "input", as_parts(self.input))
 
 
 def as_inputs(inputs: Iterable[BatchInput | Mapping[str, object] | str]) -> list[BatchInput]:
@@ -84,9 +93,14 @@ def _as_input(raw: object, position: int) -> BatchInput:
         ident, text = raw["id"], raw["input"]
         if isinstance(ident, int) and not isinstance(ident, bool):
             ident = str(ident)
-        if not isinstance(ident, str) or not isinstance(text, str):
-            raise _PositionedError(position, '"id" must be a string (or integer), "input" a string')
-        item = BatchInput(ident, text)
+        if not isinstance(ident, str) or not isinstance(text, (str, list)):
+            raise _PositionedError(
+                position, '"id" must be a string (or integer), "input" a string or a list of parts'
+            )
+        try:
+            item = BatchInput(ident, content_from_json(text, "input"))
+        except (ParseError, PartError) as err:
+            raise _PositionedError(position, str(err)) from err
     else:
         raise _PositionedError(
             position, f"an input must be a string or an object, got {type(raw).__name__}"

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._internal.text import one_line
-from ..errors import ParseError
+from ..base.parts import Content, content_from_json, content_to_json
+from ..errors import ParseError, PartError
 from ..messages import TokenUsage
 from ..tools.convert import to_json_value
 
@@ -51,7 +52,7 @@ class BatchResult:
     """
 
     id: str
-    input: str
+    input: Content
     content: str | None = None
     output: Any = None
     usage: TokenUsage = field(default_factory=TokenUsage)
@@ -65,8 +66,13 @@ class BatchResult:
         return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this result (one line of a ``.jsonl`` results file)."""
-        return dataclasses.asdict(self)
+        """The JSON object of this result (one line of a ``.jsonl`` results file); an input of
+        parts is a list in the stored JSON form of a history (bytes as base64)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields["input"] = content_to_json(self.input)
+        fields["usage"] = dataclasses.asdict(self.usage)
+        fields["error"] = None if self.error is None else dataclasses.asdict(self.error)
+        return fields
 
     @classmethod
     def from_dict(cls, data: object) -> BatchResult:
@@ -78,7 +84,7 @@ class BatchResult:
             error = data.get("error")
             result = cls(
                 id=_typed(data["id"], str, "id"),
-                input=_typed(data["input"], str, "input"),
+                input=content_from_json(data["input"], "input"),
                 content=_typed(data.get("content"), (str, type(None)), "content"),
                 output=data.get("output"),
                 usage=TokenUsage(**usage),
@@ -86,7 +92,7 @@ class BatchResult:
                 attempts=_typed(data.get("attempts", 1), int, "attempts"),
                 seconds=float(data.get("seconds", 0.0)),
             )
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, PartError) as err:
             raise ParseError(f"a batch result has a missing or wrong field ({err})") from err
         return result
 

@@ -4,7 +4,9 @@ WAL journal with ``synchronous=FULL``: each insert is its own transaction and
 is on disk when it returns. The id is the primary key, so the database itself
 refuses a second result for one id. Columns are plain values for querying
 (``SELECT id, content FROM results WHERE ok = 1``); ``output`` is JSON text.
-The schema version is kept in a ``meta`` table.
+An input of parts (images, documents, audio) keeps its text in ``input`` and
+the parts, in the stored JSON form of a history, in ``input_parts``. The
+schema version is kept in a ``meta`` table.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .._internal import json_input
-from ..errors import ResultsError
+from ..base.parts import content_from_json, content_text, content_to_json
+from ..errors import ParseError, PartError, ResultsError
 from ..messages import TokenUsage
 from .result import BatchResult, ItemError
 from .sink import ResultSink, lock_exclusively, results_closed, results_failure
@@ -38,14 +41,15 @@ CREATE TABLE IF NOT EXISTS results (
     error_message TEXT,
     attempts INTEGER NOT NULL,
     seconds REAL NOT NULL,
-    cost REAL
+    cost REAL,
+    input_parts TEXT
 );
 """
 _COLUMNS = (
     "id, input, ok, content, output, prompt_tokens, completion_tokens, total_tokens, "
-    "error_type, error_message, attempts, seconds, cost"
+    "error_type, error_message, attempts, seconds, cost, input_parts"
 )
-_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 14)})"
 
 
 class SqliteSink(ResultSink):
@@ -102,7 +106,7 @@ def read_sqlite(path: Path) -> list[BatchResult]:
         db.close()
     try:
         return [_result(row) for row in rows]
-    except json.JSONDecodeError as err:
+    except (json.JSONDecodeError, ParseError, PartError) as err:
         raise results_failure("read", path, err) from err
 
 
@@ -125,6 +129,8 @@ def _connect(path: Path) -> sqlite3.Connection:
             columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
             if "cost" not in columns:  # written before results had a cost
                 db.execute("ALTER TABLE results ADD COLUMN cost REAL")
+            if "input_parts" not in columns:  # written before inputs had parts
+                db.execute("ALTER TABLE results ADD COLUMN input_parts TEXT")
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version != SCHEMA_VERSION:
             raise ResultsError(
@@ -143,9 +149,10 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _row(result: BatchResult) -> tuple[Any, ...]:
     error = result.error
+    parts = None if isinstance(result.input, str) else content_to_json(result.input)
     return (
         result.id,
-        result.input,
+        content_text(result.input),
         int(result.ok),
         result.content,
         None if result.output is None else json.dumps(result.output, ensure_ascii=False),
@@ -157,15 +164,16 @@ def _row(result: BatchResult) -> tuple[Any, ...]:
         result.attempts,
         result.seconds,
         result.usage.cost,
+        None if parts is None else json.dumps(parts),
     )
 
 
 def _result(row: tuple[Any, ...]) -> BatchResult:
     ident, text, ok, content, output, prompt, completion, total = row[:8]
-    error_type, error_message, attempts, seconds, cost = row[8:]
+    error_type, error_message, attempts, seconds, cost, parts = row[8:]
     return BatchResult(
         id=ident,
-        input=text,
+        input=text if parts is None else content_from_json(json_input.loads(parts), "input_parts"),
         content=content,
         output=None if output is None else json_input.loads(output),
         usage=TokenUsage(prompt, completion, total, cost=cost),

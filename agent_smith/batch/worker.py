@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.parts import Content
 from ..errors import AgentSmithError, ApprovalRequired, ConfigError
 from ..messages import TokenUsage
 from .cache import AgentCache, CacheStats, process_cache
@@ -31,7 +32,7 @@ class Job:
 
     spec: AgentSpec
     id: str
-    input: str
+    input: Content
     attempt: int = 1
     run: str = ""
     slots: int = 8

@@ -23,7 +23,7 @@ from ..runtime import Runtime
 from .endpoint import display_url
 from .events import StreamEvent
 from .model import ModelCapabilities
-from .part_support import NO_PARTS, PartSupport, check_parts, tool_parts_after
+from .part_support import NO_PARTS, PartSupport, check_parts, place_tool_parts
 from .request import LlmRequest, LlmResponse, SamplingParams
 from .retry import RetryPolicy
 from .transport import HttpTransport, Signer
@@ -178,12 +178,13 @@ class HttpChatModel(ABC):
     def _with_parts(self, request: LlmRequest) -> LlmRequest:
         """``request`` with its parts checked, and tool results' parts placed where they go.
 
-        PartError names the first part the provider would not take; parts of
-        tool results it does not take there follow in a user message.
+        PartError names the first part of a user message the provider would not
+        take; tool results' parts are placed where it takes them, or noted as not
+        sent (:func:`~agent_smith.llm.part_support.place_tool_parts`).
         """
         support = self._capabilities.parts
         check_parts(request.messages, support, self._who)
-        messages = tool_parts_after(request.messages, support)
+        messages = place_tool_parts(request.messages, support, self._who)
         if messages is request.messages:
             return request
         return replace(request, messages=tuple(messages))

@@ -4,19 +4,24 @@ Each provider client declares a :class:`PartSupport` on its
 :class:`~agent_smith.llm.model.ModelCapabilities`: the media types it takes
 (an image, a document, audio), which kinds it takes by URL, which it takes
 inside a tool result, and its size limit per kind. Before a request's body
-is built, :func:`check_parts` refuses what the provider would reject with a
-:class:`~agent_smith.errors.PartError` naming the part: a kind or media type
-it does not take, bytes that are not what their media type says (magic
-bytes), bytes over its limit, a URL it cannot take or one inside the private
-ranges (the web toolkit's SSRF rules). Nothing is dropped silently.
+is built, :func:`check_parts` refuses what the provider would reject in a
+user's message with a :class:`~agent_smith.errors.PartError` naming the
+part: a kind or media type it does not take, bytes that are not what their
+media type says (magic bytes), bytes over its limit, a URL it cannot take
+or one inside the private ranges (the web toolkit's SSRF rules). Nothing
+is dropped silently.
 
-:func:`tool_parts_after` moves the parts of tool results that a provider
-does not take there into a user message right after those results, as the
-providers' own guides do.
+A tool's result is not the user's to fix, and refusing it would refuse
+every later request of the conversation too: :func:`place_tool_parts`
+moves the parts of tool results that a provider takes only in a user
+message into one right after those results, as the providers' own guides
+do, and replaces a part it would refuse by a note saying so (the model
+reads why; the log says it at INFO).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -25,12 +30,14 @@ from ..base.parts import (
     Content,
     MediaPart,
     TextPart,
-    media_parts,
+    content_text,
     normal_media_type,
     sniff_media_type,
 )
 from ..errors import PartError
 from ..messages import Message, ToolMessage, UserMessage
+
+log = logging.getLogger(__name__)
 
 _MB = 1024 * 1024
 
@@ -98,9 +105,10 @@ ANY_PARTS = PartSupport(
 
 
 def check_parts(messages: Sequence[Message], support: PartSupport, who: str) -> None:
-    """Raise PartError for the first part of ``messages`` that ``who`` would not take."""
+    """Raise PartError for the first part of a user message in ``messages`` that ``who``
+    would not take (tool results: :func:`place_tool_parts`)."""
     for index, message in enumerate(messages):
-        if isinstance(message, (UserMessage, ToolMessage)):
+        if isinstance(message, UserMessage):
             check_content(message.content, f"messages[{index}]", support, who)
 
 
@@ -175,32 +183,50 @@ def _check_url(url: str, part: MediaPart, named: str, support: PartSupport, who:
             )
 
 
-def tool_parts_after(messages: Sequence[Message], support: PartSupport) -> Sequence[Message]:
-    """``messages`` with each tool result's parts that ``support`` does not take in a tool
-    result moved to a user message after that run of results (``messages`` itself if none)."""
+def place_tool_parts(
+    messages: Sequence[Message], support: PartSupport, who: str
+) -> Sequence[Message]:
+    """``messages`` with their tool results' parts where ``who`` takes them (``messages``
+    itself when no result has parts): a part taken in a tool result stays; one taken only
+    in a user message follows the run of results in one; one refused becomes a note."""
     if not any(isinstance(m, ToolMessage) and not isinstance(m.content, str) for m in messages):
         return messages
-    moved: list[Message] = []
+    placed: list[Message] = []
     held: list[TextPart | MediaPart] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if held and not isinstance(message, ToolMessage):  # the run of results is over
-            moved.append(UserMessage(tuple(held)))
+            placed.append(UserMessage(tuple(held)))
             held = []
         if isinstance(message, ToolMessage) and not isinstance(message.content, str):
-            away = tuple(
-                p for p in media_parts(message.content) if p.kind not in support.in_tool_results
-            )
+            kept, away = _sorted_parts(message.content, f"messages[{index}]", support, who)
             if away:
                 held.append(TextPart(f"The result of {message.name} ({message.tool_call_id}):"))
                 held.extend(away)
-                kept = tuple(p for p in message.content if p not in away)
-                message = ToolMessage(
-                    message.tool_call_id,
-                    message.name,
-                    kept if any(not isinstance(p, TextPart) for p in kept) else message.text,
-                    message.is_error,
-                )
-        moved.append(message)
+            if away or kept != message.content:
+                media = any(not isinstance(p, TextPart) for p in kept)
+                content = kept if media else content_text(kept)
+                message = ToolMessage(message.tool_call_id, message.name, content, message.is_error)
+        placed.append(message)
     if held:
-        moved.append(UserMessage(tuple(held)))
-    return moved
+        placed.append(UserMessage(tuple(held)))
+    return placed
+
+
+def _sorted_parts(
+    content: tuple[TextPart | MediaPart, ...], where: str, support: PartSupport, who: str
+) -> tuple[tuple[TextPart | MediaPart, ...], tuple[MediaPart, ...]]:
+    """A tool result's parts that stay in it (refused ones as notes), and those that go after."""
+    kept: list[TextPart | MediaPart] = []
+    away: list[MediaPart] = []
+    for position, part in enumerate(content):
+        if isinstance(part, TextPart):
+            kept.append(part)
+            continue
+        try:
+            _check(part, f"{where}.content[{position}]", support, who)
+        except PartError as err:
+            log.info("a tool result's part is not sent: %s", err)
+            kept.append(TextPart(f"[not sent: {err}]"))
+            continue
+        (away if part.kind not in support.in_tool_results else kept).append(part)
+    return tuple(kept), tuple(away)

@@ -114,3 +114,30 @@ def test_a_tool_result_with_parts_puts_its_text_first() -> None:
     result = ToolResult("the chart", parts=(picture,))
     assert result.message_content("the chart") == (TextPart("the chart"), picture)
     assert ToolResult("plain").message_content("plain") == "plain"
+
+
+def test_a_token_estimate_counts_each_part_by_its_kind_not_the_number_of_parts() -> None:
+    from agent_smith.base.parts import IMAGE_TOKENS
+    from agent_smith.memory import estimate_tokens
+
+    text = "describe this picture in detail " * 10
+    plain = estimate_tokens(UserMessage(text))
+    with_image = estimate_tokens(UserMessage((text, ImagePart("image/png", data=PNG))))
+    notes = DocumentPart("text/plain", data=b"x" * 4000)
+
+    assert with_image == plain + IMAGE_TOKENS
+    assert estimate_tokens(UserMessage((text, notes))) == plain + 1000
+
+
+def test_a_summary_transcript_names_the_parts_instead_of_printing_their_bytes() -> None:
+    from agent_smith.memory import transcript
+
+    picture = ImagePart("image/png", data=PNG)
+    lines = transcript(
+        [UserMessage(("What is it?", picture)), ToolMessage("c", "shot", ("done", picture))]
+    ).splitlines()
+
+    assert lines == [
+        "user: What is it? [image (image/png, 32 bytes)]",
+        "tool shot result: done [image (image/png, 32 bytes)]",
+    ]

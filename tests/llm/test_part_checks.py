@@ -153,3 +153,23 @@ def test_a_body_with_bytes_is_the_json_of_their_base64_written_once() -> None:
     url = "data:image/png;base64," + base64.b64encode(PNG).decode()
     assert json.loads(sent) == {"messages": [{"data": url, "text": "é"}]}
     assert json.loads(encode_body({"plain": [1, "é"]})) == {"plain": [1, "é"]}
+
+
+def test_a_tools_part_the_model_refuses_is_sent_as_a_note_so_the_conversation_goes_on(
+    llm_server: ScriptedLlmServer, runtime: Runtime
+) -> None:
+    llm_server.script(Text("I cannot see it."))
+    history = (
+        UserMessage("Take a screenshot."),
+        AssistantMessage("", (ToolCall("c1", "screenshot", {}),)),
+        ToolMessage("c1", "screenshot", ("the screen", ImagePart("image/png", data=PNG))),
+    )
+
+    reply = CLIENTS["text-only server"](llm_server.url, runtime).complete(LlmRequest(history))
+
+    assert reply.message.content == "I cannot see it."
+    sent = llm_server.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
+    assert sent[2]["content"].startswith(
+        "the screen\n[not sent: LLM server does not take messages[2].content[1] image (image/png"
+    )
