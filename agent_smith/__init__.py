@@ -32,6 +32,7 @@ from .errors import (
     ResultsError,
     SessionError,
     SkillError,
+    StreamLostError,
     ToolError,
     TransportError,
     TruncatedReplyError,
@@ -160,6 +161,8 @@ if TYPE_CHECKING:
     )
     from .metrics import MetricsCollector
     from .runtime import Runtime, default_runtime
+    from .sessions.event_log import EventLog, SqliteEventLog
+    from .sessions.postgres_event_log import PostgresEventLog
     from .sessions.session import Session, SessionState
     from .sessions.sqlite import SqliteSession
     from .skills import (
@@ -265,6 +268,7 @@ __all__ = [
     "Elicitation",
     "Embedder",
     "EnterpriseIdp",
+    "EventLog",
     "FallbackModel",
     "FileTokenStorage",
     "FilesPolicy",
@@ -310,6 +314,7 @@ __all__ = [
     "ParseError",
     "PausedTurn",
     "PausedTurnMismatch",
+    "PostgresEventLog",
     "ProviderData",
     "ReasoningDelta",
     "ReplayMismatchError",
@@ -331,8 +336,10 @@ __all__ = [
     "ShellToolkit",
     "Skill",
     "SkillError",
+    "SqliteEventLog",
     "SqliteSession",
     "StreamEvent",
+    "StreamLostError",
     "SubAgentEvent",
     "SubAgentSpec",
     "SubAgentTool",
