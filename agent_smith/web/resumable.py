@@ -128,6 +128,9 @@ class TurnRelay:
         the failure (the protocol's error), then its closing frames.
         """
         turn = key.rpartition("#")[2]
+        # A comment first: the server sends the headers with it, so the client knows at
+        # once that it reconnected, even while the turn is quiet (a long tool call).
+        yield f": {turn} after {after}\n\n".encode()
         try:
             for seq, data in self.log.follow(key, after):
                 if disconnected is not None and disconnected():

@@ -1,0 +1,100 @@
+"""A WebApp served by a real gunicorn (a master and its worker processes) on loopback.
+
+The app is :mod:`tests.support.resume`'s, on the stores the caller names.
+Each response says which worker served it (``X-Worker-Pid``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def gunicorn(
+    *,
+    llm_url: str,
+    sessions: str,
+    events: str,
+    worker_class: str = "sync",
+    workers: int = 2,
+    threads: int = 8,
+    log: Path | None = None,
+) -> Iterator[str]:
+    """Serve the test app with gunicorn; yields its URL once every worker answers."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "AGENT_SMITH_TEST_LLM": llm_url,
+        "AGENT_SMITH_TEST_SESSIONS": sessions,
+        "AGENT_SMITH_TEST_EVENTS": events,
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        worker_class,
+        "--threads",
+        str(threads if worker_class == "gthread" else 1),  # more makes a sync worker gthread
+        "--timeout",
+        "120",
+        "--graceful-timeout",
+        "5",
+        "tests.support.resume:app",
+    ]
+    out = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    master = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=out)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_workers(url, workers)
+        yield url
+    finally:
+        master.send_signal(signal.SIGTERM)
+        try:
+            master.wait(30)
+        except subprocess.TimeoutExpired:
+            master.kill()
+            master.wait(10)
+        if log is not None:
+            out.close()  # type: ignore[union-attr]
+
+
+def wait_for_workers(url: str, workers: int, *, timeout: float = 60.0) -> set[str]:
+    """Ask until ``workers`` different worker processes have answered; their pids."""
+    deadline = time.monotonic() + timeout
+    seen: set[str] = set()
+    while len(seen) < workers:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gunicorn at {url}: only {len(seen)} workers answered")
+        try:
+            answer = requests.get(
+                f"{url}/api/conversations", headers={"X-User": "probe"}, timeout=5
+            )
+            seen.add(answer.headers["X-Worker-Pid"])
+        except requests.ConnectionError:
+            time.sleep(0.1)  # the master is still binding its socket
+    return seen
