@@ -13,6 +13,8 @@ import requests
 from agent_smith import LlmClient, Runtime, SqliteEventLog
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
+from tests.integration.peers import require_npm_bin, require_npm_package
+from tests.integration.test_web_npm import run_node
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.resume import gated_text, kinds, sse_events
 from tests.support.web import chat_body, factory
@@ -150,3 +152,69 @@ def test_an_agui_run_posted_again_follows_that_run_after_its_last_event_id(
     text = "".join(d["delta"] for _, d in first + rest if d["type"] == "TEXT_MESSAGE_CONTENT")
     assert text == "Run once only."
     assert len(llm_server.requests) == 1  # followed, not run again
+
+
+# -- the protocols' own clients (npm), whose connection drops mid-reply ---------
+
+
+@pytest.fixture
+def npm_served(
+    no_thread_leak: None, llm_server: ScriptedLlmServer, tmp_path: Path, runtime: Runtime
+) -> Iterator[tuple[str, threading.Event]]:
+    """The app behind a gate on the model's reply that opens once a client comes back."""
+    require_npm_bin("node")
+    require_npm_package("ai")
+    require_npm_package("@ag-ui/client")
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    came_back = threading.Event()
+    posts: list[str] = []
+
+    with (
+        SqliteEventLog(tmp_path / "events.db") as log,
+        WebApp(factory(llm), sessions=tmp_path / "c.db", streams=log) as app,
+    ):
+
+        def watched(environ: dict[str, Any], start_response: Any) -> Any:
+            path = environ.get("PATH_INFO", "")
+            if path.endswith("/stream") or (path == "/api/agui" and posts):
+                came_back.set()  # the client reconnected: let the reply go on
+            if path == "/api/agui":
+                posts.append(path)
+            return app(environ, start_response)
+
+        with WebServer(watched).start() as server:
+            yield server.url, came_back
+
+
+STORY = "Once upon a time a stream was cut and nothing was lost."
+
+
+def test_the_ai_sdk_chat_client_resumes_a_dropped_stream_with_nothing_lost_or_twice(
+    npm_served: tuple[str, threading.Event], llm_server: ScriptedLlmServer
+) -> None:
+    url, came_back = npm_served
+    llm_server.script(gated_text(STORY, came_back))
+    out = run_node("web_resume_client.mjs", url, "vercel", "story-1")
+    assert out["afterDrop"]["status"] == "error"  # the client saw its connection drop
+    user, answer = out["messages"]
+    assert user["role"] == "user" and answer["role"] == "assistant"
+    texts = [p["text"] for p in answer["parts"] if p["type"] == "text"]
+    assert texts == [STORY]  # every word once, in one text part
+    assert out["status"] == "ready"
+    assert len(llm_server.requests) == 1  # resumed, not asked again
+
+
+def test_the_ag_ui_client_follows_its_run_again_after_a_drop_with_nothing_lost_or_twice(
+    npm_served: tuple[str, threading.Event], llm_server: ScriptedLlmServer
+) -> None:
+    url, came_back = npm_served
+    llm_server.script(gated_text(STORY, came_back))
+    out = run_node("web_resume_client.mjs", url, "agui", "story-2")
+    assert out["firstError"] is not None
+    resumed = out["events"][out["beforeResume"] :]
+    assert [e["type"] for e in resumed].count("RUN_STARTED") == 1
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    text = "".join(e["delta"] for e in resumed if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert text == STORY
+    assert out["result"] == STORY
+    assert len(llm_server.requests) == 1
