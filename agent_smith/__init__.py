@@ -160,8 +160,10 @@ if TYPE_CHECKING:
     )
     from .metrics import MetricsCollector
     from .runtime import Runtime, default_runtime
+    from .sessions.postgres import PostgresSession
     from .sessions.session import Session, SessionState
     from .sessions.sqlite import SqliteSession
+    from .sessions.store import SessionStore
     from .skills import (
         Skill,
         compose_system_prompt,
@@ -310,6 +312,7 @@ __all__ = [
     "ParseError",
     "PausedTurn",
     "PausedTurnMismatch",
+    "PostgresSession",
     "ProviderData",
     "ReasoningDelta",
     "ReplayMismatchError",
@@ -327,6 +330,7 @@ __all__ = [
     "Session",
     "SessionError",
     "SessionState",
+    "SessionStore",
     "ShellPolicy",
     "ShellToolkit",
     "Skill",

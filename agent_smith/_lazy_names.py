@@ -111,6 +111,8 @@ LAZY: dict[str, str] = {
     "Session": "sessions.session",
     "SessionState": "sessions.session",
     "SqliteSession": "sessions.sqlite",
+    "PostgresSession": "sessions.postgres",
+    "SessionStore": "sessions.store",
     "Skill": "skills",
     "compose_system_prompt": "skills",
     "load_skill": "skills",
