@@ -162,9 +162,11 @@ if TYPE_CHECKING:
     from .metrics import MetricsCollector
     from .runtime import Runtime, default_runtime
     from .sessions.event_log import EventLog, SqliteEventLog
+    from .sessions.postgres import PostgresSession
     from .sessions.postgres_event_log import PostgresEventLog
     from .sessions.session import Session, SessionState
     from .sessions.sqlite import SqliteSession
+    from .sessions.store import SessionStore
     from .skills import (
         Skill,
         compose_system_prompt,
@@ -315,6 +317,7 @@ __all__ = [
     "PausedTurn",
     "PausedTurnMismatch",
     "PostgresEventLog",
+    "PostgresSession",
     "ProviderData",
     "ReasoningDelta",
     "ReplayMismatchError",
@@ -332,6 +335,7 @@ __all__ = [
     "Session",
     "SessionError",
     "SessionState",
+    "SessionStore",
     "ShellPolicy",
     "ShellToolkit",
     "Skill",

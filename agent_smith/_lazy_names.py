@@ -114,6 +114,8 @@ LAZY: dict[str, str] = {
     "SqliteEventLog": "sessions.event_log",
     "EventLog": "sessions.event_log",
     "PostgresEventLog": "sessions.postgres_event_log",
+    "PostgresSession": "sessions.postgres",
+    "SessionStore": "sessions.store",
     "Skill": "skills",
     "compose_system_prompt": "skills",
     "load_skill": "skills",

@@ -222,7 +222,7 @@ class SqliteEventLog(EventLog):
         try:
             with self._db.errors("open"):
                 self._db.connection().execute("PRAGMA journal_mode = WAL")
-            with self._db.write("open") as conn:
+            with self._db.write("open") as (conn, _):
                 for statement in _CREATE:
                     conn.execute(statement)
         except BaseException:
@@ -234,7 +234,7 @@ class SqliteEventLog(EventLog):
         return self._db.path
 
     def open_stream(self, stream: str, *, conversation: str, writer: str) -> None:
-        with self._db.write("open stream") as conn:
+        with self._db.write("open stream") as (conn, _):
             conn.execute(
                 "INSERT INTO event_streams (stream, conversation, writer, created_at)"
                 " VALUES (?, ?, ?, ?) ON CONFLICT (stream) DO UPDATE SET writer = excluded.writer",
@@ -243,7 +243,7 @@ class SqliteEventLog(EventLog):
 
     def append(self, stream: str, first: int, events: Sequence[str]) -> bool:
         rows = [(stream, first + i, data) for i, data in enumerate(events)]
-        with self._db.write("append events") as conn:
+        with self._db.write("append events") as (conn, _):
             conn.executemany(
                 "INSERT OR IGNORE INTO events (stream, seq, data) VALUES (?, ?, ?)", rows
             )
@@ -260,7 +260,7 @@ class SqliteEventLog(EventLog):
         self._set(stream, "cancelled")
 
     def _set(self, stream: str, flag: str) -> None:
-        with self._db.write(f"mark stream {flag}") as conn:
+        with self._db.write(f"mark stream {flag}") as (conn, _):
             conn.execute(f"UPDATE event_streams SET {flag} = 1 WHERE stream = ?", (stream,))
         self._wake(stream)
 
@@ -291,7 +291,7 @@ class SqliteEventLog(EventLog):
 
     def prune(self, older_than: float) -> int:
         cutoff = time.time() - older_than
-        with self._db.write("prune streams") as conn:
+        with self._db.write("prune streams") as (conn, _):
             old = "SELECT stream FROM event_streams WHERE closed = 1 AND created_at < ?"
             conn.execute(f"DELETE FROM events WHERE stream IN ({old})", (cutoff,))
             cursor = conn.execute(

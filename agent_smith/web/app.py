@@ -33,7 +33,8 @@ conversation's session (the factory passes ``session=session`` to
 ``Agent``), runs one turn and closes both: the session is where the
 conversation lives, so any thread or worker process can serve its next
 request, and a turn paused for approvals is resumed by whichever worker
-receives the decision. ``sessions`` is a SQLite file (:class:`SqliteSession`)
+receives the decision. ``sessions`` is a SQLite file path or a
+``postgresql://`` URL (opened by :class:`~agent_smith.sessions.store.SessionStore`),
 or a function from a session id to any :class:`Session`. With ``streams`` the
 turn runs on a thread of its own and writes its frames to the log, and the
 response follows the log: a client that lost its connection (or its worker)
@@ -408,13 +409,14 @@ def _session_opener(
     sessions: str | os.PathLike[str] | Callable[[str], Session],
 ) -> Callable[[str], Session]:
     if isinstance(sessions, str | os.PathLike):
-        from ..sessions.sqlite import SqliteSession
+        from ..sessions.store import SessionStore
 
-        path = os.fspath(sessions)
-        return lambda session_id: SqliteSession(path, session_id)
+        return SessionStore(sessions).open  # a SQLite file, or a postgresql:// URL
     if callable(sessions):
         return sessions
-    raise ConfigError("sessions must be a SQLite file path or a function of a session id")
+    raise ConfigError(
+        "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
+    )
 
 
 def _scoped(user: str, conversation: str) -> str:

@@ -73,15 +73,9 @@ def _user(environ: dict[str, Any]) -> str | None:
 
 def _served_app() -> Callable[..., Any]:
     llm = LlmClient(os.environ["AGENT_SMITH_TEST_LLM"], "test")
-    sessions = os.environ["AGENT_SMITH_TEST_SESSIONS"]
-    opener: Any = sessions
-    if sessions.startswith("postgresql://"):  # the pg helper's store, when merged
-        from agent_smith.sessions.postgres import PostgresSession  # type: ignore[import-not-found]
-
-        opener = lambda session_id: PostgresSession(sessions, session_id)  # noqa: E731
     web = WebApp(
         factory(llm),
-        sessions=opener,
+        sessions=os.environ["AGENT_SMITH_TEST_SESSIONS"],  # a file or a postgresql:// URL
         authenticate=_user,
         streams=open_log(os.environ["AGENT_SMITH_TEST_EVENTS"]),
     )
