@@ -30,28 +30,41 @@ process (a condition variable), and by the store across processes: PostgreSQL
 ``LISTEN/NOTIFY``; on SQLite, which cannot notify another process, a bounded
 poll (every ``poll_seconds``) stands in.
 
+A store that fails for a moment (a PostgreSQL server restarting) costs a wait,
+not the stream: :meth:`EventLog.outlast` calls an idempotent operation again
+for up to ``retry_seconds``; readers (:meth:`follow`) and the web app's
+writers use it.
+
 Streams are kept after they close so late readers can replay them;
 :meth:`EventLog.prune` drops closed streams older than a given age.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sqlite3
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
 from .._internal.closing import Closeable
-from ..errors import ConfigError, StreamLostError
+from ..errors import ConfigError, SessionError, StreamLostError
 from .database import Database
 from .lease import holder_is_dead
 
 #: How many events one read returns at most.
 READ_LIMIT = 500
+#: How long :meth:`EventLog.outlast` keeps trying a failing store (a restart takes seconds).
+RETRY_SECONDS = 30.0
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -76,11 +89,19 @@ class Batch:
 class EventLog(Closeable):
     """A store of numbered event streams (see the module doc). Thread-safe."""
 
-    def __init__(self, *, poll_seconds: float, writer_check_seconds: float = 2.0) -> None:
+    def __init__(
+        self,
+        *,
+        poll_seconds: float,
+        writer_check_seconds: float = 2.0,
+        retry_seconds: float = RETRY_SECONDS,
+    ) -> None:
         if not (math.isfinite(poll_seconds) and poll_seconds > 0):
             raise ConfigError(f"poll_seconds must be a positive number, got {poll_seconds!r}")
         self.poll_seconds = poll_seconds
         self.writer_check_seconds = writer_check_seconds
+        self.retry_seconds = retry_seconds
+        self._closing = threading.Event()  # set by close(): no more retries
         self._changed = threading.Condition()
         # Per stream with readers waiting in this process: a counter bumped on each
         # append (here, or notified by the store) and how many readers wait on it.
@@ -136,7 +157,7 @@ class EventLog(Closeable):
             while True:
                 with self._changed:
                     seen = self._generation[stream][0]
-                batch = self.read(stream, after)
+                batch = self.outlast(f"read {stream}", partial(self.read, stream, after))
                 for event in batch.events:
                     after = event[0]
                     yield event
@@ -154,6 +175,25 @@ class EventLog(Closeable):
                 counts[1] -= 1
                 if counts[1] == 0:
                     del self._generation[stream]
+
+    def outlast(self, operation: str, call: Callable[[], T]) -> T:
+        """``call()``, called again after a store failure until ``retry_seconds`` passed.
+
+        Only for idempotent calls (every one of this contract is, but
+        :meth:`open_stream`'s takeover). Raises the last SessionError then,
+        or at once once the log is closing.
+        """
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.05
+        while True:
+            try:
+                return call()
+            except SessionError as err:
+                if self._closing.is_set() or time.monotonic() + delay > deadline:
+                    raise
+                log.warning("event log: %s failed (%s); trying again", operation, err)
+            self._closing.wait(delay)
+            delay = min(delay * 2, 1.0)
 
     def _wait(self, stream: str, seen: int) -> None:
         """Until an append to ``stream`` after generation ``seen`` wakes us, or the poll bound."""
@@ -213,8 +253,9 @@ class SqliteEventLog(EventLog):
         *,
         poll_seconds: float = 0.05,
         busy_timeout: float = 5.0,
+        retry_seconds: float = RETRY_SECONDS,
     ) -> None:
-        super().__init__(poll_seconds=poll_seconds)
+        super().__init__(poll_seconds=poll_seconds, retry_seconds=retry_seconds)
         where = os.fspath(path)
         if not where or where == ":memory:":
             raise ConfigError(f"SqliteEventLog needs the path of a database file, got {where!r}")
@@ -301,6 +342,7 @@ class SqliteEventLog(EventLog):
 
     def close(self) -> None:
         """Close every connection; later use raises SessionError."""
+        self._closing.set()
         self._db.close()
 
     def __repr__(self) -> str:

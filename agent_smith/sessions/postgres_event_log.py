@@ -23,7 +23,7 @@ from typing import Any
 
 from .._internal.extras import install_hint
 from ..errors import ConfigError, SessionError
-from .event_log import READ_LIMIT, Batch, EventLog, StreamInfo
+from .event_log import READ_LIMIT, RETRY_SECONDS, Batch, EventLog, StreamInfo
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,19 @@ class PostgresEventLog(EventLog):
 
     ``pool_size`` bounds the connections appends and reads use at once (the
     listener has one more of its own); ``poll_seconds`` is how long a reader
-    waits for a notification before reading again anyway.
+    waits for a notification before reading again anyway; ``retry_seconds``
+    how long :meth:`outlast` tries again while the server is unreachable.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 10, poll_seconds: float = 2.0) -> None:
-        super().__init__(poll_seconds=poll_seconds)
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        poll_seconds: float = 2.0,
+        retry_seconds: float = RETRY_SECONDS,
+    ) -> None:
+        super().__init__(poll_seconds=poll_seconds, retry_seconds=retry_seconds)
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -73,6 +81,7 @@ class PostgresEventLog(EventLog):
                 min_size=1,
                 max_size=pool_size,
                 kwargs={"autocommit": True},
+                check=ConnectionPool.check_connection,  # none left broken by a restart
                 open=False,
                 name="agent_smith-events",
             )
@@ -177,6 +186,7 @@ class PostgresEventLog(EventLog):
         if self._stop.is_set():
             return
         self._stop.set()
+        self._closing.set()
         self._listener.join()
         self._pool.close()
 

@@ -211,7 +211,7 @@ class _Run:
                     self.events.close()  # cancels the turn
                     stopped = TurnFailed("the turn was cancelled", "CancelledError")
                     frames = [*mapper.event(stopped), *mapper.end()]
-                    log_.append(self.key, abs(seq), [f.decode() for f in frames])
+                    self._append(abs(seq), frames)
                     break
                 seq = self._append(seq, mapper.event(event))
             else:
@@ -223,7 +223,7 @@ class _Run:
                 self.abandon()  # cancels the turn if it still runs
             finally:
                 try:
-                    log_.close_stream(self.key)
+                    log_.outlast(f"close {self.key}", lambda: log_.close_stream(self.key))
                 except AgentSmithError as err:
                     log.warning("web turn %s: closing its stream failed: %s", self.key, err)
                 self.relay._finished(self.key)
@@ -232,5 +232,7 @@ class _Run:
         """Write ``frames`` from number ``seq``; the next number, negated once cancelled."""
         if not frames or seq < 0:
             return seq
-        going_on = self.relay.log.append(self.key, seq, [f.decode() for f in frames])
+        data = [f.decode() for f in frames]
+        log_ = self.relay.log
+        going_on = log_.outlast(f"append to {self.key}", lambda: log_.append(self.key, seq, data))
         return seq + len(frames) if going_on else -(seq + len(frames))

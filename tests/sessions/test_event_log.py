@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith.errors import StreamLostError
+from agent_smith.errors import SessionError, StreamLostError
 from agent_smith.sessions.event_log import EventLog, SqliteEventLog
 from agent_smith.sessions.lease import new_holder
+from tests.support.postgres import PostgresServer
 
 LogFactory = Callable[[], EventLog]
 
@@ -159,3 +160,41 @@ def test_prune_drops_closed_streams_older_than_asked_and_keeps_open_ones(log: Ev
     assert log.prune(-1) == 1
     assert log.info("old") is None and log.read("old", 0).events == ()
     assert log.read("open", 0).events == ((1, "b"),)
+
+
+def test_a_reader_and_a_writer_outlast_postgresql_restarting_between_two_events(
+    postgres_url: str, postgres_server: PostgresServer, no_thread_leak: None
+) -> None:
+    from agent_smith.sessions.postgres_event_log import PostgresEventLog
+
+    with (
+        PostgresEventLog(postgres_url, pool_size=2) as writer,
+        PostgresEventLog(postgres_url, pool_size=2) as reader,
+    ):
+        writer.open_stream("s1", conversation="alice/c1", writer=new_holder())
+        writer.append("s1", 1, ["before"])
+        followed = reader.follow("s1")
+        assert next(followed) == (1, "before")
+        postgres_server.restart()  # every pooled connection is now broken
+        assert writer.outlast("append", lambda: writer.append("s1", 2, ["after"]))
+        writer.outlast("close", lambda: writer.close_stream("s1"))
+        assert list(followed) == [(2, "after")]
+
+
+def test_outlast_tries_a_failing_store_again_then_gives_up_with_its_error(
+    tmp_path: Path,
+) -> None:
+    calls: list[int] = []
+
+    def failing() -> None:
+        calls.append(1)
+        raise SessionError("the server is restarting", store="test")
+
+    with SqliteEventLog(tmp_path / "events.db", retry_seconds=0.3) as log:
+        with pytest.raises(SessionError, match="restarting"):
+            log.outlast("append", failing)
+        assert len(calls) > 1
+    calls.clear()
+    with pytest.raises(SessionError):  # a closed log is not tried again
+        log.outlast("append", failing)
+    assert len(calls) == 1
