@@ -1,7 +1,8 @@
 """Two web hosts on one PostgreSQL: conversations, approvals and streams cross.
 
-Each "host" is a gunicorn master of its own (a separate process tree on its
-own port) serving the test app with PostgreSQL conversations
+Each "host" is a server of its own on its own port — one a gunicorn master
+with a gthread worker, the other waitress — serving the test app with
+PostgreSQL conversations
 (:class:`~agent_smith.sessions.postgres.PostgresSession`) and a PostgreSQL
 event log; nothing else is shared. A user's conversation is never readable
 by another user on either host, and a stream survives the database
@@ -18,13 +19,14 @@ from typing import Any
 import pytest
 import requests
 
-from tests.support.gunicorn import gunicorn
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.postgres import PostgresServer
 from tests.support.resume import gated_text, kinds, sse_events
 from tests.support.web import chat_body, decision_body
+from tests.support.wsgi_servers import gunicorn, waitress
 
 pytest.importorskip("gunicorn")
+pytest.importorskip("waitress")
 pytest.importorskip("psycopg")
 TIMEOUT = 30
 
@@ -33,17 +35,11 @@ TIMEOUT = 30
 def hosts(
     llm_server: ScriptedLlmServer, postgres_url: str, tmp_path: Path
 ) -> Iterator[tuple[str, str]]:
-    def host(name: str) -> Any:
-        return gunicorn(
-            llm_url=llm_server.url,
-            sessions=postgres_url,
-            events=postgres_url,
-            worker_class="gthread",
-            workers=1,
-            log=tmp_path / f"{name}.log",
-        )
-
-    with host("a") as a, host("b") as b:
+    stores = {"llm_url": llm_server.url, "sessions": postgres_url, "events": postgres_url}
+    with (
+        gunicorn(**stores, worker_class="gthread", workers=1, log=tmp_path / "a.log") as a,
+        waitress(**stores, log=tmp_path / "b.log") as b,
+    ):
         yield a, b
 
 

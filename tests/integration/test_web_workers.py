@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import requests
 
-from tests.support.gunicorn import gunicorn
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.resume import gated_text, kinds, sse_events
 from tests.support.web import NOTES, chat_body, decision_body
+from tests.support.wsgi_servers import gunicorn
 
 pytest.importorskip("gunicorn")
 TIMEOUT = 30

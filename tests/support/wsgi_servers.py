@@ -1,4 +1,5 @@
-"""A WebApp served by a real gunicorn (a master and its worker processes) on loopback.
+"""A WebApp served by a real gunicorn (a master and its worker processes), or by
+waitress in a process of its own, on loopback.
 
 The app is :mod:`tests.support.resume`'s, on the stores the caller names.
 Each response says which worker served it (``X-Worker-Pid``).
@@ -41,16 +42,7 @@ def gunicorn(
 ) -> Iterator[str]:
     """Serve the test app with gunicorn; yields its URL once every worker answers."""
     port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "AGENT_SMITH_TEST_LLM": llm_url,
-        "AGENT_SMITH_TEST_SESSIONS": sessions,
-        "AGENT_SMITH_TEST_EVENTS": events,
-    }
     argv = [
-        sys.executable,
-        "-m",
         "gunicorn",
         "--bind",
         f"127.0.0.1:{port}",
@@ -66,19 +58,61 @@ def gunicorn(
         "5",
         "tests.support.resume:app",
     ]
+    with _serving(argv, port, workers, llm_url, sessions, events, log) as url:
+        yield url
+
+
+@contextmanager
+def waitress(
+    *, llm_url: str, sessions: str, events: str, threads: int = 8, log: Path | None = None
+) -> Iterator[str]:
+    """Serve the test app with waitress (one process, ``threads`` threads); yields its URL."""
+    port = free_port()
+    argv = [
+        "waitress",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--threads",
+        str(threads),
+        "tests.support.resume:app",
+    ]
+    with _serving(argv, port, 1, llm_url, sessions, events, log) as url:
+        yield url
+
+
+@contextmanager
+def _serving(
+    argv: list[str],
+    port: int,
+    workers: int,
+    llm_url: str,
+    sessions: str,
+    events: str,
+    log: Path | None,
+) -> Iterator[str]:
+    """Run ``python -m argv`` serving the test app on ``port``; stopped with SIGTERM."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "AGENT_SMITH_TEST_LLM": llm_url,
+        "AGENT_SMITH_TEST_SESSIONS": sessions,
+        "AGENT_SMITH_TEST_EVENTS": events,
+    }
     out = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
-    master = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=out)
+    server = subprocess.Popen(
+        [sys.executable, "-m", *argv], cwd=ROOT, env=env, stdout=out, stderr=out
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_workers(url, workers)
         yield url
     finally:
-        master.send_signal(signal.SIGTERM)
+        server.send_signal(signal.SIGTERM)
         try:
-            master.wait(30)
+            server.wait(30)
         except subprocess.TimeoutExpired:
-            master.kill()
-            master.wait(10)
+            server.kill()
+            server.wait(10)
         if log is not None:
             out.close()  # type: ignore[union-attr]
 
@@ -89,12 +123,12 @@ def wait_for_workers(url: str, workers: int, *, timeout: float = 60.0) -> set[st
     seen: set[str] = set()
     while len(seen) < workers:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"gunicorn at {url}: only {len(seen)} workers answered")
+            raise TimeoutError(f"server at {url}: only {len(seen)} workers answered")
         try:
             answer = requests.get(
-                f"{url}/api/conversations", headers={"X-User": "probe"}, timeout=5
+                f"{url}/api/conversations", headers={"X-User": "probe"}, timeout=10
             )
             seen.add(answer.headers["X-Worker-Pid"])
-        except requests.ConnectionError:
-            time.sleep(0.1)  # the master is still binding its socket
+        except (requests.ConnectionError, requests.Timeout):
+            time.sleep(0.1)  # still binding its socket, or opening its stores on a busy machine
     return seen
