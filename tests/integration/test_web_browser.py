@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agent_smith import LlmClient, Runtime
+from agent_smith import LlmClient, Runtime, SqliteEventLog
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
@@ -57,7 +57,12 @@ def browser() -> Iterator[Any]:
     driver = webdriver.Chrome(options=options, service=service)
     try:
         yield driver
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        allowed = getattr(driver, "allowed_errors", ())  # a test's own, named: a cut connection
+        errors = [
+            entry
+            for entry in driver.get_log("browser")
+            if entry["level"] == "SEVERE" and not any(a in entry["message"] for a in allowed)
+        ]
         assert errors == [], "the browser console shows errors"
     finally:
         driver.quit()
@@ -185,3 +190,61 @@ def test_the_stop_button_cancels_the_turn(
         llm_server.script(Text("Fresh answer."))
         ask(browser, "Again")
         wait.until(lambda d: "Fresh answer." in text_of(d, ".msg.assistant .text"))
+
+
+STORY = "Once upon a time a connection was cut and the page missed nothing."
+
+
+def test_the_dev_ui_reconnects_when_its_connection_drops_and_shows_the_reply_once(
+    no_thread_leak: None,
+    llm_server: ScriptedLlmServer,
+    tmp_path: Path,
+    runtime: Runtime,
+    browser: Any,
+) -> None:
+    """The reply's connection dies after its first word (as when the server in front is
+    killed); the page reconnects after its last event id and the reply completes."""
+    came_back = threading.Event()
+    cut: list[str] = []
+
+    def cut_after_first_word(body: Any) -> Iterator[bytes]:
+        try:
+            for chunk in body:
+                yield chunk
+                if b'"text-delta"' in chunk:
+                    raise ConnectionResetError("the test cuts the reply's connection")
+        finally:
+            body.close()
+
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    with (
+        SqliteEventLog(tmp_path / "events.db") as log,
+        WebApp(factory(llm), sessions=tmp_path / "c.db", streams=log) as app,
+    ):
+
+        def cutting(environ: dict[str, Any], start_response: Any) -> Any:
+            path = environ["PATH_INFO"]
+            if path.endswith("/stream"):
+                came_back.set()  # the page reconnected: the model goes on
+            body = app(environ, start_response)
+            if environ["REQUEST_METHOD"] != "POST" or path != "/api/chat" or cut:
+                return body
+            cut.append(path)
+            return cut_after_first_word(body)
+
+        frames = list(sse_frames(Text(STORY), {}))
+        llm_server.script(Chunks(*frames[:2], came_back, *frames[2:]))
+        browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION")
+        wait = WebDriverWait(browser, WAIT)
+        with WebServer(cutting).start() as server:
+            browser.get(server.url + "/")
+            wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+            ask(browser, "Tell me a story")
+            wait.until(lambda d: STORY in text_of(d, ".msg.assistant .text"))
+            wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())
+            shot(browser, "8-reconnected")
+            assert cut and came_back.is_set()
+            assert text_of(browser, ".msg.assistant .text") == STORY  # every word, once
+            assert len(browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 1
+            assert text_of(browser, ".msg.assistant .error") == ""
+            assert len(llm_server.requests) == 1  # followed, not asked again
