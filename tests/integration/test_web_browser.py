@@ -248,3 +248,38 @@ def test_the_dev_ui_reconnects_when_its_connection_drops_and_shows_the_reply_onc
             assert len(browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 1
             assert text_of(browser, ".msg.assistant .error") == ""
             assert len(llm_server.requests) == 1  # followed, not asked again
+
+
+def test_the_stop_button_stops_a_turn_that_outlives_its_connection(
+    no_thread_leak: None,
+    llm_server: ScriptedLlmServer,
+    tmp_path: Path,
+    runtime: Runtime,
+    browser: Any,
+) -> None:
+    """With streams a client leaving does not stop its turn (it may come back): Stop says so."""
+    closed, gate = threading.Event(), threading.Event()
+    words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 5), {}))
+    llm_server.script(Chunks(*words[:4], gate, *words[4:]))
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    wait = WebDriverWait(browser, WAIT)
+    with (
+        SqliteEventLog(tmp_path / "events.db") as log,
+        WebApp(closing_watched(llm, closed), sessions=tmp_path / "c.db", streams=log) as app,
+        WebServer(app).start() as server,
+    ):
+        browser.get(server.url + "/")
+        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        ask(browser, "Count for me")
+        wait.until(lambda d: "one" in text_of(d, ".msg.assistant .text"))
+        browser.find_element(By.ID, "stop").click()
+        wait.until(lambda d: "stopped" in text_of(d, ".msg.assistant .error"))
+        conversation = browser.execute_script("return conversation")
+        deadline = time.monotonic() + WAIT
+        while not (info := log.latest(f"local/{conversation}")) or not info.cancelled:
+            assert time.monotonic() < deadline, "Stop did not ask the server to stop the turn"
+            gate.wait(0.05)
+        gate.set()  # the model goes on; the turn, asked to stop, ends at its next event
+        assert closed.wait(WAIT)
+        stored = log.read(info.stream, 0).events
+        assert any("the turn was cancelled" in data for _, data in stored)
