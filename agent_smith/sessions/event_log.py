@@ -117,13 +117,17 @@ class EventLog(Closeable):
     def append(self, stream: str, first: int, events: Sequence[str]) -> bool:
         """Store ``events`` as numbers ``first, first + 1, ...`` (each once); False if cancelled."""
 
-    @abstractmethod
     def close_stream(self, stream: str) -> None:
         """Mark ``stream`` ended: readers stop after its last event."""
+        self._mark(stream, "closed")
 
-    @abstractmethod
     def cancel(self, stream: str) -> None:
         """Ask the writer of ``stream`` to stop (its next :meth:`append` returns False)."""
+        self._mark(stream, "cancelled")
+
+    @abstractmethod
+    def _mark(self, stream: str, flag: str) -> None:
+        """Set ``stream``'s ``flag`` (``closed`` or ``cancelled``) and wake its readers."""
 
     @abstractmethod
     def read(self, stream: str, after: int, *, limit: int = READ_LIMIT) -> Batch:
@@ -294,13 +298,7 @@ class SqliteEventLog(EventLog):
         self._wake(stream)
         return row is not None and not row[0]
 
-    def close_stream(self, stream: str) -> None:
-        self._set(stream, "closed")
-
-    def cancel(self, stream: str) -> None:
-        self._set(stream, "cancelled")
-
-    def _set(self, stream: str, flag: str) -> None:
+    def _mark(self, stream: str, flag: str) -> None:
         with self._db.write(f"mark stream {flag}") as (conn, _):
             conn.execute(f"UPDATE event_streams SET {flag} = 1 WHERE stream = ?", (stream,))
         self._wake(stream)

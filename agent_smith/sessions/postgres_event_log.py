@@ -130,13 +130,7 @@ class PostgresEventLog(EventLog):
         self._wake(stream)
         return row is not None and not row[0]
 
-    def close_stream(self, stream: str) -> None:
-        self._set(stream, "closed")
-
-    def cancel(self, stream: str) -> None:
-        self._set(stream, "cancelled")
-
-    def _set(self, stream: str, flag: str) -> None:
+    def _mark(self, stream: str, flag: str) -> None:
         with self._transaction(f"mark stream {flag}") as cur:
             cur.execute(
                 f"UPDATE agent_smith_event_streams SET {flag} = TRUE WHERE stream = %s", (stream,)

@@ -14,49 +14,37 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import requests
 
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.postgres import PostgresServer
-from tests.support.resume import gated_text, kinds, sse_events
+from tests.support.resume import gated_text, get, kinds, post, sse_events, text_of
 from tests.support.web import chat_body, decision_body
 from tests.support.wsgi_servers import gunicorn, waitress
 
 pytest.importorskip("gunicorn")
 pytest.importorskip("waitress")
 pytest.importorskip("psycopg")
-TIMEOUT = 30
 
 
 @pytest.fixture
 def hosts(
     llm_server: ScriptedLlmServer, postgres_url: str, tmp_path: Path
 ) -> Iterator[tuple[str, str]]:
-    stores = {"llm_url": llm_server.url, "sessions": postgres_url, "events": postgres_url}
+    llm, pg = llm_server.url, postgres_url
     with (
-        gunicorn(**stores, worker_class="gthread", workers=1, log=tmp_path / "a.log") as a,
-        waitress(**stores, log=tmp_path / "b.log") as b,
+        gunicorn(
+            llm_url=llm,
+            sessions=pg,
+            events=pg,
+            worker_class="gthread",
+            workers=1,
+            log=tmp_path / "a.log",
+        ) as a,
+        waitress(llm_url=llm, sessions=pg, events=pg, log=tmp_path / "b.log") as b,
     ):
         yield a, b
-
-
-def post(url: str, body: Any, user: str = "alice", **headers: str) -> requests.Response:
-    return requests.post(
-        url, json=body, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT
-    )
-
-
-def get(url: str, user: str = "alice", **headers: str) -> requests.Response:
-    return requests.get(url, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT)
-
-
-def text_of(events: list[Any]) -> str:
-    return "".join(
-        d["delta"] for _, d in events if isinstance(d, dict) and d["type"] == "text-delta"
-    )
 
 
 def test_a_conversation_begun_on_one_host_goes_on_on_the_other(

@@ -16,10 +16,8 @@ from agent_smith.web.serve import WebServer
 from tests.integration.peers import require_npm_bin, require_npm_package
 from tests.integration.test_web_npm import run_node
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-from tests.support.resume import gated_text, kinds, sse_events
+from tests.support.resume import TIMEOUT, gated_text, get, kinds, post, sse_events
 from tests.support.web import chat_body, factory
-
-TIMEOUT = 30
 
 
 @pytest.fixture
@@ -37,16 +35,6 @@ def served(
         WebServer(app).start() as server,
     ):
         yield server.url
-
-
-def post(url: str, body: Any, user: str = "alice", **headers: str) -> requests.Response:
-    return requests.post(
-        url, json=body, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT
-    )
-
-
-def get(url: str, user: str = "alice", **headers: str) -> requests.Response:
-    return requests.get(url, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT)
 
 
 def test_a_client_that_drops_mid_reply_gets_the_rest_once_after_its_last_event_id(

@@ -21,12 +21,11 @@ import pytest
 import requests
 
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
-from tests.support.resume import gated_text, kinds, sse_events
+from tests.support.resume import gated_text, get, kinds, post, sse_events, text_of
 from tests.support.web import NOTES, chat_body, decision_body
 from tests.support.wsgi_servers import gunicorn
 
 pytest.importorskip("gunicorn")
-TIMEOUT = 30
 
 
 @pytest.fixture(params=["sync", "gthread"])
@@ -41,16 +40,6 @@ def served(
         log=tmp_path / "gunicorn.log",
     ) as url:
         yield url
-
-
-def post(url: str, body: Any, user: str = "alice", **headers: str) -> requests.Response:
-    return requests.post(
-        url, json=body, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT
-    )
-
-
-def get(url: str, user: str = "alice", **headers: str) -> requests.Response:
-    return requests.get(url, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT)
 
 
 def pid(response: requests.Response) -> str:
@@ -111,9 +100,7 @@ def test_a_stream_resumes_on_another_worker_after_the_client_dropped(
     whole = first + rest
     ids = [i for i, _ in whole if i]
     assert len(ids) == len(set(ids))
-    text = "".join(
-        d["delta"] for _, d in whole if isinstance(d, dict) and d["type"] == "text-delta"
-    )
+    text = text_of(whole)
     assert text == "Every word arrives exactly once."
     assert kinds(whole)[-1] == "[DONE]"
 
@@ -133,7 +120,5 @@ def test_a_stream_whose_worker_was_killed_ends_with_an_error_and_the_conversatio
     assert errors and "stopped before the end" in errors[0]
     assert kinds(rest)[-1] == "[DONE]"
     again = sse_events(post(f"{served}/api/chat", chat_body("c3", "Again")))
-    text = "".join(
-        d["delta"] for _, d in again if isinstance(d, dict) and d["type"] == "text-delta"
-    )
+    text = text_of(again)
     assert text == "Back again."  # the dead worker's claim on the conversation was taken over

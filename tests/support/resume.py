@@ -25,6 +25,19 @@ from tests.support.llm_server import Chunks, Text, sse_frames
 from tests.support.web import factory
 
 SseEvent = tuple[str | None, Any]  # (id, data)
+TIMEOUT = 30
+
+
+def post(url: str, body: Any, user: str = "alice", **headers: str) -> requests.Response:
+    """POST ``body`` as ``user`` (the test app's ``X-User``), streaming the answer."""
+    return requests.post(
+        url, json=body, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT
+    )
+
+
+def get(url: str, user: str = "alice", **headers: str) -> requests.Response:
+    """GET as ``user``, streaming the answer."""
+    return requests.get(url, headers={"X-User": user, **headers}, stream=True, timeout=TIMEOUT)
 
 
 def sse_events(response: requests.Response, *, stop_after: int | None = None) -> list[SseEvent]:
@@ -50,6 +63,13 @@ def sse_events(response: requests.Response, *, stop_after: int | None = None) ->
 
 def kinds(events: Iterable[SseEvent]) -> list[str]:
     return [d if isinstance(d, str) else d["type"] for _, d in events]
+
+
+def text_of(events: Iterable[SseEvent]) -> str:
+    """The text of a UI message stream's ``text-delta`` events."""
+    return "".join(
+        d["delta"] for _, d in events if isinstance(d, dict) and d["type"] == "text-delta"
+    )
 
 
 def gated_text(text: str, gate: threading.Event) -> Chunks:

@@ -5,7 +5,8 @@
 // then calls resumeStream(), which GETs /api/chat/ID/stream and replays the turn;
 // agui: HttpAgent runs the same runId again, which follows that run instead of starting one.
 // Prints what each client ended with as JSON.
-import { AbstractChat, DefaultChatTransport } from "ai";
+import { DefaultChatTransport } from "ai";
+import { Chat } from "./chat_state.mjs";
 import { HttpAgent } from "@ag-ui/client";
 
 const [base, mode, id] = process.argv.slice(2);
@@ -41,20 +42,6 @@ function droppingFetch(marker) {
     });
     return new Response(body, { status: response.status, headers: response.headers });
   };
-}
-
-class State {
-  constructor() { this.status = "ready"; this.error = undefined; this.messages = []; }
-  pushMessage(message) { this.messages = this.messages.concat(message); }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(index, message) {
-    this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)];
-  }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new State() }); }
 }
 
 async function vercel() {

@@ -2,29 +2,8 @@
 // the code behind useChat: node web_vercel_client.mjs BASE_URL CHAT_ID
 // Sends a message, then another whose tool call needs approval, approves it (the client
 // re-sends by itself: sendAutomaticallyWhen), and prints the chat's messages as JSON.
-import {
-  AbstractChat,
-  DefaultChatTransport,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-} from "ai";
-
-class State {
-  constructor() {
-    this.status = "ready";
-    this.error = undefined;
-    this.messages = [];
-  }
-  pushMessage(message) { this.messages = this.messages.concat(message); }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(index, message) {
-    this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)];
-  }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new State() }); }
-}
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
+import { Chat } from "./chat_state.mjs";
 
 const [base, chatId] = process.argv.slice(2);
 const errors = [];
