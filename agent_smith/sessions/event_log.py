@@ -101,7 +101,7 @@ class EventLog(Closeable):
         self.poll_seconds = poll_seconds
         self.writer_check_seconds = writer_check_seconds
         self.retry_seconds = retry_seconds
-        self._closing = threading.Event()  # set by close(): no more retries
+        self._closing = threading.Event()  # set by close(): no more retries, no more listening
         self._changed = threading.Condition()
         # Per stream with readers waiting in this process: a counter bumped on each
         # append (here, or notified by the store) and how many readers wait on it.
@@ -183,9 +183,9 @@ class EventLog(Closeable):
     def outlast(self, operation: str, call: Callable[[], T]) -> T:
         """``call()``, called again after a store failure until ``retry_seconds`` passed.
 
-        Only for idempotent calls (every one of this contract is, but
-        :meth:`open_stream`'s takeover). Raises the last SessionError then,
-        or at once once the log is closing.
+        Only for calls that may run twice (this contract's appends, marks and
+        reads may). Raises the last SessionError then, or at once if the log
+        is closing.
         """
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.05

@@ -74,7 +74,6 @@ class PostgresEventLog(EventLog):
         self._psycopg = psycopg
         self._url = url
         self._where = _redacted(url)
-        self._stop = threading.Event()
         try:
             self._pool = ConnectionPool(
                 url,
@@ -177,9 +176,8 @@ class PostgresEventLog(EventLog):
 
     def close(self) -> None:
         """Stop the listener and close every connection; calling it again does nothing."""
-        if self._stop.is_set():
+        if self._closing.is_set():
             return
-        self._stop.set()
         self._closing.set()
         self._listener.join()
         self._pool.close()
@@ -206,17 +204,17 @@ class PostgresEventLog(EventLog):
     def _listen(self) -> None:
         """Wake this process's readers on every notification, reconnecting after a failure."""
         psycopg = self._psycopg
-        while not self._stop.is_set():
+        while not self._closing.is_set():
             try:
                 with psycopg.connect(self._url, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._wake()  # anything appended while we were not listening
-                    while not self._stop.is_set():
+                    while not self._closing.is_set():
                         for note in conn.notifies(timeout=_LISTEN_TICK):
                             self._wake(note.payload)
             except psycopg.Error as err:
                 log.warning("event log %s: listening failed (%s); retrying", self._where, err)
-                self._stop.wait(self.poll_seconds)
+                self._closing.wait(self.poll_seconds)
 
 
 def _redacted(url: str) -> str:
