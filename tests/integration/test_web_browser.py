@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -18,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from agent_smith import LlmClient, Runtime, SqliteEventLog
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
 from tests.support.web import NOTES, closing_watched, factory
+from tests.support.wsgi_servers import gunicorn, wait_for_workers
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -283,3 +286,40 @@ def test_the_stop_button_stops_a_turn_that_outlives_its_connection(
         assert closed.wait(WAIT)
         stored = log.read(info.stream, 0).events
         assert any("the turn was cancelled" in data for _, data in stored)
+
+
+def test_a_reply_whose_worker_is_killed_ends_once_with_an_error_and_the_chat_goes_on(
+    llm_server: ScriptedLlmServer, tmp_path: Path, browser: Any
+) -> None:
+    """gunicorn, two sync workers: the worker running the reply is killed mid-reply. The page
+    reconnects to the other worker, which tells it the turn died (its words shown once, then
+    the error); the next message is answered. (A turn that outlives its worker needs a
+    durable turn: not what WebApp runs.)"""
+    pytest.importorskip("gunicorn")
+    gate = threading.Event()
+    frames = list(sse_frames(Text("These words die with their worker."), {}))
+    llm_server.script(Chunks(*frames[:2], gate, *frames[2:]), Text("Back again."))
+    browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION", "ERR_EMPTY")
+    wait = WebDriverWait(browser, WAIT)
+    with gunicorn(
+        llm_url=llm_server.url,
+        sessions=str(tmp_path / "c.db"),
+        events=str(tmp_path / "events.db"),
+        log=tmp_path / "gunicorn.log",
+    ) as url:
+        workers = wait_for_workers(url, 2)
+        browser.get(url + "/")
+        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        ask(browser, "Say something")
+        wait.until(lambda d: "These" in text_of(d, ".msg.assistant .text"))
+        idle = requests.get(f"{url}/api/conversations", timeout=WAIT).headers["X-Worker-Pid"]
+        (runner,) = workers - {idle}  # a sync worker holding a stream answers nothing else
+        os.kill(int(runner), signal.SIGKILL)
+        wait.until(lambda d: "stopped before the end" in text_of(d, ".msg.assistant .error"))
+        wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())
+        shot(browser, "9-worker-killed")
+        assert text_of(browser, ".msg.assistant .text").count("These") == 1
+        assert "worker." not in text_of(browser, ".msg.assistant .text")
+        gate.set()
+        ask(browser, "Again")
+        wait.until(lambda d: "Back again." in text_of(d, ".msg.assistant .text"))

@@ -4,8 +4,8 @@
 tests serve: ``app`` is a :class:`WebApp` on the sessions and event log the
 environment names (``AGENT_SMITH_TEST_LLM``, ``AGENT_SMITH_TEST_SESSIONS``,
 ``AGENT_SMITH_TEST_EVENTS``: a SQLite path or a ``postgresql://`` URL), with
-users from the ``X-User`` header; every response says which process served it
-(``X-Worker-Pid``).
+users from the ``X-User`` header (``local`` without one, as a browser); every
+response says which process served it (``X-Worker-Pid``).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def open_log(where: str) -> EventLog:
     return SqliteEventLog(where)
 
 
-def _user(environ: dict[str, Any]) -> str | None:
-    return environ.get("HTTP_X_USER") or None
+def _user(environ: dict[str, Any]) -> str:
+    return environ.get("HTTP_X_USER") or "local"  # a browser sends no X-User
 
 
 def _served_app() -> Callable[..., Any]:
