@@ -89,6 +89,14 @@ def text_of(driver: Any, css: str) -> str:
     return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
 
 
+def open_page(driver: Any, url: str) -> Any:
+    """Open the dev UI at ``url``; a wait on the driver for the steps after."""
+    wait = WebDriverWait(driver, WAIT)
+    driver.get(url + "/")
+    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+    return wait
+
+
 def ask(driver: Any, text: str) -> None:
     box = driver.find_element(By.ID, "input")
     box.send_keys(text)
@@ -99,7 +107,6 @@ def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
     served: str, llm_server: ScriptedLlmServer, browser: Any
 ) -> None:
     NOTES.clear()
-    wait = WebDriverWait(browser, WAIT)
     gate = threading.Event()
     words = list(
         sse_frames(Text("It is sunny in Paris, enjoy the walk.", reasoning="Sunny, say so."), {})
@@ -110,8 +117,7 @@ def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
         Calls(("save_note", {"text": "buy bread"})),
         Text("Saved your note."),
     )
-    browser.get(served + "/")
-    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+    wait = open_page(browser, served)
     shot(browser, "1-empty")
 
     ask(browser, "What is the weather in Paris?")
@@ -172,10 +178,8 @@ def test_the_stop_button_cancels_the_turn(
     resume, never = threading.Event(), threading.Event()
     words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 20), {}))
     llm_server.script(Chunks(*words[:4], resume, *words[4:40], never, *words[40:]))
-    wait = WebDriverWait(browser, WAIT)
     with WebServer(recording).start() as server:
-        browser.get(server.url + "/")
-        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        wait = open_page(browser, server.url)
         ask(browser, "Count for me")
         wait.until(lambda d: "one two" in text_of(d, ".msg.assistant .text"))
         browser.find_element(By.ID, "stop").click()
@@ -238,10 +242,8 @@ def test_the_dev_ui_reconnects_when_its_connection_drops_and_shows_the_reply_onc
         frames = list(sse_frames(Text(STORY), {}))
         llm_server.script(Chunks(*frames[:2], came_back, *frames[2:]))
         browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION")
-        wait = WebDriverWait(browser, WAIT)
         with WebServer(cutting).start() as server:
-            browser.get(server.url + "/")
-            wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+            wait = open_page(browser, server.url)
             ask(browser, "Tell me a story")
             wait.until(lambda d: STORY in text_of(d, ".msg.assistant .text"))
             wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())
@@ -265,14 +267,12 @@ def test_the_stop_button_stops_a_turn_that_outlives_its_connection(
     words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 5), {}))
     llm_server.script(Chunks(*words[:4], gate, *words[4:]))
     llm = LlmClient(llm_server.url, "test", runtime=runtime)
-    wait = WebDriverWait(browser, WAIT)
     with (
         SqliteEventLog(tmp_path / "events.db") as log,
         WebApp(closing_watched(llm, closed), sessions=tmp_path / "c.db", streams=log) as app,
         WebServer(app).start() as server,
     ):
-        browser.get(server.url + "/")
-        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        wait = open_page(browser, server.url)
         ask(browser, "Count for me")
         wait.until(lambda d: "one" in text_of(d, ".msg.assistant .text"))
         browser.find_element(By.ID, "stop").click()
@@ -300,7 +300,6 @@ def test_a_reply_whose_worker_is_killed_ends_once_with_an_error_and_the_chat_goe
     frames = list(sse_frames(Text("These words die with their worker."), {}))
     llm_server.script(Chunks(*frames[:2], gate, *frames[2:]), Text("Back again."))
     browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION", "ERR_EMPTY")
-    wait = WebDriverWait(browser, WAIT)
     with gunicorn(
         llm_url=llm_server.url,
         sessions=str(tmp_path / "c.db"),
@@ -308,8 +307,7 @@ def test_a_reply_whose_worker_is_killed_ends_once_with_an_error_and_the_chat_goe
         log=tmp_path / "gunicorn.log",
     ) as url:
         workers = wait_for_workers(url, 2)
-        browser.get(url + "/")
-        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        wait = open_page(browser, url)
         ask(browser, "Say something")
         wait.until(lambda d: "These" in text_of(d, ".msg.assistant .text"))
         idle = requests.get(f"{url}/api/conversations", timeout=WAIT).headers["X-Worker-Pid"]
