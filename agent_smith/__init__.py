@@ -35,6 +35,7 @@ from .errors import (
     ResultsError,
     SessionError,
     SkillError,
+    StreamLostError,
     ToolError,
     TransportError,
     TruncatedReplyError,
@@ -167,8 +168,12 @@ if TYPE_CHECKING:
     )
     from .metrics import MetricsCollector
     from .runtime import Runtime, default_runtime
+    from .sessions.event_log import EventLog, SqliteEventLog
+    from .sessions.postgres import PostgresSession
+    from .sessions.postgres_event_log import PostgresEventLog
     from .sessions.session import Session, SessionState
     from .sessions.sqlite import SqliteSession
+    from .sessions.store import SessionStore
     from .skills import (
         Skill,
         compose_system_prompt,
@@ -280,6 +285,7 @@ __all__ = [
     "Elicitation",
     "Embedder",
     "EnterpriseIdp",
+    "EventLog",
     "FallbackModel",
     "FileTokenStorage",
     "FilesPolicy",
@@ -328,6 +334,8 @@ __all__ = [
     "PartSupport",
     "PausedTurn",
     "PausedTurnMismatch",
+    "PostgresEventLog",
+    "PostgresSession",
     "ProviderData",
     "ReasoningDelta",
     "ReplayMismatchError",
@@ -345,12 +353,15 @@ __all__ = [
     "Session",
     "SessionError",
     "SessionState",
+    "SessionStore",
     "ShellPolicy",
     "ShellToolkit",
     "Skill",
     "SkillError",
+    "SqliteEventLog",
     "SqliteSession",
     "StreamEvent",
+    "StreamLostError",
     "SubAgentEvent",
     "SubAgentSpec",
     "SubAgentTool",

@@ -252,6 +252,17 @@ class SessionError(AgentSmithError):
         self.store = store
 
 
+class StreamLostError(AgentSmithError):
+    """An event stream cannot go on: its writer stopped before the end, or it was deleted.
+
+    ``stream`` names the stream (a web turn's resumable stream).
+    """
+
+    def __init__(self, message: str, *, stream: str) -> None:
+        super().__init__(message)
+        self.stream = stream
+
+
 class ApprovalRequired(AgentSmithError):
     """A turn paused because tool calls wait for a person's decision.
 

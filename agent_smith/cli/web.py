@@ -12,7 +12,8 @@ the remote A2A agent there as a tool, and ``--a2a-serve`` serves the agent
 over A2A too. Conversations are kept in a SQLite file
 (``--sessions``, default ``web.db`` in the user's data directory,
 ``$XDG_DATA_HOME/agent_smith``, else ``~/.local/share/agent_smith``, created
-on first use; the startup line says which file).
+on first use; the startup line says which file), or in PostgreSQL when
+``--sessions`` is a ``postgresql://`` URL.
 It listens on 127.0.0.1 only: there is no authentication.
 """
 
@@ -26,11 +27,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..agent.agent import Agent
-from ..errors import ConfigError
+from ..errors import ConfigError, SessionError
 from ..llm.providers import make_model
 from ..llm.request import SamplingParams
 from ..runtime import Runtime
 from ..sessions.session import Session
+from ..sessions.store import SessionStore
 from ..toolkits.workspace import Workspace
 from .demo_agent import add_tool_options, agent_from_options, remote_agents
 from .endpoint_check import check_endpoint
@@ -77,10 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--sessions",
-        metavar="FILE",
+        metavar="FILE|URL",
         help=(
-            "SQLite file keeping the conversations (default: web.db in "
-            "$XDG_DATA_HOME/agent_smith, else ~/.local/share/agent_smith)"
+            "SQLite file or postgresql:// URL keeping the conversations (default: web.db "
+            "in $XDG_DATA_HOME/agent_smith, else ~/.local/share/agent_smith)"
         ),
     )
     parser.add_argument(
@@ -116,10 +118,11 @@ def data_dir() -> Path:
     return base / "agent_smith"
 
 
-def _sessions_file(chosen: str | None) -> Path:
-    """``--sessions`` as given, else ``web.db`` in :func:`data_dir` (created here)."""
+def _sessions_file(chosen: str | None) -> str:
+    """``--sessions`` as given (a path or a URL), else ``web.db`` in :func:`data_dir`
+    (created here)."""
     if chosen:
-        return Path(chosen)
+        return chosen
     folder = data_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -127,7 +130,7 @@ def _sessions_file(chosen: str | None) -> Path:
         raise Fatal(
             f"cannot create {folder} for the conversations ({err}); pass --sessions FILE"
         ) from err
-    return folder / "web.db"
+    return str(folder / "web.db")
 
 
 def main(argv: Sequence[str]) -> int:
@@ -179,19 +182,20 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         stack.callback(metrics.uninstall)
         if args.metrics_dir:
             stack.enter_context(SnapshotPublisher(metrics, args.metrics_dir))
+        store = stack.enter_context(SessionStore(sessions))  # an unreachable database fails here
         app = WebApp(
             agent,
-            sessions=sessions,
+            sessions=store.open,
             metrics=metrics,
             a2a=args.a2a_serve,
             metrics_dir=args.metrics_dir,
         )
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
-    except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
+    except (ConfigError, SessionError, ValueError, OSError) as err:  # OSError: the port is taken
         raise Fatal(str(err)) from err
     sys.stderr.write(
         f"agent-smith web: open {server.url}/ (model at {endpoint}; conversations in "
-        f"{sessions}); Ctrl-C stops\n"
+        f"{store.where}); Ctrl-C stops\n"
     )
     server.serve_forever()
     return EXIT_OK

@@ -25,10 +25,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import AgentSmithError, AgentTimeoutError, SessionError
+from . import lease
+from .sql import Sql
 
 _BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
 
@@ -64,10 +67,28 @@ class Database:
             yield conn
 
     @contextmanager
-    def write(self, operation: str) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding the file's write lock; rolled back if the block raises."""
+    def write(
+        self, operation: str, session_id: str = ""
+    ) -> Iterator[tuple[sqlite3.Connection, float]]:
+        """A write transaction holding the file's write lock (so no other write of any
+        session interleaves), and the time it began; rolled back if the block raises."""
         with self._transaction(operation, "BEGIN IMMEDIATE") as conn:
-            yield conn
+            yield conn, time.time()
+
+    @property
+    def name(self) -> str:
+        """The database file."""
+        return self.path
+
+    def holder_is_dead(self, conn: Sql, holder: str) -> bool:
+        """Whether ``holder`` was a process of this host that no longer runs."""
+        return lease.holder_is_dead(holder)
+
+    def claim(self, holder: str) -> None:
+        """Nothing to do: a holder's process id shows that it runs."""
+
+    def release(self, holder: str) -> None:
+        """Nothing to do (see :meth:`claim`)."""
 
     @contextmanager
     def errors(self, operation: str) -> Iterator[None]:

@@ -10,15 +10,19 @@ runs, a :class:`LeaseKeeper` thread renews it every third of its duration;
 the turn deletes it when it ends.
 
 A holder that dies (``kill -9``, a crashed worker, a power cut) cannot
-release its lease. When the holder ran on this host, the next turn sees that
-it is gone and takes the lease over at once: no process has its pid, or the
-process that has it started at another time (the pid was reused; start times
-come from ``/proc/<pid>/stat``, so where there is no ``/proc`` only the pid
-is checked). A holder on another host (a database on a shared disk) cannot be
-checked: its lease is taken over when it expires. That duration bounds how
-long a dead remote worker keeps a conversation locked; it must be longer than
-the worst stall of a live one (a renewal that cannot run), or a live turn
-loses its lease. Containers that share a database must have distinct host
+release its lease. Each store says how it knows a holder is gone (its
+``holder_is_dead``), and the next turn takes a dead holder's lease over at
+once. SQLite (:func:`holder_is_dead` here): when the holder ran on this host,
+no process has its pid, or the process that has it started at another time
+(the pid was reused; start times come from ``/proc/<pid>/stat``, so where
+there is no ``/proc`` only the pid is checked). PostgreSQL: the holder's own
+connection holds a lock that the server drops when that connection ends
+(:mod:`.postgres_database`), on any host. A holder that cannot be checked (a
+database on a shared disk, another host's process; a host that lost its
+network) keeps its lease until it expires. That duration bounds how long a
+dead remote worker keeps a conversation locked; it must be longer than the
+worst stall of a live one (a renewal that cannot run), or a live turn loses
+its lease. Containers that share a SQLite database must have distinct host
 names (they have their own pid spaces).
 
 Every write to a session checks the lease in the same transaction (a fence):
@@ -26,9 +30,10 @@ a writer that is not the holder of a live lease is refused, and a holder whose
 lease was taken over after a stall finds out at its next write instead of
 interleaving late messages with the new turn's.
 
-Expiry uses the wall clock (``time.time()``), not ``monotonic()``, which
-restarts at boot: every process sharing a WAL database runs on one host, so
-they share that clock.
+Expiry uses a wall clock, not ``monotonic()``, which restarts at boot: for
+SQLite ``time.time()`` (every process sharing a WAL database runs on one
+host, so they share that clock), for PostgreSQL the server's clock (one clock
+for every host).
 """
 
 from __future__ import annotations
@@ -38,11 +43,11 @@ import logging
 import os
 import secrets
 import socket
-import sqlite3
 import threading
 from collections.abc import Callable
 
 from ..errors import AgentBusyError, AgentSmithError
+from .sql import Sql
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +98,19 @@ def _stat(pid: int) -> tuple[str, str] | None:
     return (fields[0].decode(), fields[19].decode()) if len(fields) > 19 else None
 
 
-def check(conn: sqlite3.Connection, session_id: str, holder: str | None, *, now: float) -> None:
+#: ``dead(sql, holder)``: whether the store knows ``holder`` no longer runs.
+HolderIsDead = Callable[[Sql, str], bool]
+
+
+def check(
+    conn: Sql, session_id: str, holder: str | None, *, now: float, dead: HolderIsDead
+) -> None:
     """Raise AgentBusyError unless ``holder`` may write ``session_id`` now.
 
     With a holder (a turn in progress) the lease must still be its own, live
     or lapsed (nobody took a lapsed lease over, so nothing can interleave);
-    without one (a write outside any turn) no live lease may exist.
+    without one (a write outside any turn) no live lease may exist: one that
+    has not expired and whose holder ``dead`` does not know to be gone.
     """
     row = conn.execute(
         "SELECT holder, expires_at FROM leases WHERE session_id = ?", (session_id,)
@@ -110,7 +122,7 @@ def check(conn: sqlite3.Connection, session_id: str, holder: str | None, *, now:
                 "lease duration and another turn took the session over)"
             )
         return
-    if row is not None and row[1] > now and not holder_is_dead(row[0]):
+    if row is not None and row[1] > now and not dead(conn, row[0]):
         raise AgentBusyError(
             f"session {session_id!r} is running a turn held by {row[0]} "
             f"(lease expires in {row[1] - now:.1f} s); try again when it ends"
@@ -118,19 +130,25 @@ def check(conn: sqlite3.Connection, session_id: str, holder: str | None, *, now:
 
 
 def take(
-    conn: sqlite3.Connection, session_id: str, holder: str, *, now: float, duration: float
+    conn: Sql,
+    session_id: str,
+    holder: str,
+    *,
+    now: float,
+    duration: float,
+    dead: HolderIsDead,
 ) -> None:
     """Give ``holder`` the lease on ``session_id``, unless another live lease holds it."""
-    check(conn, session_id, None, now=now)
+    check(conn, session_id, None, now=now, dead=dead)
     conn.execute(
-        "INSERT OR REPLACE INTO leases (session_id, holder, expires_at) VALUES (?, ?, ?)",
+        "INSERT INTO leases (session_id, holder, expires_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder,"
+        " expires_at = excluded.expires_at",
         (session_id, holder, now + duration),
     )
 
 
-def renew(
-    conn: sqlite3.Connection, session_id: str, holder: str, *, now: float, duration: float
-) -> bool:
+def renew(conn: Sql, session_id: str, holder: str, *, now: float, duration: float) -> bool:
     """Push the lease's expiry out; False if ``holder`` no longer holds it."""
     cursor = conn.execute(
         "UPDATE leases SET expires_at = ? WHERE session_id = ? AND holder = ?",
@@ -139,7 +157,7 @@ def renew(
     return cursor.rowcount == 1
 
 
-def release(conn: sqlite3.Connection, session_id: str, holder: str) -> None:
+def release(conn: Sql, session_id: str, holder: str) -> None:
     """Drop ``holder``'s lease on ``session_id`` (nothing if it was taken over)."""
     conn.execute("DELETE FROM leases WHERE session_id = ? AND holder = ?", (session_id, holder))
 

@@ -16,6 +16,12 @@ Routes (relative to where the app is mounted):
 * with ``a2a`` (``True`` or :class:`~agent_smith.web.a2a.A2AOptions`): the
   agent over A2A 1.0 — its card at ``GET /.well-known/agent-card.json``,
   JSON-RPC at ``POST /a2a``, HTTP+JSON below ``/a2a/`` (:mod:`.a2a`);
+* with ``streams`` (an :class:`~agent_smith.sessions.event_log.EventLog`):
+  ``GET /api/chat/<id>/stream`` — the conversation's running turn again, from
+  the start or after ``Last-Event-ID`` (what the AI SDK's ``resumeStream``
+  asks; 204 when no turn runs), ``DELETE`` on it stops that turn; an AG-UI
+  run posted again with the same ``runId`` follows that run (after
+  ``Last-Event-ID``) instead of starting another (:mod:`.resumable`);
 * ``GET /`` — the dev UI (``devui.html``: one page, no build step, no CDN),
   unless ``dev_ui=False``;
 * with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
@@ -32,8 +38,13 @@ conversation's session (the factory passes ``session=session`` to
 ``Agent``), runs one turn and closes both: the session is where the
 conversation lives, so any thread or worker process can serve its next
 request, and a turn paused for approvals is resumed by whichever worker
-receives the decision. ``sessions`` is a SQLite file (:class:`SqliteSession`)
-or a function from a session id to any :class:`Session`.
+receives the decision. ``sessions`` is a SQLite file path or a
+``postgresql://`` URL (opened by :class:`~agent_smith.sessions.store.SessionStore`),
+or a function from a session id to any :class:`Session`. With ``streams`` the
+turn runs on a thread of its own and writes its frames to the log, and the
+response follows the log: a client that lost its connection (or its worker)
+reconnects to any worker and gets every frame it missed, then the rest live.
+Call :meth:`WebApp.close` when done (it stops the turns still running).
 
 Safety. ``authenticate(environ)`` returns the user's id (None: 401); every
 conversation id is scoped by it, so one user cannot read, resume or delete
@@ -41,8 +52,9 @@ another's conversations (without the hook everyone is the one user
 ``"local"``: fine on a developer's machine, not on a server). POST and DELETE
 requests from another site are refused (:mod:`.http`), request bodies are
 limited to ``max_body_bytes`` (20 MB: room for a photo, base64-encoded in the
-JSON), malformed input gets a 400 with a JSON error,
-and a client that goes away mid-stream cancels its turn.
+JSON), malformed input gets a 400 with a JSON error, and a client that goes
+away mid-stream cancels its turn (with ``streams``, it may come back: the
+turn goes on until it ends or is stopped).
 """
 
 from __future__ import annotations
@@ -66,6 +78,7 @@ from ..messages import UserMessage
 from ..metrics.collector import MetricsCollector
 from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..metrics.shared import merged_snapshot
+from ..sessions.event_log import EventLog
 from ..sessions.session import Session
 from . import agui, vercel
 from .a2a import A2AOptions, A2AServer
@@ -79,6 +92,7 @@ from .http import (
     read_json,
     status_line,
 )
+from .resumable import TurnRelay, last_event, stream_key, turn_id
 from .stream import FrameMapper, TurnStream, frames, turn_events
 
 log = logging.getLogger(__name__)
@@ -111,6 +125,7 @@ class WebApp:
         metrics: MetricsCollector | None = None,
         metrics_dir: str | os.PathLike[str] | None = None,
         a2a: bool | A2AOptions = False,
+        streams: EventLog | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -141,6 +156,21 @@ class WebApp:
             if a2a
             else None
         )
+        self._relay = TurnRelay(streams) if streams is not None else None
+
+    def close(self) -> None:
+        """Stop the turns this process still runs for resumable streams and join their threads.
+
+        The event log stays open: it belongs to the caller.
+        """
+        if self._relay is not None:
+            self._relay.close()
+
+    def __enter__(self) -> WebApp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if self._a2a is not None and self._a2a.serves(environ.get("PATH_INFO", "") or ""):
@@ -188,6 +218,10 @@ class WebApp:
         if path == "/api/chat":
             _allow(method, "POST")
             return self._chat(user, read_json(environ, limit=self._limit), environ)
+        if path.startswith("/api/chat/") and path.endswith("/stream"):
+            conversation = _conversation_id(path[len("/api/chat/") : -len("/stream")])
+            _allow(method, "GET", "DELETE")
+            return self._resume_chat(user, conversation, environ, stop=method == "DELETE")
         if path == "/api/agui":
             _allow(method, "POST")
             return self._agui(user, read_json(environ, limit=self._limit), environ)
@@ -216,28 +250,80 @@ class WebApp:
 
     def _chat(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
         ask = vercel.read_chat_request(body)
-        message_id = uuid.uuid4().hex if ask.content is not None else None
+        turn = uuid.uuid4().hex
+        message_id = turn if ask.content is not None else None
         return self._turn(
             user,
             _conversation_id(ask.conversation),
             ask.content,
             ask.decisions,
-            vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
-            vercel.HEADERS,
+            _Protocol(
+                vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
+                vercel.HEADERS,
+                lambda: vercel.UiMessageStream(message_id=None),
+            ),
+            turn,
             environ,
         )
 
     def _agui(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
         run = agui.read_run_input(body)
-        return self._turn(
-            user,
-            _conversation_id(run.thread_id),
-            run.content,
-            run.decisions,
+        conversation = _conversation_id(run.thread_id)
+        protocol = _Protocol(
             agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
             agui.HEADERS,
-            environ,
+            lambda: agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
         )
+        if self._relay is not None:
+            turn = turn_id(run.run_id)
+            key = stream_key(_scoped(user, conversation), turn)
+            if self._relay.log.info(key) is not None:  # the same run again: follow it
+                mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
+                after = mark[1] if mark is not None and mark[0] == turn else 0
+                return self._follow(key, after, protocol, environ)
+        return self._turn(
+            user, conversation, run.content, run.decisions, protocol, run.run_id, environ
+        )
+
+    def _resume_chat(
+        self, user: str, conversation: str, environ: dict[str, Any], *, stop: bool
+    ) -> Response | _Streamed:
+        """The conversation's running turn, from the start or after ``Last-Event-ID``;
+        or (``stop``) stop it."""
+        if self._relay is None:
+            return Response(204)  # no stream to resume: the client reloads the conversation
+        scoped = _scoped(user, conversation)
+        mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
+        if mark is not None:
+            key, after = stream_key(scoped, mark[0]), mark[1]
+            if self._relay.log.info(key) is None:
+                return error_response(404, f"no stream {mark[0]!r} in this conversation")
+        else:
+            latest = self._relay.log.latest(scoped)
+            if latest is None or latest.closed:
+                return Response(204)
+            key, after = latest.stream, 0
+        if stop:
+            self._relay.cancel(key)
+            return Response(204)
+        protocol = _Protocol(
+            vercel.UiMessageStream(message_id=None),
+            vercel.HEADERS,
+            lambda: vercel.UiMessageStream(message_id=None),
+        )
+        return self._follow(key, after, protocol, environ)
+
+    def _follow(
+        self, key: str, after: int, protocol: _Protocol, environ: dict[str, Any]
+    ) -> _Streamed:
+        assert self._relay is not None
+        body = self._relay.follow(
+            key,
+            after,
+            lost=protocol.fresh(),
+            disconnected=environ.get("waitress.client_disconnected"),
+        )
+        return _Streamed(tuple(protocol.headers), TurnStream(body, ExitStack()))
 
     def _turn(
         self,
@@ -245,8 +331,8 @@ class WebApp:
         conversation: str,
         content: Content | None,
         decisions: Mapping[str, Decision],
-        mapper: FrameMapper,
-        headers: Iterable[tuple[str, str]],
+        protocol: _Protocol,
+        turn: str,
         environ: dict[str, Any],
     ) -> Response | _Streamed:
         """Start a turn (``content``) or resume the paused one (``decisions``), streamed."""
@@ -263,9 +349,18 @@ class WebApp:
                     stack.close()
                     return error_response(409, refusal or "nothing waits for approval")
                 events = turn_events(lambda: agent.resume_stream(paused, decisions))
+            if self._relay is not None:
+                key = self._relay.start(
+                    conversation=_scoped(user, conversation),
+                    turn=turn,
+                    mapper=protocol.mapper,
+                    events=events,
+                    resources=stack,
+                )
+                return self._follow(key, 0, protocol, environ)
             disconnected = environ.get("waitress.client_disconnected")
-            body = frames(mapper, events, disconnected=disconnected)
-            return _Streamed(tuple(headers), TurnStream(body, stack))
+            body = frames(protocol.mapper, events, disconnected=disconnected)
+            return _Streamed(tuple(protocol.headers), TurnStream(body, stack))
         except BaseException:
             stack.close()
             raise
@@ -316,6 +411,21 @@ class WebApp:
         return Response(204)
 
 
+class _Protocol:
+    """A turn's wire protocol: its frame mapper, its response headers, and a fresh mapper
+    (what a reader of a resumed stream reports a failure with)."""
+
+    __slots__ = ("fresh", "headers", "mapper")
+
+    def __init__(
+        self,
+        mapper: FrameMapper,
+        headers: Iterable[tuple[str, str]],
+        fresh: Callable[[], FrameMapper],
+    ) -> None:
+        self.mapper, self.headers, self.fresh = mapper, headers, fresh
+
+
 class _Streamed:
     """A streamed answer: 200 with ``headers``, then ``body`` (which owns the turn)."""
 
@@ -329,13 +439,14 @@ def _session_opener(
     sessions: str | os.PathLike[str] | Callable[[str], Session],
 ) -> Callable[[str], Session]:
     if isinstance(sessions, str | os.PathLike):
-        from ..sessions.sqlite import SqliteSession
+        from ..sessions.store import SessionStore
 
-        path = os.fspath(sessions)
-        return lambda session_id: SqliteSession(path, session_id)
+        return SessionStore(sessions).open  # a SQLite file, or a postgresql:// URL
     if callable(sessions):
         return sessions
-    raise ConfigError("sessions must be a SQLite file path or a function of a session id")
+    raise ConfigError(
+        "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
+    )
 
 
 def _scoped(user: str, conversation: str) -> str:

@@ -8,7 +8,6 @@ runs in processes of its own (``manage.py``, gunicorn's workers).
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import requests
 from tests.support.browser import WAIT, shot
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.ports import free_port
+from tests.support.wsgi_servers import serving
 
 pytest.importorskip("django")
 pytest.importorskip("gunicorn")
@@ -73,27 +73,16 @@ def served(environment: dict[str, str]) -> Iterator[str]:
         )
         assert made.returncode == 0, made.stderr
     port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}"]
-    argv += ["--workers", "2", "--worker-class", "gthread", "--threads", "8", "--no-control-socket"]
-    argv.append("agentsite.wsgi")
-    master = subprocess.Popen(argv, cwd=PROJECT, env=environment)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/login/", master)
+    argv = ["gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "8"]
+    argv += ["--worker-class", "gthread", "--no-control-socket", "agentsite.wsgi"]
+    up = lambda url: wait_until_up(url + "/login/")  # noqa: E731
+    with serving(argv, port=port, env=environment, ready=up, cwd=PROJECT) as url:
         yield url
-    finally:
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(30)
-        except subprocess.TimeoutExpired:
-            master.kill()
-            master.wait(10)
 
 
-def wait_until_up(url: str, master: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+def wait_until_up(url: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
-        assert master.poll() is None, "gunicorn exited"
         try:
             if requests.get(url, timeout=5).status_code == 200:
                 return

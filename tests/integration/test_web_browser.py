@@ -9,6 +9,8 @@ leaves a screenshot (tests/support/browser.py).
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -16,14 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
-from agent_smith import LlmClient, Runtime
+from agent_smith import LlmClient, Runtime, SqliteEventLog
 from agent_smith.web.app import WebApp
 from agent_smith.web.serve import WebServer
 from tests.support.browser import WAIT, shot
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
 from tests.support.media import PDF, b64, png
 from tests.support.web import CHART, NOTES, closing_watched, draw_chart, factory
+from tests.support.wsgi_servers import gunicorn, wait_for_workers
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -44,6 +48,14 @@ def text_of(driver: Any, css: str) -> str:
     return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
 
 
+def open_page(driver: Any, url: str) -> Any:
+    """Open the dev UI at ``url``; a wait on the driver for the steps after."""
+    wait = WebDriverWait(driver, WAIT)
+    driver.get(url + "/")
+    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+    return wait
+
+
 def ask(driver: Any, text: str) -> None:
     box = driver.find_element(By.ID, "input")
     box.send_keys(text)
@@ -54,7 +66,6 @@ def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
     served: str, llm_server: ScriptedLlmServer, browser: Any
 ) -> None:
     NOTES.clear()
-    wait = WebDriverWait(browser, WAIT)
     gate = threading.Event()
     words = list(
         sse_frames(Text("It is sunny in Paris, enjoy the walk.", reasoning="Sunny, say so."), {})
@@ -65,8 +76,7 @@ def test_the_dev_ui_streams_shows_tools_approves_and_reloads(
         Calls(("save_note", {"text": "buy bread"})),
         Text("Saved your note."),
     )
-    browser.get(served + "/")
-    wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+    wait = open_page(browser, served)
     shot(browser, "1-empty")
 
     ask(browser, "What is the weather in Paris?")
@@ -127,10 +137,8 @@ def test_the_stop_button_cancels_the_turn(
     resume, never = threading.Event(), threading.Event()
     words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 20), {}))
     llm_server.script(Chunks(*words[:4], resume, *words[4:40], never, *words[40:]))
-    wait = WebDriverWait(browser, WAIT)
     with WebServer(recording).start() as server:
-        browser.get(server.url + "/")
-        wait.until(lambda d: d.find_element(By.ID, "input").is_displayed())
+        wait = open_page(browser, server.url)
         ask(browser, "Count for me")
         wait.until(lambda d: "one two" in text_of(d, ".msg.assistant .text"))
         browser.find_element(By.ID, "stop").click()
@@ -209,3 +217,127 @@ def test_the_dev_ui_sends_a_dropped_image_and_shows_the_image_a_tool_returns(
     assert image_sources(browser, ".msg.user img") == [red_url]
     assert image_sources(browser, ".msg.assistant .files img") == [chart_url]
     shot(browser, "10-images-reloaded")
+
+
+STORY = "Once upon a time a connection was cut and the page missed nothing."
+
+
+def test_the_dev_ui_reconnects_when_its_connection_drops_and_shows_the_reply_once(
+    no_thread_leak: None,
+    llm_server: ScriptedLlmServer,
+    tmp_path: Path,
+    runtime: Runtime,
+    browser: Any,
+) -> None:
+    """The reply's connection dies after its first word (as when the server in front is
+    killed); the page reconnects after its last event id and the reply completes."""
+    came_back = threading.Event()
+    cut: list[str] = []
+
+    def cut_after_first_word(body: Any) -> Iterator[bytes]:
+        try:
+            for chunk in body:
+                yield chunk
+                if b'"text-delta"' in chunk:
+                    raise ConnectionResetError("the test cuts the reply's connection")
+        finally:
+            body.close()
+
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    with (
+        SqliteEventLog(tmp_path / "events.db") as log,
+        WebApp(factory(llm), sessions=tmp_path / "c.db", streams=log) as app,
+    ):
+
+        def cutting(environ: dict[str, Any], start_response: Any) -> Any:
+            path = environ["PATH_INFO"]
+            if path.endswith("/stream"):
+                came_back.set()  # the page reconnected: the model goes on
+            body = app(environ, start_response)
+            if environ["REQUEST_METHOD"] != "POST" or path != "/api/chat" or cut:
+                return body
+            cut.append(path)
+            return cut_after_first_word(body)
+
+        frames = list(sse_frames(Text(STORY), {}))
+        llm_server.script(Chunks(*frames[:2], came_back, *frames[2:]))
+        browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION")
+        with WebServer(cutting).start() as server:
+            wait = open_page(browser, server.url)
+            ask(browser, "Tell me a story")
+            wait.until(lambda d: STORY in text_of(d, ".msg.assistant .text"))
+            wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())
+            shot(browser, "11-reconnected")
+            assert cut and came_back.is_set()
+            assert text_of(browser, ".msg.assistant .text") == STORY  # every word, once
+            assert len(browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 1
+            assert text_of(browser, ".msg.assistant .error") == ""
+            assert len(llm_server.requests) == 1  # followed, not asked again
+
+
+def test_the_stop_button_stops_a_turn_that_outlives_its_connection(
+    no_thread_leak: None,
+    llm_server: ScriptedLlmServer,
+    tmp_path: Path,
+    runtime: Runtime,
+    browser: Any,
+) -> None:
+    """With streams a client leaving does not stop its turn (it may come back): Stop says so."""
+    closed, gate = threading.Event(), threading.Event()
+    words = list(sse_frames(Text("one two three four five six seven eight nine ten " * 5), {}))
+    llm_server.script(Chunks(*words[:4], gate, *words[4:]))
+    llm = LlmClient(llm_server.url, "test", runtime=runtime)
+    with (
+        SqliteEventLog(tmp_path / "events.db") as log,
+        WebApp(closing_watched(llm, closed), sessions=tmp_path / "c.db", streams=log) as app,
+        WebServer(app).start() as server,
+    ):
+        wait = open_page(browser, server.url)
+        ask(browser, "Count for me")
+        wait.until(lambda d: "one" in text_of(d, ".msg.assistant .text"))
+        browser.find_element(By.ID, "stop").click()
+        wait.until(lambda d: "stopped" in text_of(d, ".msg.assistant .error"))
+        conversation = browser.execute_script("return conversation")
+        deadline = time.monotonic() + WAIT
+        while not (info := log.latest(f"local/{conversation}")) or not info.cancelled:
+            assert time.monotonic() < deadline, "Stop did not ask the server to stop the turn"
+            gate.wait(0.05)
+        gate.set()  # the model goes on; the turn, asked to stop, ends at its next event
+        assert closed.wait(WAIT)
+        stored = log.read(info.stream, 0).events
+        assert any("the turn was cancelled" in data for _, data in stored)
+
+
+def test_a_reply_whose_worker_is_killed_ends_once_with_an_error_and_the_chat_goes_on(
+    llm_server: ScriptedLlmServer, tmp_path: Path, browser: Any
+) -> None:
+    """gunicorn, two sync workers: the worker running the reply is killed mid-reply. The page
+    reconnects to the other worker, which tells it the turn died (its words shown once, then
+    the error); the next message is answered. (A turn that outlives its worker needs a
+    durable turn: not what WebApp runs.)"""
+    pytest.importorskip("gunicorn")
+    gate = threading.Event()
+    frames = list(sse_frames(Text("These words die with their worker."), {}))
+    llm_server.script(Chunks(*frames[:2], gate, *frames[2:]), Text("Back again."))
+    browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION", "ERR_EMPTY")
+    with gunicorn(
+        llm_url=llm_server.url,
+        sessions=str(tmp_path / "c.db"),
+        events=str(tmp_path / "events.db"),
+        log=tmp_path / "gunicorn.log",
+    ) as url:
+        workers = wait_for_workers(url, 2)
+        wait = open_page(browser, url)
+        ask(browser, "Say something")
+        wait.until(lambda d: "These" in text_of(d, ".msg.assistant .text"))
+        idle = requests.get(f"{url}/api/conversations", timeout=WAIT).headers["X-Worker-Pid"]
+        (runner,) = workers - {idle}  # a sync worker holding a stream answers nothing else
+        os.kill(int(runner), signal.SIGKILL)
+        wait.until(lambda d: "stopped before the end" in text_of(d, ".msg.assistant .error"))
+        wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())
+        shot(browser, "12-worker-killed")
+        assert text_of(browser, ".msg.assistant .text").count("These") == 1
+        assert "worker." not in text_of(browser, ".msg.assistant .text")
+        gate.set()
+        ask(browser, "Again")
+        wait.until(lambda d: "Back again." in text_of(d, ".msg.assistant .text"))

@@ -1,9 +1,11 @@
-"""What the session tests share: a database path, sessions closed after the test, a tool
-that blocks until released, work on many threads, and raw SQL behind the library's back.
+"""What the session tests share: the store under test (SQLite and PostgreSQL: one contract,
+one suite), sessions closed after the test, a tool that blocks until released, work on many
+threads, and raw SQL behind the library's back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sqlite3
 import threading
@@ -14,14 +16,15 @@ from typing import Any
 
 import pytest
 
-from agent_smith import LlmClient, Runtime, SqliteSession, tool
+from agent_smith import LlmClient, PostgresSession, Runtime, Session, SqliteSession, tool
+from agent_smith.sessions.postgres_database import DEFAULT_SCHEMA, SESSION_LOCKS
 from tests.support.background import Background
 from tests.support.llm_server import ScriptedLlmServer
 
 #: Generous bound for anything the tests wait on (a bug fails, never hangs).
 WAIT = 10.0
 
-OpenSession = Callable[..., SqliteSession]
+OpenSession = Callable[..., Session]
 
 
 @pytest.fixture(autouse=True)
@@ -30,24 +33,102 @@ def _no_leaks(no_thread_leak: None) -> None:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    """Where the test's session store lives (created on first open)."""
-    return tmp_path / "sessions.db"
+def db(sqlite_store: Store) -> Path:
+    """The SQLite store's file (created on first open), for SQLite's own tests."""
+    return Path(sqlite_store.where)
+
+
+class Store:
+    """The session store under test: ``where`` (a file path or a database URL) and its
+    ``kind``; opens sessions on it and reaches its rows behind the library's back."""
+
+    def __init__(self, kind: str, where: str) -> None:
+        self.kind = kind
+        self.where = where
+        self.opened: list[Session] = []
+
+    def open(self, session_id: str = "s", **options: Any) -> Session:
+        """A session of this store, closed at the end of the test."""
+        opener = SqliteSession if self.kind == "sqlite" else PostgresSession
+        session = opener(self.where, session_id, **options)
+        self.opened.append(session)
+        return session
+
+    def sql(self, statement: str, *params: object) -> list[tuple[Any, ...]]:
+        """Run one statement (``?`` placeholders) on the store, committed; its rows."""
+        if self.kind == "sqlite":
+            return sql(Path(self.where), statement, *params)
+        import psycopg
+
+        options = f"-c search_path={DEFAULT_SCHEMA}"
+        with psycopg.connect(self.where, autocommit=True, options=options) as conn:
+            cursor = conn.execute(statement.replace("?", "%s"), params)
+            return cursor.fetchall() if cursor.description else []
+
+    def hold(self, holder: str, session_id: str = "s") -> None:
+        """Store a lease on ``session_id`` held by ``holder`` for the next hour."""
+        self.open(session_id=session_id).messages()  # the store exists
+        self.sql(
+            "INSERT INTO leases (session_id, holder, expires_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder,"
+            " expires_at = excluded.expires_at",
+            session_id,
+            holder,
+            time.time() + 3600,
+        )
+
+    @contextlib.contextmanager
+    def write_locked(self, session_id: str = "s") -> Iterator[None]:
+        """Another connection in the middle of a long write of ``session_id``."""
+        if self.kind == "sqlite":
+            holder = sqlite3.connect(self.where, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            finally:
+                holder.execute("ROLLBACK")
+                holder.close()
+            return
+        import psycopg
+
+        with psycopg.connect(self.where, autocommit=True) as conn:
+            conn.execute("BEGIN")
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))",
+                (SESSION_LOCKS, session_id),
+            )
+            yield
+            conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        for session in self.opened:
+            session.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Each store in turn: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        where = str(tmp_path / "sessions.db")
+    else:
+        where = request.getfixturevalue("postgres_url")
+    opened = Store(request.param, where)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture
-def open_session(db: Path) -> Iterator[OpenSession]:
-    """``open_session(session_id="s", path=db, **options)``: a SqliteSession closed at the end."""
-    opened: list[SqliteSession] = []
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    """A SQLite store, for what only SQLite has (files, pragmas, process ids)."""
+    opened = Store("sqlite", str(tmp_path / "sessions.db"))
+    yield opened
+    opened.close()
 
-    def open_(session_id: str = "s", path: Path | None = None, **options: Any) -> SqliteSession:
-        session = SqliteSession(path if path is not None else db, session_id, **options)
-        opened.append(session)
-        return session
 
-    yield open_
-    for session in opened:
-        session.close()
+@pytest.fixture
+def open_session(store: Store) -> OpenSession:
+    """``open_session(session_id="s", **options)``: a session of the store under test."""
+    return store.open
 
 
 @pytest.fixture
@@ -105,12 +186,12 @@ def sql(db: Path, statement: str, *params: object) -> list[tuple[Any, ...]]:
         conn.close()
 
 
-def lease_row(db: Path, session_id: str = "s") -> tuple[str, float] | None:
+def lease_row(store: Store, session_id: str = "s") -> tuple[str, float] | None:
     """The session's lease as stored: ``(holder, expires_at)``, None when nobody holds it."""
-    rows = sql(db, "SELECT holder, expires_at FROM leases WHERE session_id = ?", session_id)
+    rows = store.sql("SELECT holder, expires_at FROM leases WHERE session_id = ?", session_id)
     return (rows[0][0], rows[0][1]) if rows else None
 
 
-def lapse_lease(db: Path, session_id: str = "s") -> None:
+def lapse_lease(store: Store, session_id: str = "s") -> None:
     """Make the lease look as if its holder stopped renewing long ago."""
-    sql(db, "UPDATE leases SET expires_at = ? WHERE session_id = ?", time.time() - 1, session_id)
+    store.sql("UPDATE leases SET expires_at = ? WHERE session_id = ?", time.time() - 1, session_id)

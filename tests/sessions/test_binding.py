@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -27,7 +25,7 @@ from agent_smith import (
     tool,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, Blocker, OpenSession, lapse_lease, on_threads
+from tests.sessions.conftest import WAIT, Blocker, OpenSession, Store, lapse_lease, on_threads
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
@@ -194,14 +192,14 @@ def test_a_turn_that_lost_its_lease_stops_and_the_next_turn_reloads(
     llm_server: ScriptedLlmServer,
     open_session: OpenSession,
     blocker: Blocker,
-    db: Path,
+    store: Store,
 ) -> None:
     agent = Agent(llm, tools=[blocker.tool], session=open_session())
     llm_server.script(Calls(("lookup", {"city": "Paris"})))
     running = Background(lambda: agent.send("weather?"))
     assert blocker.started.wait(WAIT)
     # The turn stalls past its lease, and another worker's turn takes the session.
-    lapse_lease(db)
+    lapse_lease(store)
     other = open_session()
     other.begin_turn()
     other.append(UserMessage("another worker's turn"))
@@ -237,17 +235,11 @@ def test_a_stream_closed_early_releases_the_session(
 
 
 def test_a_store_that_stays_locked_ends_the_turn_with_a_timeout_and_frees_the_agent(
-    llm: LlmClient, llm_server: ScriptedLlmServer, open_session: OpenSession, db: Path
+    llm: LlmClient, llm_server: ScriptedLlmServer, open_session: OpenSession, store: Store
 ) -> None:
     agent = Agent(llm, session=open_session(busy_timeout=0.1))
-    holder = sqlite3.connect(db, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        with pytest.raises(AgentTimeoutError, match="begin turn waited"):
-            agent.send("hello")
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    with store.write_locked(), pytest.raises(AgentTimeoutError, match="begin turn waited"):
+        agent.send("hello")
     llm_server.script(Text("Hi."))
     assert agent.send("hello").content == "Hi."
     assert [m.content for m in open_session().messages()] == ["hello", "Hi."]
@@ -269,7 +261,7 @@ def test_tool_results_are_stored_one_by_one(
     assert_consistent(stored)
 
 
-def test_agents_on_many_threads_keep_their_own_conversations_in_one_file(
+def test_agents_on_many_threads_keep_their_own_conversations_in_one_store(
     llm: LlmClient, llm_server: ScriptedLlmServer, open_session: OpenSession
 ) -> None:
     llm_server.responder = lambda body: Text(f"re: {body['messages'][-1]['content']}")

@@ -1,4 +1,4 @@
-"""The database layer: a connection per thread, all closed on close(), lock waits typed."""
+"""SQLite's database layer: a connection per thread, all closed on close(), lock waits typed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_smith import AgentTimeoutError, UserMessage
-from tests.sessions.conftest import WAIT, OpenSession
+from tests.sessions.conftest import WAIT, Store
 
 
 def _open_fds(path: Path) -> int:
@@ -29,9 +29,9 @@ def _open_fds(path: Path) -> int:
 
 
 def test_each_thread_has_its_own_connection_and_close_closes_them_all(
-    open_session: OpenSession, db: Path
+    sqlite_store: Store, db: Path
 ) -> None:
-    session = open_session()
+    session = sqlite_store.open()
     session.append(UserMessage("hi"))
     used = threading.Barrier(5)
     finish = threading.Event()
@@ -53,8 +53,8 @@ def test_each_thread_has_its_own_connection_and_close_closes_them_all(
     assert _open_fds(db) == 0
 
 
-def test_connections_of_ended_threads_do_not_pile_up(open_session: OpenSession, db: Path) -> None:
-    session = open_session()
+def test_connections_of_ended_threads_do_not_pile_up(sqlite_store: Store, db: Path) -> None:
+    session = sqlite_store.open()
     for _ in range(20):  # a web server's short-lived request threads
         thread = threading.Thread(target=session.messages)
         thread.start()
@@ -64,9 +64,9 @@ def test_connections_of_ended_threads_do_not_pile_up(open_session: OpenSession, 
 
 
 def test_a_write_lock_held_past_busy_timeout_is_an_agent_timeout_error(
-    open_session: OpenSession, db: Path
+    sqlite_store: Store, db: Path
 ) -> None:
-    session = open_session(busy_timeout=0.2)
+    session = sqlite_store.open(busy_timeout=0.2)
     session.append(UserMessage("before"))
     holder = sqlite3.connect(db, isolation_level=None)
     try:

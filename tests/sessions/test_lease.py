@@ -15,7 +15,7 @@ import pytest
 
 from agent_smith import AgentBusyError, SessionError, UserMessage
 from agent_smith.sessions.lease import LeaseKeeper, new_holder
-from tests.sessions.conftest import WAIT, OpenSession, lapse_lease, lease_row, on_threads, sql
+from tests.sessions.conftest import WAIT, OpenSession, Store, lapse_lease, lease_row, on_threads
 
 
 def test_a_second_turn_on_the_same_id_fails_at_once(open_session: OpenSession) -> None:
@@ -86,33 +86,33 @@ def test_while_a_turn_runs_nobody_else_may_write(open_session: OpenSession) -> N
     other.append(UserMessage("after the turn"))
 
 
-def test_the_lease_is_renewed_while_the_turn_runs(open_session: OpenSession, db: Path) -> None:
+def test_the_lease_is_renewed_while_the_turn_runs(open_session: OpenSession, store: Store) -> None:
     session = open_session(lease_seconds=0.3)
     session.begin_turn()
-    lease = lease_row(db)
+    lease = lease_row(store)
     assert lease is not None
     holder, first_expiry = lease
     renewed = threading.Event()
     deadline = time.monotonic() + WAIT
     while not renewed.is_set() and time.monotonic() < deadline:
-        current = lease_row(db)
+        current = lease_row(store)
         if current is not None and current[1] > first_expiry:
             renewed.set()
         else:
             renewed.wait(0.02)  # the keeper renews every 0.1 s
     assert renewed.is_set()
-    assert (lease_row(db) or ("", 0))[0] == holder
+    assert (lease_row(store) or ("", 0))[0] == holder
     with pytest.raises(AgentBusyError):
         open_session().begin_turn()
     session.end_turn()
-    assert lease_row(db) is None
+    assert lease_row(store) is None
 
 
-def test_an_expired_lease_is_taken_over(open_session: OpenSession, db: Path) -> None:
+def test_an_expired_lease_is_taken_over(open_session: OpenSession, store: Store) -> None:
     dead, successor = open_session(), open_session()
     dead.begin_turn()
     dead.append(UserMessage("the dead turn's question"))
-    lapse_lease(db)  # its worker stopped renewing (killed: see the integration tests)
+    lapse_lease(store)  # its worker stopped renewing (killed: see the integration tests)
     successor.begin_turn()
     successor.append(UserMessage("the next turn"))
     successor.end_turn()
@@ -124,37 +124,37 @@ def test_an_expired_lease_is_taken_over(open_session: OpenSession, db: Path) -> 
 
 
 def test_a_holder_whose_lease_was_taken_over_cannot_write(
-    open_session: OpenSession, db: Path
+    open_session: OpenSession, store: Store
 ) -> None:
     stalled, successor = open_session(), open_session()
     stalled.begin_turn()
-    lapse_lease(db)
+    lapse_lease(store)
     successor.begin_turn()
     with pytest.raises(AgentBusyError, match="this turn lost its lease"):
         stalled.append(UserMessage("too late"))
     successor.append(UserMessage("mine"))
     stalled.end_turn()
-    assert lease_row(db) is not None  # the successor's lease survives the late release
+    assert lease_row(store) is not None  # the successor's lease survives the late release
     successor.end_turn()
     assert successor.messages() == [UserMessage("mine")]
 
 
 def test_a_lapsed_lease_nobody_took_still_lets_its_holder_write(
-    open_session: OpenSession, db: Path
+    open_session: OpenSession, store: Store
 ) -> None:
     session = open_session()
     session.begin_turn()
-    lapse_lease(db)
+    lapse_lease(store)
     session.append(UserMessage("nothing interleaved"))
     session.end_turn()
     assert session.messages() == [UserMessage("nothing interleaved")]
 
 
-def test_close_releases_a_held_lease(open_session: OpenSession, db: Path) -> None:
+def test_close_releases_a_held_lease(open_session: OpenSession, store: Store) -> None:
     session = open_session()
     session.begin_turn()
     session.close()
-    assert lease_row(db) is None
+    assert lease_row(store) is None
     open_session().begin_turn()
 
 
@@ -193,21 +193,7 @@ def test_the_keeper_stops_when_the_lease_is_lost_and_retries_failures(
     assert "the lease was lost" in caplog.text
 
 
-# -- holders that died on this host -------------------------------------------------
-
-HOUR = 3600.0
-
-
-def hold(open_session: OpenSession, db: Path, holder: str, session_id: str = "s") -> None:
-    """Store a lease on ``session_id`` held by ``holder`` for the next hour."""
-    open_session(session_id=session_id).messages()  # the store exists
-    sql(
-        db,
-        "INSERT OR REPLACE INTO leases (session_id, holder, expires_at) VALUES (?, ?, ?)",
-        session_id,
-        holder,
-        time.time() + HOUR,
-    )
+# -- SQLite: holders that died on this host ---------------------------------------
 
 
 def start_time(pid: int) -> str:
@@ -235,16 +221,14 @@ def test_holder_ids_name_host_pid_start_time_and_turn() -> None:
     assert len(tag) == 8 and new_holder() != new_holder()
 
 
-def test_a_lease_whose_holder_process_is_gone_is_taken_over_at_once(
-    open_session: OpenSession, db: Path
-) -> None:
-    open_session().append(UserMessage("before"))
+def test_a_lease_whose_holder_process_is_gone_is_taken_over_at_once(sqlite_store: Store) -> None:
+    sqlite_store.open().append(UserMessage("before"))
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
     )
     pid = int(gone.stdout)
-    hold(open_session, db, f"{socket.gethostname()}:{pid}:1:dead0001")
-    successor = open_session()
+    sqlite_store.hold(f"{socket.gethostname()}:{pid}:1:dead0001")
+    successor = sqlite_store.open()
     successor.begin_turn()  # not after an hour: the holder's pid is gone
     successor.append(UserMessage("after"))
     successor.end_turn()
@@ -253,35 +237,29 @@ def test_a_lease_whose_holder_process_is_gone_is_taken_over_at_once(
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="start times come from /proc")
 def test_a_pid_now_used_by_a_newer_process_is_a_dead_holder(
-    open_session: OpenSession, db: Path, sleeper: subprocess.Popen[bytes]
+    sqlite_store: Store, sleeper: subprocess.Popen[bytes]
 ) -> None:
     host = socket.gethostname()
-    hold(open_session, db, f"{host}:{sleeper.pid}:{start_time(sleeper.pid)}:live0001")
+    sqlite_store.hold(f"{host}:{sleeper.pid}:{start_time(sleeper.pid)}:live0001")
     with pytest.raises(AgentBusyError, match="live0001"):
-        open_session().begin_turn()  # the holder runs: it keeps its lease
-    hold(open_session, db, f"{host}:{sleeper.pid}:{int(start_time(sleeper.pid)) - 1}:dead0002")
-    successor = open_session()
+        sqlite_store.open().begin_turn()  # the holder runs: it keeps its lease
+    sqlite_store.hold(f"{host}:{sleeper.pid}:{int(start_time(sleeper.pid)) - 1}:dead0002")
+    successor = sqlite_store.open()
     successor.begin_turn()  # same pid, another start time: the holder died
     successor.end_turn()
 
 
-def test_a_lease_held_on_another_host_waits_for_its_expiry(
-    open_session: OpenSession, db: Path
-) -> None:
-    hold(open_session, db, "another-host.example:1:1:far00001")
+def test_a_lease_held_on_another_host_waits_for_its_expiry(sqlite_store: Store) -> None:
+    sqlite_store.hold("another-host.example:1:1:far00001")
     with pytest.raises(AgentBusyError, match=r"another-host\.example"):
-        open_session().begin_turn()
-    lapse_lease(db)
-    successor = open_session()
+        sqlite_store.open().begin_turn()
+    lapse_lease(sqlite_store)
+    successor = sqlite_store.open()
     successor.begin_turn()
     successor.end_turn()
 
 
-def test_a_lease_of_an_older_holder_format_waits_for_its_expiry(
-    open_session: OpenSession, db: Path
-) -> None:
-    hold(
-        open_session, db, f"{socket.gethostname()}:999999999:abcd1234"
-    )  # host:pid:random, no start time
+def test_a_lease_of_an_older_holder_format_waits_for_its_expiry(sqlite_store: Store) -> None:
+    sqlite_store.hold(f"{socket.gethostname()}:999999999:abcd1234")  # no start time
     with pytest.raises(AgentBusyError):
-        open_session().begin_turn()
+        sqlite_store.open().begin_turn()

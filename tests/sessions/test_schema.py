@@ -1,4 +1,5 @@
-"""The store's format and version: new files set up, newer versions and strangers refused."""
+"""The store's format and version: new stores set up, older ones migrated, newer versions
+and strangers refused."""
 
 from __future__ import annotations
 
@@ -7,32 +8,49 @@ from pathlib import Path
 import pytest
 
 from agent_smith import ConfigError, SessionError, SqliteSession, UserMessage
+from agent_smith.sessions import schema
 from agent_smith.sessions.schema import FORMAT, SCHEMA_VERSION
-from tests.sessions.conftest import OpenSession, sql
+from tests.sessions.conftest import Store, sql
 
 
-def test_a_new_file_gets_wal_mode_and_a_versioned_meta_table(
-    open_session: OpenSession, db: Path
-) -> None:
-    open_session()
-    assert sql(db, "PRAGMA journal_mode") == [("wal",)]
-    assert dict(sql(db, "SELECT key, value FROM meta")) == {  # type: ignore[arg-type]
+def test_a_new_store_gets_a_versioned_meta_table(store: Store) -> None:
+    store.open()
+    assert dict(store.sql("SELECT key, value FROM meta")) == {  # type: ignore[arg-type]
         "format": FORMAT,
         "schema_version": str(SCHEMA_VERSION),
     }
 
 
-def test_an_existing_empty_file_becomes_a_store(open_session: OpenSession, db: Path) -> None:
+def test_a_new_file_gets_wal_mode(sqlite_store: Store, db: Path) -> None:
+    sqlite_store.open()
+    assert sql(db, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_an_existing_empty_file_becomes_a_store(sqlite_store: Store, db: Path) -> None:
     db.write_bytes(b"")
-    open_session().append(UserMessage("hi"))
-    assert open_session().messages() == [UserMessage("hi")]
+    sqlite_store.open().append(UserMessage("hi"))
+    assert sqlite_store.open().messages() == [UserMessage("hi")]
 
 
-def test_a_newer_schema_version_is_a_config_error(open_session: OpenSession, db: Path) -> None:
-    open_session().append(UserMessage("written by a newer agent_smith"))
-    sql(db, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
+def test_a_newer_schema_version_is_a_config_error(store: Store) -> None:
+    store.open().append(UserMessage("written by a newer agent_smith"))
+    store.sql(f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
     with pytest.raises(ConfigError, match=r"schema version 2, newer than the 1 .* upgrade"):
-        SqliteSession(db, "s")
+        store.open()
+
+
+def test_an_older_schema_is_migrated_forward_on_open_keeping_the_conversations(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.open().append(UserMessage("written by an older agent_smith"))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    migration = ("ALTER TABLE sessions ADD COLUMN title TEXT",)
+    monkeypatch.setitem(schema.MIGRATIONS, SCHEMA_VERSION + 1, migration)
+    assert store.open().messages() == [UserMessage("written by an older agent_smith")]
+    assert dict(store.sql("SELECT key, value FROM meta"))["schema_version"] == "2"
+    assert store.sql("SELECT title FROM sessions") == [(None,)]  # the migration ran, once
+    store.open().append(UserMessage("and by the newer one"))
+    assert len(store.open().messages()) == 2
 
 
 def _untouched(path: Path) -> None:
@@ -78,22 +96,22 @@ def test_a_foreign_meta_table_is_refused(tmp_path: Path, statements: tuple[str, 
         SqliteSession(path, "s")
 
 
-def test_a_store_without_a_valid_version_is_refused(open_session: OpenSession, db: Path) -> None:
-    open_session()
-    sql(db, "UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
+def test_a_store_without_a_valid_version_is_refused(store: Store) -> None:
+    store.open()
+    store.sql("UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
     with pytest.raises(SessionError, match="no valid schema_version"):
-        SqliteSession(db, "s")
+        store.open()
 
 
-def test_a_store_missing_a_table_is_damaged(open_session: OpenSession, db: Path) -> None:
-    open_session()
-    sql(db, "DROP TABLE leases")
+def test_a_store_missing_a_table_is_damaged(store: Store) -> None:
+    store.open()
+    store.sql("DROP TABLE leases")
     with pytest.raises(SessionError, match=r"is damaged .* missing tables: leases"):
-        SqliteSession(db, "s")
+        store.open()
 
 
-def test_a_corrupt_file_is_a_session_error(open_session: OpenSession, db: Path) -> None:
-    session = open_session()
+def test_a_corrupt_file_is_a_session_error(sqlite_store: Store, db: Path) -> None:
+    session = sqlite_store.open()
     session.replace([UserMessage("x" * 2000) for _ in range(50)])
     session.close()
     sql(db, "PRAGMA wal_checkpoint(TRUNCATE)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -14,13 +13,12 @@ from agent_smith import (
     AgentBusyError,
     AssistantMessage,
     LlmClient,
-    SqliteSession,
     ToolMessage,
     UserMessage,
     strip_orphans,
 )
 from tests.agent.test_stops import assert_consistent
-from tests.sessions.conftest import WAIT, Blocker, lease_row
+from tests.sessions.conftest import WAIT, Blocker, Store, lease_row
 from tests.support.background import Background
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 from tests.support.session_child import Child
@@ -39,50 +37,50 @@ def children() -> Iterator[list[Child]]:
 def test_a_worker_killed_mid_turn_leaves_a_history_that_loads_consistent_and_continues(
     llm: LlmClient,
     llm_server: ScriptedLlmServer,
-    db: Path,
+    store: Store,
     children: list[Child],
 ) -> None:
     llm_server.script(Calls(("lookup", {"city": "Paris"})))
-    child = Child("turn", llm_server.url, db, "conv", 3600.0, QUESTION)
+    child = Child("turn", llm_server.url, store.where, "conv", 3600.0, QUESTION)
     children.append(child)
     child.expect("TOOL_STARTED")
     # Between the assistant's tool-call message (stored) and its result (not yet).
-    with SqliteSession(db, "conv") as peek:
+    with store.open("conv") as peek:
         stored = peek.messages()
     assert [m.role for m in stored] == ["user", "assistant"]
     assert isinstance(stored[1], AssistantMessage) and stored[1].tool_calls
     assert child.kill() == -signal.SIGKILL
 
-    with SqliteSession(db, "conv", lease_seconds=2.0) as session:
+    with store.open("conv", lease_seconds=2.0) as session:
         agent = Agent(llm, session=session)
         assert agent.history == [UserMessage(QUESTION)]  # the call without a result is dropped
-        lease = lease_row(db, "conv")
+        lease = lease_row(store, "conv")
         assert lease is not None and lease[1] > time.time() + 3000  # an hour left on it
-        # Its holder died on this host: the lease is taken over now, not in an hour.
+        # Its holder died: the lease is taken over now, not in an hour.
         llm_server.script(Text("Yes. It is sunny in Paris."))
         assert agent.send("are you there?").content == "Yes. It is sunny in Paris."
         stored = session.messages()
     assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
     assert strip_orphans(stored) == agent.history
     assert [m["role"] for m in llm_server.requests[-1]["messages"]] == ["user", "user"]
-    with SqliteSession(db, "conv") as reopened:  # and a third worker loads it consistent too
+    with store.open("conv") as reopened:  # and a third worker loads it consistent too
         assert Agent(llm, session=reopened).history == agent.history
 
 
 def test_a_turn_in_another_process_fails_fast_while_one_runs_here(
     llm: LlmClient,
     llm_server: ScriptedLlmServer,
-    db: Path,
+    store: Store,
     children: list[Child],
     blocker: Blocker,
 ) -> None:
-    with SqliteSession(db, "conv") as session:
+    with store.open("conv") as session:
         agent = Agent(llm, tools=[blocker.tool], session=session)
         llm_server.script(Calls(("lookup", {"city": "Paris"})), Text("Sunny in Paris."))
         running = Background(lambda: agent.send(QUESTION))
         try:
             assert blocker.started.wait(WAIT)
-            child = Child("turn", llm_server.url, db, "conv", 30.0, "me too")
+            child = Child("turn", llm_server.url, store.where, "conv", 30.0, "me too")
             children.append(child)
             child.expect("BUSY")
             assert child.wait() == 3
@@ -99,14 +97,14 @@ def test_a_turn_in_another_process_fails_fast_while_one_runs_here(
 def test_a_turn_here_fails_fast_while_another_process_runs_one(
     llm: LlmClient,
     llm_server: ScriptedLlmServer,
-    db: Path,
+    store: Store,
     children: list[Child],
 ) -> None:
     llm_server.script(Calls(("lookup", {"city": "Paris"})), Text("Sunny in Paris."))
-    child = Child("turn", llm_server.url, db, "conv", 30.0, QUESTION)
+    child = Child("turn", llm_server.url, store.where, "conv", 30.0, QUESTION)
     children.append(child)
     child.expect("TOOL_STARTED")
-    with SqliteSession(db, "conv") as session:
+    with store.open("conv") as session:
         agent = Agent(llm, session=session)
         begun = time.monotonic()
         with pytest.raises(AgentBusyError):

@@ -2,10 +2,10 @@
 
 Run as ``python -m tests.support.session_child MODE ...``:
 
-* ``append DB SESSION_ID TAG COUNT`` — after a ``go`` line on stdin (so
+* ``append STORE SESSION_ID TAG COUNT`` — after a ``go`` line on stdin (so
   several children start together), append COUNT user messages
   ``TAG-0`` ... to the session, print ``DONE``.
-* ``turn URL DB SESSION_ID LEASE_SECONDS QUESTION`` — one agent turn on the
+* ``turn URL STORE SESSION_ID LEASE_SECONDS QUESTION`` — one agent turn on the
   session against the LLM at URL, with a tool ``lookup`` that prints
   ``TOOL_STARTED`` and returns only after a ``go`` line on stdin. Prints
   ``DONE <final answer>``, or ``BUSY`` (exit 3) when another turn holds the
@@ -89,10 +89,10 @@ class Child:
         return line.decode().rstrip("\n")
 
 
-def _append(db: str, session_id: str, tag: str, count: str) -> int:
-    from agent_smith import SqliteSession, UserMessage
+def _append(where: str, session_id: str, tag: str, count: str) -> int:
+    from agent_smith import SessionStore, UserMessage
 
-    with SqliteSession(db, session_id) as session:
+    with SessionStore(where) as store, store.open(session_id) as session:
         print("READY")
         sys.stdin.readline()
         for j in range(int(count)):
@@ -101,8 +101,8 @@ def _append(db: str, session_id: str, tag: str, count: str) -> int:
     return 0
 
 
-def _turn(url: str, db: str, session_id: str, lease_seconds: str, question: str) -> int:
-    from agent_smith import Agent, AgentBusyError, LlmClient, SqliteSession, tool
+def _turn(url: str, where: str, session_id: str, lease_seconds: str, question: str) -> int:
+    from agent_smith import Agent, AgentBusyError, LlmClient, SessionStore, tool
 
     @tool
     def lookup(city: str) -> str:
@@ -112,7 +112,8 @@ def _turn(url: str, db: str, session_id: str, lease_seconds: str, question: str)
         return f"{city}: sunny"
 
     with (
-        SqliteSession(db, session_id, lease_seconds=float(lease_seconds)) as session,
+        SessionStore(where, lease_seconds=float(lease_seconds)) as store,
+        store.open(session_id) as session,
         Agent(LlmClient(url, "test", max_retries=0), tools=[lookup], session=session) as agent,
     ):
         try:
