@@ -34,12 +34,15 @@ PASSWORDS = {"ada": "lovelace-1815", "bob": "babbage-1791"}
 
 
 @pytest.fixture
-def environment(postgres_url: str, tmp_path: Path, llm_server: ScriptedLlmServer) -> dict[str, str]:
+def environment(
+    postgres_url: str, postgres_server: Any, llm_server: ScriptedLlmServer
+) -> dict[str, str]:
+    """Django's database and the conversations: two databases on one PostgreSQL server."""
     return {
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "DATABASE_URL": postgres_url,
-        "AGENT_SMITH_SESSIONS": str(tmp_path / "conversations.db"),
+        "AGENT_SMITH_SESSIONS": postgres_server.new_database(),
         "LLAMA_SERVER_URL": llm_server.url,
         "DJANGO_SECRET_KEY": "test-only-key",
     }
