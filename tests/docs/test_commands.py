@@ -233,6 +233,7 @@ CHECKS: dict[str, Check] = {
     "pip install -e '.[notebook]'": Installs(),
     "pip install -e '.[bedrock]'": Installs(),
     "pip install -e '.[durable]'": Installs(),
+    "pip install -e '.[postgres]'": Installs(),
     "pip install -e '.[docs]'": Installs(),
     "pip install -e '.[dev,local]'": Installs(),
     "pip install -e '.[local,otel]'": Installs(),
