@@ -2,8 +2,8 @@
 """Benchmark: what durability costs per step and per turn, and how long recovery takes.
 
 One run measures, side by side, on SQLite (a file in a temporary folder) and
-on PostgreSQL (a private server on loopback, fsync on, as in production;
-skipped without Debian's postgresql):
+on PostgreSQL (a private server on loopback, fsync on, as in production, or
+off with ``--no-fsync``; skipped without Debian's postgresql):
 
 * ``step``: recording one step's result in the journal (the write each
   model request and each tool call adds), median and p95;
@@ -16,7 +16,7 @@ skipped without Debian's postgresql):
 * ``recovery``: a fresh process that finds a turn left pending by a killed
   one: from ``DurableEngine(...)`` to the recovered turn's answer.
 
-    /work/main/.venv/bin/python scripts/bench_durable.py [--turns 200] [--no-postgres]
+    /work/main/.venv/bin/python scripts/bench_durable.py [--turns 200] [--no-postgres | --no-fsync]
 """
 
 from __future__ import annotations
@@ -214,13 +214,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--no-postgres", action="store_true", help="measure SQLite alone")
+    parser.add_argument("--no-fsync", action="store_true", help="PostgreSQL without fsync")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "DATABASE", "REACHED"))
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, {args.turns} turns\n")
-    postgres = contextlib.nullcontext() if args.no_postgres else running_server(fsync=True)
+    postgres = (
+        contextlib.nullcontext() if args.no_postgres else running_server(fsync=not args.no_fsync)
+    )
     with tempfile.TemporaryDirectory() as folder, postgres as server:
         databases = {"SQLite": str(Path(folder) / "bench.sqlite")}
         if server is not None:

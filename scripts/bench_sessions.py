@@ -21,11 +21,12 @@ One run measures:
 * ``--stores`` instead: append, open and read (the figures above, one
   session each, ``messages()`` alone for the read) through a
   :class:`~agent_smith.sessions.store.SessionStore` on SQLite and on
-  PostgreSQL (a private server on loopback with fsync on, as in production;
-  skipped without Debian's postgresql).
+  PostgreSQL (a private server on loopback with fsync on, as in production,
+  or off with ``--no-fsync``: the protocol's cost alone; skipped without
+  Debian's postgresql).
 
     .venv/bin/python scripts/bench_sessions.py [--appends 2000] [--workers 8] [--turns 200]
-        [--load-size 10000] [--load-rounds 15] [--only-load | --stores]
+        [--load-size 10000] [--load-rounds 15] [--only-load | --stores [--no-fsync]]
 """
 
 from __future__ import annotations
@@ -110,12 +111,12 @@ def bench_read(open_session: Callable[[str], Session], size: int, rounds: int) -
     return statistics.median(times)
 
 
-def bench_stores(folder: Path, appends: int, size: int, rounds: int) -> None:
-    """SqliteSession beside PostgresSession (a private server on loopback, fsync on), each
-    opened through a SessionStore as an application does: a table of the same figures."""
+def bench_stores(folder: Path, appends: int, size: int, rounds: int, *, fsync: bool) -> None:
+    """SqliteSession beside PostgresSession (a private server on loopback, ``fsync`` on or
+    off), each opened through a SessionStore as an application does: the same figures."""
     print("| store | append median | append p99 | open + read 20 + close | read 10,000 |")
     print("| --- | --- | --- | --- | --- |")
-    with running_server(fsync=True) as server:
+    with running_server(fsync=fsync) as server:
         wheres = {"SQLite": str(folder / "stores.db")}
         if server is not None:
             wheres["PostgreSQL"] = server.new_database()
@@ -292,6 +293,9 @@ def main() -> None:
     parser.add_argument(
         "--stores", action="store_true", help="SqliteSession beside PostgresSession"
     )
+    parser.add_argument(
+        "--no-fsync", action="store_true", help="with --stores: PostgreSQL without fsync"
+    )
     args = parser.parse_args()
     if args.worker:
         url, db, index, turns = args.worker
@@ -304,7 +308,9 @@ def main() -> None:
         folder = Path(tmp)
         modes: tuple[Literal["normal", "full"], ...] = ("normal", "full")
         if args.stores:
-            bench_stores(folder, args.appends, args.load_size, args.load_rounds)
+            bench_stores(
+                folder, args.appends, args.load_size, args.load_rounds, fsync=not args.no_fsync
+            )
             return
         for synchronous in () if args.only_load else modes:
             path = folder / f"append-{synchronous}.db"
