@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark: what durability costs per step and per turn, and how long recovery takes.
 
-One run measures, side by side, on SQLite (a file in a temporary folder):
+One run measures, side by side, on SQLite (a file in a temporary folder) and
+on PostgreSQL (a private server on loopback, fsync on, as in production, or
+off with ``--no-fsync``; skipped without Debian's postgresql):
 
 * ``step``: recording one step's result in the journal (the write each
   model request and each tool call adds), median and p95;
@@ -14,12 +16,13 @@ One run measures, side by side, on SQLite (a file in a temporary folder):
 * ``recovery``: a fresh process that finds a turn left pending by a killed
   one: from ``DurableEngine(...)`` to the recovered turn's answer.
 
-    /work/main/.venv/bin/python scripts/bench_durable.py [--turns 200]
+    /work/main/.venv/bin/python scripts/bench_durable.py [--turns 200] [--no-postgres | --no-fsync]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import signal
@@ -39,6 +42,7 @@ from dbos import DBOS, SetWorkflowID  # noqa: E402
 from agent_smith import Agent, LlmRequest, TestModel, ToolResult, tool  # noqa: E402
 from agent_smith.llm.testing import Reply, call  # noqa: E402
 from agent_smith.steps import current_steps  # noqa: E402
+from tests.support.postgres import running_server  # noqa: E402
 
 TURN = "bench-recovery"
 
@@ -97,14 +101,25 @@ def unused_seam(runs: int) -> list[float]:
     return [t / batch for t in timed(lambda: [once() for _ in range(batch)], runs)]
 
 
-def in_process(turns: int, folder: Path) -> None:
-    from agent_smith.durable import DurableAgent, DurableEngine
-
+def in_process(turns: int, databases: dict[str, str]) -> None:
+    """The plain turn, then each store's durable figures (``databases``: store -> database)."""
     plain = Agent(TestModel(respond=respond), tools=[add], name="plain")
     for _ in range(20):
         fresh(plain).send("Add 1 and 2.")
     plain_times = timed(lambda: fresh(plain).send("Add 1 and 2."), turns)
-    with DurableEngine(folder / "bench.sqlite") as engine:
+    print("| measure | median | p95 |")
+    print("| --- | --- | --- |")
+    row("1-tool turn, plain", plain_times)
+    for store, database in databases.items():
+        durable_figures(turns, store, database, statistics.median(plain_times))
+    row("unused seam, per tool call", unused_seam(50), 1e9, "ns")
+
+
+def durable_figures(turns: int, store: str, database: str, plain: float) -> None:
+    """A step's write and the durable turn on ``database``, against ``plain`` (seconds)."""
+    from agent_smith.durable import DurableAgent, DurableEngine
+
+    with DurableEngine(database) as engine:
         agent = Agent(TestModel(respond=respond), tools=[add], name="durable")
         durable = DurableAgent(agent, engine)
         quiet_agent = Agent(TestModel(respond=respond), tools=[add], name="no-stream")
@@ -137,27 +152,21 @@ def in_process(turns: int, folder: Path) -> None:
         step_times = timed(
             lambda: engine.journal.done("bench-steps", f"t{next(steps)}", record), turns * 3
         )
-    print("| measure | median | p95 |")
-    print("| --- | --- | --- |")
-    row("one step recorded (SQLite)", step_times)
-    row("1-tool turn, plain", plain_times)
-    row("1-tool turn, durable", durable_times)
-    row("1-tool turn, durable, no event stream", quiet_times)
-    row("an empty DBOS workflow (no steps)", workflow_times)
-    extra = statistics.median(quiet_times) - statistics.median(plain_times)
+    row(f"one step recorded ({store})", step_times)
+    row(f"1-tool turn, durable ({store})", durable_times)
+    row(f"1-tool turn, durable, no event stream ({store})", quiet_times)
+    row(f"an empty DBOS workflow, no steps ({store})", workflow_times)
+    extra = statistics.median(quiet_times) - plain
     ours = extra - statistics.median(workflow_times)
-    print(f"| durable (no event stream) minus plain, per turn | {extra * 1e3:.3f} ms | |")
-    print(f"| of which not DBOS's workflow, per record (5) | {ours / 5 * 1e3:.3f} ms | |")
-    row("unused seam, per tool call", unused_seam(50), 1e9, "ns")
+    print(f"| durable (no event stream) minus plain, per turn ({store}) | {extra * 1e3:.3f} ms | |")
+    print(f"| of which not DBOS's workflow, per record (5) ({store}) | {ours / 5 * 1e3:.3f} ms | |")
 
 
-def recovery(folder: Path) -> None:
+def recovery(store: str, database: str, folder: Path) -> None:
     """Kill a process mid-turn, then time a fresh one until the turn's answer."""
-    database = folder / "recovery.sqlite"
     reached = folder / "reached"
-    child = subprocess.Popen(
-        [sys.executable, __file__, "--child", "crash", str(database), str(reached)]
-    )
+    reached.unlink(missing_ok=True)
+    child = subprocess.Popen([sys.executable, __file__, "--child", "crash", database, str(reached)])
     deadline = time.monotonic() + 120
     while not reached.exists():
         if time.monotonic() > deadline or child.poll() is not None:
@@ -166,13 +175,13 @@ def recovery(folder: Path) -> None:
     child.send_signal(signal.SIGKILL)
     child.wait()
     out = subprocess.run(
-        [sys.executable, __file__, "--child", "recover", str(database), str(reached)],
+        [sys.executable, __file__, "--child", "recover", database, str(reached)],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     )
-    print(f"| recovery: engine opened to the turn's answer | {out.stdout.strip()} | |")
+    print(f"| recovery: engine opened to the turn's answer ({store}) | {out.stdout.strip()} | |")
 
 
 def child(mode: str, database: str, reached: str) -> None:
@@ -204,15 +213,25 @@ def child(mode: str, database: str, reached: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--no-postgres", action="store_true", help="measure SQLite alone")
+    parser.add_argument("--no-fsync", action="store_true", help="PostgreSQL without fsync")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "DATABASE", "REACHED"))
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, {args.turns} turns\n")
-    with tempfile.TemporaryDirectory() as folder:
-        in_process(args.turns, Path(folder))
-        recovery(Path(folder))
+    postgres = (
+        contextlib.nullcontext() if args.no_postgres else running_server(fsync=not args.no_fsync)
+    )
+    with tempfile.TemporaryDirectory() as folder, postgres as server:
+        databases = {"SQLite": str(Path(folder) / "bench.sqlite")}
+        if server is not None:
+            databases["PostgreSQL"] = server.new_database()
+        in_process(args.turns, databases)
+        recovery("SQLite", str(Path(folder) / "recovery.sqlite"), Path(folder))
+        if server is not None:
+            recovery("PostgreSQL", server.new_database(), Path(folder))
 
 
 if __name__ == "__main__":

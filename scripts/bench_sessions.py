@@ -17,10 +17,16 @@ One run measures:
 * ``workers``: 8 processes at once, each running 200 agent turns (a tool
   call and an answer: 4 messages a turn) on its own session of one shared
   file, against the scripted server of tests/support/llm_server.py in this
-  process; then every session is read back and checked message by message.
+  process; then every session is read back and checked message by message;
+* ``--stores`` instead: append, open and read (the figures above, one
+  session each, ``messages()`` alone for the read) through a
+  :class:`~agent_smith.sessions.store.SessionStore` on SQLite and on
+  PostgreSQL (a private server on loopback with fsync on, as in production,
+  or off with ``--no-fsync``: the protocol's cost alone; skipped without
+  Debian's postgresql).
 
     .venv/bin/python scripts/bench_sessions.py [--appends 2000] [--workers 8] [--turns 200]
-        [--load-size 10000] [--load-rounds 15] [--only-load]
+        [--load-size 10000] [--load-rounds 15] [--only-load | --stores [--no-fsync]]
 """
 
 from __future__ import annotations
@@ -48,12 +54,15 @@ from agent_smith import (  # noqa: E402
     AssistantMessage,
     LlmClient,
     Message,
+    Session,
+    SessionStore,
     SqliteSession,
     ToolCall,
     ToolMessage,
     UserMessage,
     tool,
 )
+from tests.support.postgres import running_server  # noqa: E402
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -61,17 +70,14 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def bench_append(
-    folder: Path, count: int, synchronous: Literal["normal", "full"]
-) -> tuple[float, float]:
+def bench_append(open_session: Callable[[str], Session], count: int) -> tuple[float, float]:
     """Median and p99 (ms) of one append, alternating a short and a 1 KiB message."""
     messages: list[Message] = [
         UserMessage("What is the weather like in Paris today, and should I take an umbrella?"),
         ToolMessage("call_1", "get_weather", "x" * 1024),
     ]
     times: list[float] = []
-    path = folder / f"append-{synchronous}.db"
-    with SqliteSession(path, "s", synchronous=synchronous) as session:
+    with open_session("append") as session:
         for i in range(count + 50):
             started = time.perf_counter()
             session.append(messages[i % 2])
@@ -80,18 +86,46 @@ def bench_append(
     return statistics.median(times), percentile(times, 0.99)
 
 
-def bench_open(folder: Path, count: int = 200) -> float:
-    """Median ms to open a SqliteSession on an existing store, read it and close it."""
-    path = folder / "open.db"
-    with SqliteSession(path, "s") as session:
+def bench_open(open_session: Callable[[str], Session], count: int = 200) -> float:
+    """Median ms to open a session of an existing store, read it and close it."""
+    with open_session("open") as session:
         session.replace(conversation(5))
     times: list[float] = []
     for _ in range(count):
         started = time.perf_counter()
-        with SqliteSession(path, "s") as session:
+        with open_session("open") as session:
             session.messages()
         times.append((time.perf_counter() - started) * 1000)
     return statistics.median(times)
+
+
+def bench_read(open_session: Callable[[str], Session], size: int, rounds: int) -> float:
+    """Median ms of ``session.messages()`` on a ``size``-message session."""
+    with open_session("read") as session:
+        session.replace(conversation(size // 4))
+        times: list[float] = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            assert len(session.messages()) == size
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def bench_stores(folder: Path, appends: int, size: int, rounds: int, *, fsync: bool) -> None:
+    """SqliteSession beside PostgresSession (a private server on loopback, ``fsync`` on or
+    off), each opened through a SessionStore as an application does: the same figures."""
+    print("| store | append median | append p99 | open + read 20 + close | read 10,000 |")
+    print("| --- | --- | --- | --- | --- |")
+    with running_server(fsync=fsync) as server:
+        wheres = {"SQLite": str(folder / "stores.db")}
+        if server is not None:
+            wheres["PostgreSQL"] = server.new_database()
+        for name, where in wheres.items():
+            with SessionStore(where) as store:
+                median, p99 = bench_append(store.open, appends)
+                opened = bench_open(store.open)
+                read = bench_read(store.open, size, rounds)
+            print(f"| {name} | {median:.3f} ms | {p99:.3f} ms | {opened:.3f} ms | {read:.1f} ms |")
 
 
 def conversation(turns: int) -> list[Message]:
@@ -256,6 +290,12 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--only-load", action="store_true", help="measure the load alone")
+    parser.add_argument(
+        "--stores", action="store_true", help="SqliteSession beside PostgresSession"
+    )
+    parser.add_argument(
+        "--no-fsync", action="store_true", help="with --stores: PostgreSQL without fsync"
+    )
     args = parser.parse_args()
     if args.worker:
         url, db, index, turns = args.worker
@@ -267,11 +307,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         modes: tuple[Literal["normal", "full"], ...] = ("normal", "full")
+        if args.stores:
+            bench_stores(
+                folder, args.appends, args.load_size, args.load_rounds, fsync=not args.no_fsync
+            )
+            return
         for synchronous in () if args.only_load else modes:
-            median, p99 = bench_append(folder, args.appends, synchronous)
+            path = folder / f"append-{synchronous}.db"
+            median, p99 = bench_append(
+                lambda sid, path=path, mode=synchronous: SqliteSession(path, sid, synchronous=mode),
+                args.appends,
+            )
             print(f"append ({synchronous}): median {median:.3f} ms, p99 {p99:.3f} ms")
         if not args.only_load:
-            print(f"open + read 20 messages + close: median {bench_open(folder):.3f} ms")
+            opened = bench_open(lambda sid: SqliteSession(folder / "open.db", sid))
+            print(f"open + read 20 messages + close: median {opened:.3f} ms")
         load = bench_load(folder, args.load_size, args.load_rounds)
         print(
             f"load {args.load_size} messages: messages() median {load['load']:.1f} ms "

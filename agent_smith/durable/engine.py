@@ -11,6 +11,13 @@ workflow, and the journal replays its recorded steps.
 The workflow is one function for every agent, :func:`_turn_workflow`: its
 inputs are the agent's name and the user's message (JSON strings), so a fresh
 process finds the agent by name among those registered.
+
+Many processes, many hosts: on one PostgreSQL database every process runs
+its engine with an ``executor_id`` of its own (stable across its restarts:
+``"web-1"``, a pod's name). A process recovers at launch only the turns it
+started itself; the turns of a process that died for good are taken over by
+any other with :meth:`DurableEngine.recover` (DBOS resumes them on its
+queue, and the journal replays their recorded steps).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from dbos._serialization import DBOSPortableJSONSerializer
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import ConfigError, DurableStateError
-from .journal import Journal
+from .journal import Journal, database_errors
 
 if TYPE_CHECKING:
     from .agent import DurableAgent
@@ -59,13 +66,19 @@ class DurableEngine:
     """DBOS and the step journal on ``database`` (see the module doc).
 
     ``app`` is the DBOS application name (lowercase letters, digits, ``-``,
-    ``_``). Only one engine may be open in a process. Raises
+    ``_``); ``executor_id`` names this process among those sharing the
+    database (DBOS's default, ``"local"``, when there is one). Only one engine
+    may be open in a process. Raises
     :class:`~agent_smith.errors.DurableStateError` at once when the database
     cannot be reached.
     """
 
     def __init__(
-        self, database: str | Path = DEFAULT_DATABASE, *, app: str = "agent-smith"
+        self,
+        database: str | Path = DEFAULT_DATABASE,
+        *,
+        app: str = "agent-smith",
+        executor_id: str | None = None,
     ) -> None:
         self.url = database_url(database)
         with _registry_lock:
@@ -84,6 +97,7 @@ class DurableEngine:
                 "application_version": "agent_smith",  # replay safety is the journal's check
                 "log_level": "WARNING",
                 "serializer": DBOSPortableJSONSerializer(),
+                "executor_id": executor_id,
             }
             DBOS(config=config)
         except BaseException:
@@ -94,6 +108,19 @@ class DurableEngine:
     def launch(self) -> None:
         """Start DBOS: the turns that a dead process left pending are recovered now."""
         DBOS.launch()
+
+    def recover(self, executor_id: str) -> list[str]:
+        """Take over the unfinished turns of the process ``executor_id``, which died and
+        will not start again; their ids. They resume on this launched engine from their
+        record (run this once: the turns of a live process would run twice)."""
+        with database_errors(self.url):
+            pending = DBOS.list_workflows(
+                status="PENDING", executor_id=executor_id, load_input=False, load_output=False
+            )
+            for workflow in pending:  # sub-turns too: a turn waits for its children
+                DBOS.resume_workflow(workflow.workflow_id)
+        log.info("took over %d workflows of executor %s", len(pending), executor_id)
+        return [w.workflow_id for w in pending if w.name == TURN_WORKFLOW]
 
     def close(self) -> None:
         """Stop DBOS (a running turn is recovered by the next launch) and the journal."""

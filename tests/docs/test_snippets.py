@@ -5,7 +5,9 @@ session: a later block may use the agent an earlier one built), in a fresh
 subprocess whose working directory is a temporary one holding a link to
 ``examples/``. ``LLAMA_SERVER_URL`` points at a scripted chat server that
 answers like a cooperative model (:mod:`tests.docs.schema_server`), so the
-snippets written with ``os.environ.get("LLAMA_SERVER_URL", ...)`` reach it.
+snippets written with ``os.environ.get("LLAMA_SERVER_URL", ...)`` reach it;
+a page whose snippets read ``DATABASE_URL`` gets a fresh database on the
+tests' PostgreSQL server there.
 """
 
 from __future__ import annotations
@@ -37,8 +39,13 @@ PAGES = [page for page in pages() if _runnable(page)]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_python_blocks_of_the_page_run(page: Path, tmp_path: Path) -> None:
+def test_python_blocks_of_the_page_run(
+    page: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     runnable = _runnable(page)
+    database: dict[str, str] = {}
+    if any("DATABASE_URL" in b.code for b in runnable):
+        database["DATABASE_URL"] = request.getfixturevalue("postgres_url")
     blocks_file = tmp_path / "blocks.json"
     blocks_file.write_text(
         json.dumps(
@@ -53,7 +60,7 @@ def test_python_blocks_of_the_page_run(page: Path, tmp_path: Path) -> None:
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     with ScriptedLlmServer(fitting_responder) as server:
-        env = dict(os.environ, LLAMA_SERVER_URL=server.url)
+        env = dict(os.environ, LLAMA_SERVER_URL=server.url, **database)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         env.pop("LLAMA_API_KEY", None)
         done = subprocess.run(

@@ -2,14 +2,19 @@
 
     python -m tests.durable.crash_worker SCENARIO MODE DATABASE SERVER_URL WORKDIR
 
-MODE ``run`` runs the turn ``turn-1`` to its end; ``crash`` runs it too, but
-stops at the scenario's kill point (it writes ``WORKDIR/reached`` and waits
-there to be killed); ``recover`` launches the engine, which recovers the turn
-a killed process left, and waits for it (approving the waiting call of the
-``approval`` scenario from this process). ``run`` and ``recover`` write the
-final history to ``WORKDIR/history.json`` and the turn's durable event stream to
-``WORKDIR/events.json``. Every tool appends its name to
-``WORKDIR/runs.txt`` when it starts, so the test counts what ran.
+DATABASE is a SQLite file or a PostgreSQL URL. MODE ``run`` runs the turn
+``turn-1`` to its end; ``crash`` runs it too, but stops at the scenario's kill
+point (it writes ``WORKDIR/reached`` and waits there to be killed); ``recover``
+launches the engine, which recovers the turn a killed process left, and waits
+for it (approving the waiting call of the ``approval`` scenario from this
+process). These three are the process ``host-a`` (its executor id), one
+process restarted. ``takeover`` is another process, ``host-b``, running beside
+them: launched, it writes ``WORKDIR/standing-by``, waits for ``WORKDIR/dead``
+(``host-a`` was killed), then takes over ``host-a``'s turns and waits for the
+turn. ``run``, ``recover`` and ``takeover`` write the final history to
+``WORKDIR/history.json`` and the turn's durable event stream to
+``WORKDIR/events.json``. Every tool appends its name to ``WORKDIR/runs.txt``
+when it starts, so the test counts what ran.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from agent_smith import Agent, AgentEvent, AgentHooks, ApprovalRequested, LlmCli
 from agent_smith.agent.subagents import SubAgentSpec
 from agent_smith.base.history_json import messages_to_json
 from agent_smith.durable import DurableAgent, DurableEngine
+from agent_smith.durable.journal import DONE
 from agent_smith.tools.function import FunctionTool
 
 TURN = "turn-1"
@@ -30,8 +36,13 @@ TURN = "turn-1"
 KILL_WAIT = 120.0
 
 
+#: The executor id of the process that ran the turn first, and of the one that takes it over.
+HOST_A, HOST_B = "host-a", "host-b"
+
+
 def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> None:
     stop = Stop(workdir, armed=mode == "crash")
+    opened: list[DurableEngine] = []  # the engine, for the tools that read its journal
 
     def ran(name: str, *, stops_in: str = "") -> None:
         """Count ``name`` as run; in scenario ``stops_in``, stop at the kill point."""
@@ -62,7 +73,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
     def slow(n: int) -> str:
         """A slow call: it waits until the fast one is recorded."""
         ran("slow")
-        stop.after_recorded(database, "t1")
+        stop.after_recorded(opened[0], "t1")
         return f"slow {n}"
 
     @tool(idempotent=True)
@@ -94,10 +105,16 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
                 "researcher", "Finds things.", "You research.", tool_factories=[lambda: lookup]
             )
         )
-    with DurableEngine(database) as engine:
+    executor = HOST_B if mode == "takeover" else HOST_A
+    with DurableEngine(database, executor_id=executor) as engine:
+        opened.append(engine)
         durable = DurableAgent(agent, engine)
         engine.launch()
-        if mode == "recover":
+        if mode == "takeover":
+            (workdir / "standing-by").write_text("")
+            wait_for_file(workdir / "dead")
+            assert engine.recover(HOST_A) == [TURN]
+        if mode in ("recover", "takeover"):
             if scenario == "approval":  # the decision comes from this other process
                 approve_when_waiting(durable)
             durable.result(TURN)
@@ -113,6 +130,15 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
             durable.send("Do it.", turn_id=TURN, on_event=on_event)
         (workdir / "history.json").write_text(messages_to_json(agent.history))
         (workdir / "events.json").write_text(json.dumps(list(durable.events(TURN))))
+
+
+def wait_for_file(path: Path) -> None:
+    gate = threading.Event()
+    for _ in range(int(KILL_WAIT / 0.05)):
+        if path.exists():
+            return
+        gate.wait(0.05)
+    raise SystemExit(f"{path.name} never appeared")
 
 
 def approve_when_waiting(durable: DurableAgent) -> None:
@@ -146,19 +172,14 @@ class Stop:
         if getattr(message, "tool_calls", ()):  # the reply is recorded before it is
             self.here()
 
-    def after_recorded(self, database: str, step: str) -> None:
+    def after_recorded(self, engine: DurableEngine, step: str) -> None:
         """Stop once ``step`` of the turn has its result recorded (another thread records it)."""
         if not self._armed:
             return
-        import sqlite3
-
         done = threading.Event()
         for _ in range(600):
-            with sqlite3.connect(database) as conn:
-                row = conn.execute(
-                    "select state from agent_smith_steps where turn_id=? and step=?", (TURN, step)
-                ).fetchone()
-            if row is not None and row[0] == "done":
+            entry = engine.journal.entries(TURN).get(step)
+            if entry is not None and entry.state == DONE:
                 self.here()
             done.wait(0.1)
         raise SystemExit(f"step {step} was never recorded")

@@ -7,7 +7,9 @@ completes; the model requests and tool runs that were recorded before the
 kill are not repeated (the server counts requests, the tools write their
 runs to a file); its history equals the reference's, ids and all — except
 where a non-idempotent call was cut off, which gets the "may or may not have
-happened" error result instead of running again.
+happened" error result instead of running again. Every test runs on SQLite
+and on PostgreSQL (tests/durable/conftest.py); the last one has a second
+process, running all along, take over the turn of the one killed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -76,7 +78,7 @@ def server() -> Iterator[tuple[ScriptedLlmServer, Script]]:
 
 
 def worker(
-    scenario: str, mode: str, database: Path, url: str, workdir: Path
+    scenario: str, mode: str, database: str, url: str, workdir: Path
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
@@ -86,7 +88,7 @@ def worker(
             "tests.durable.crash_worker",
             scenario,
             mode,
-            str(database),
+            database,
             url,
             str(workdir),
         ],
@@ -127,19 +129,24 @@ def events(workdir: Path) -> list[dict[str, object]]:
     return json.loads((workdir / "events.json").read_text())
 
 
-def reference(scenario: str, url: str, tmp_path: Path) -> tuple[list[dict[str, object]], list[str]]:
+def reference(
+    scenario: str, url: str, database: str, tmp_path: Path
+) -> tuple[list[dict[str, object]], list[str]]:
     workdir = tmp_path / "reference"
     workdir.mkdir()
-    finish(worker(scenario, "run", workdir / "turns.sqlite", url, workdir))
+    finish(worker(scenario, "run", database, url, workdir))
     return history(workdir), runs(workdir)
 
 
 def crash_and_recover(
-    scenario: str, url: str, tmp_path: Path, reached: threading.Event | None = None
+    scenario: str,
+    url: str,
+    database: str,
+    tmp_path: Path,
+    reached: threading.Event | None = None,
 ) -> Path:
     workdir = tmp_path / "crashed"
     workdir.mkdir()
-    database = workdir / "turns.sqlite"
     crashing = worker(scenario, "crash", database, url, workdir)
     wait_for(reached if reached is not None else workdir / "reached", crashing)
     crashing.send_signal(signal.SIGKILL)
@@ -153,12 +160,15 @@ def crash_and_recover(
     "scenario", ["after_reply", "tool_idempotent", "parallel", "subagent", "approval"]
 )
 def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_killed(
-    scenario: str, server: tuple[ScriptedLlmServer, Script], tmp_path: Path
+    scenario: str,
+    server: tuple[ScriptedLlmServer, Script],
+    new_database: Callable[[], str],
+    tmp_path: Path,
 ) -> None:
     llm, _ = server
-    expected, expected_runs = reference(scenario, llm.url, tmp_path)
+    expected, expected_runs = reference(scenario, llm.url, new_database(), tmp_path)
     sent = len(llm.requests)
-    workdir = crash_and_recover(scenario, llm.url, tmp_path)
+    workdir = crash_and_recover(scenario, llm.url, new_database(), tmp_path)
     assert history(workdir) == expected
     assert events(workdir) == events(tmp_path / "reference")  # no gap, no repeat
     assert len(llm.requests) - sent == sent  # no recorded request was sent again
@@ -169,16 +179,18 @@ def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_ki
 
 
 def test_a_turn_killed_during_a_model_request_sends_that_request_again_and_nothing_else(
-    server: tuple[ScriptedLlmServer, Script], tmp_path: Path
+    server: tuple[ScriptedLlmServer, Script], new_database: Callable[[], str], tmp_path: Path
 ) -> None:
     llm, script = server
-    expected, expected_runs = reference("model_request", llm.url, tmp_path)
+    expected, expected_runs = reference("model_request", llm.url, new_database(), tmp_path)
     sent = len(llm.requests)
     gate = threading.Event()
     held = Hold(gate, Text(""))
     script.hold = held
     try:
-        workdir = crash_and_recover("model_request", llm.url, tmp_path, held.reached)
+        workdir = crash_and_recover(
+            "model_request", llm.url, new_database(), tmp_path, held.reached
+        )
     finally:
         gate.set()
     assert history(workdir) == expected
@@ -187,12 +199,36 @@ def test_a_turn_killed_during_a_model_request_sends_that_request_again_and_nothi
 
 
 def test_a_call_cut_off_by_a_crash_does_not_run_again_unless_idempotent(
-    server: tuple[ScriptedLlmServer, Script], tmp_path: Path
+    server: tuple[ScriptedLlmServer, Script], new_database: Callable[[], str], tmp_path: Path
 ) -> None:
     llm, _ = server
-    workdir = crash_and_recover("tool", llm.url, tmp_path)
+    workdir = crash_and_recover("tool", llm.url, new_database(), tmp_path)
     assert runs(workdir) == ["send_email"]  # started once, before the kill; never again
     result = next(m for m in history(workdir) if m["role"] == "tool")
     assert result["is_error"] is True
     assert UNKNOWN_OUTCOME in str(result["content"])
     assert history(workdir)[-1]["content"] == f"done: {result['content']}"
+
+
+def test_a_process_killed_mid_turn_has_its_turn_taken_over_by_another_one_running_beside_it(
+    server: tuple[ScriptedLlmServer, Script], new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    llm, _ = server
+    expected, expected_runs = reference("tool_idempotent", llm.url, new_database(), tmp_path)
+    workdir = tmp_path / "crashed"
+    workdir.mkdir()
+    database = new_database()
+    standby = worker("tool_idempotent", "takeover", database, llm.url, workdir)
+    try:
+        wait_for(workdir / "standing-by", standby)  # host-b runs before host-a starts
+        crashing = worker("tool_idempotent", "crash", database, llm.url, workdir)
+        wait_for(workdir / "reached", crashing)
+        crashing.send_signal(signal.SIGKILL)
+        crashing.wait(STEP_TIMEOUT)
+        (workdir / "dead").write_text("")
+        finish(standby)
+    finally:
+        standby.kill()
+    assert history(workdir) == expected
+    assert events(workdir) == events(tmp_path / "reference")
+    assert sorted(runs(workdir)) == sorted([*expected_runs, "fetch_page"])

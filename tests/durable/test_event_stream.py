@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from agent_smith import Agent, TestModel, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
@@ -24,14 +23,14 @@ def wire(amount: int) -> str:
 
 
 def test_a_finished_turns_events_are_read_from_any_offset(
-    engine: DurableEngine, tmp_path: Path
+    engine: DurableEngine,
 ) -> None:
     durable = DurableAgent(Agent(TestModel([call("add", a=1, b=2), "3"]), tools=[add]), engine)
     engine.launch()
     durable.send("Add.", turn_id="done")
     kinds = ["assistant", "tool_call", "tool_result", "assistant", "final"]
     assert [r["type"] for r in durable.events("done")] == kinds
-    with DurableTurns(tmp_path / "turns.sqlite") as turns:
+    with DurableTurns(engine.url) as turns:
         records = list(turns.events("done", offset=2))
     assert [r["type"] for r in records] == kinds[2:]
     assert records[0]["message"]["content"] == "3"
@@ -39,7 +38,7 @@ def test_a_finished_turns_events_are_read_from_any_offset(
 
 
 def test_a_reader_gets_what_it_missed_then_the_rest_live(
-    engine: DurableEngine, tmp_path: Path
+    engine: DurableEngine,
 ) -> None:
     durable = DurableAgent(Agent(TestModel([call("wire", amount=5), "sent"]), tools=[wire]), engine)
     engine.launch()
@@ -47,7 +46,7 @@ def test_a_reader_gets_what_it_missed_then_the_rest_live(
         target=lambda: durable.send("Wire 5.", turn_id="live"), name="durable-turn"
     )
     thread.start()
-    with DurableTurns(tmp_path / "turns.sqlite") as turns:
+    with DurableTurns(engine.url) as turns:
         waiting = wait_until(lambda: turns.waiting("live"))  # the turn exists and waits
         records = turns.events("live")
         seen = [next(records)["type"] for _ in range(3)]  # written before the turn waited

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -18,11 +17,11 @@ from tests.durable.conftest import WAIT
 
 
 @pytest.fixture
-def operator(engine: DurableEngine, tmp_path: Path) -> Iterator[Callable[[], DurableTurns]]:
+def operator(engine: DurableEngine) -> Iterator[Callable[[], DurableTurns]]:
     """Opens an operator's view of the same database (a DBOS client, as another process has),
     once the engine launched (and so made DBOS's tables)."""
     with contextlib.ExitStack() as stack:
-        yield lambda: stack.enter_context(DurableTurns(tmp_path / "turns.sqlite"))
+        yield lambda: stack.enter_context(DurableTurns(engine.url))
 
 
 def test_finished_turns_are_listed_newest_first_and_inspected_step_by_step(

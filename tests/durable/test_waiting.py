@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -42,7 +41,7 @@ def waiting_call(durable: DurableAgent, turn_id: str) -> str:
 
 @pytest.mark.parametrize(("decision", "ran"), [(True, ["ann"]), ("not today", [])])
 def test_a_waiting_call_runs_or_is_denied_by_a_decision_sent_from_elsewhere(
-    engine: DurableEngine, decision: bool | str, ran: list[str], tmp_path: Path
+    engine: DurableEngine, decision: bool | str, ran: list[str]
 ) -> None:
     sent: list[str] = []
     model = TestModel([call("send_email", to="ann"), "ok"])
@@ -56,7 +55,7 @@ def test_a_waiting_call_runs_or_is_denied_by_a_decision_sent_from_elsewhere(
     if decision is True:
         durable.decide("mail", call_id, decision)
     else:  # an operator's client, as another process would have
-        with DurableTurns(tmp_path / "turns.sqlite") as turns:
+        with DurableTurns(engine.url) as turns:
             assert turns.waiting("mail")[0]["call_id"] == call_id
             turns.decide("mail", call_id, decision)
     thread.join(WAIT)

@@ -46,8 +46,9 @@ def _version_key(path: str) -> int:
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory, started and stopped by the tests."""
 
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, *, fsync: bool = False) -> None:
         self._bin = bin_dir
+        self._fsync = "on" if fsync else "off"  # tests need no fsync; benchmarks measure it
         self._root = Path(tempfile.mkdtemp(prefix="agent_smith-pg-"))
         self.data_dir = self._root / "data"
         self.port = free_port()
@@ -68,7 +69,8 @@ class PostgresServer:
         if not self.data_dir.exists():
             data = str(self.data_dir)
             self._command("initdb", "-D", data, "-U", USER, "-A", "trust", "-E", "UTF8")
-        options = f"-p {self.port} -k {self._root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options = f"-p {self.port} -k {self._root} -c listen_addresses=127.0.0.1"
+        options += f" -c fsync={self._fsync}"
         log = str(self._root / "server.log")
         self._command("pg_ctl", "-D", str(self.data_dir), "-l", log, "-o", options, "-w", "start")
 
@@ -104,18 +106,29 @@ class PostgresServer:
         shutil.rmtree(self._root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """The session's PostgreSQL server (skips, saying why, without Debian's postgresql)."""
+@contextlib.contextmanager
+def running_server(*, fsync: bool = False) -> Iterator[PostgresServer | None]:
+    """A started server, deleted at the end; None without Debian's postgresql (the
+    benchmarks in scripts/ use it too)."""
     bin_dir = _bin_dir()
     if bin_dir is None:
-        pytest.skip("PostgreSQL tests need Debian's postgresql (apt-get install postgresql)")
-    server = PostgresServer(bin_dir)
+        yield None
+        return
+    server = PostgresServer(bin_dir, fsync=fsync)
     try:
         server.start()
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL server (skips, saying why, without Debian's postgresql)."""
+    with running_server() as server:
+        if server is None:
+            pytest.skip("PostgreSQL tests need Debian's postgresql (apt-get install postgresql)")
+        yield server
 
 
 @pytest.fixture
