@@ -30,6 +30,9 @@ from ..errors import DurableStateError
 STARTED = "started"
 DONE = "done"
 
+#: The journal key of a turn's final answer (the JSON of a history's message).
+ANSWER = "answer"
+
 _metadata = sa.MetaData()
 sa.Table(
     "agent_smith_steps",
@@ -47,6 +50,13 @@ _UPSERT = sa.text(
     "INSERT INTO agent_smith_steps (turn_id, step, state, record) "
     "VALUES (:turn_id, :step, :state, :record) "
     "ON CONFLICT (turn_id, step) DO UPDATE SET state = excluded.state, record = excluded.record"
+)
+_INSERT = sa.text(
+    "INSERT INTO agent_smith_steps (turn_id, step, state, record) "
+    "VALUES (:turn_id, :step, :state, :record) ON CONFLICT (turn_id, step) DO NOTHING"
+)
+_SELECT_ONE = sa.text(
+    "SELECT state, record FROM agent_smith_steps WHERE turn_id = :turn_id AND step = :step"
 )
 
 
@@ -77,6 +87,18 @@ class Journal:
         with database_errors(self._url, turn_id), self._engine.connect() as conn:
             rows = conn.execute(_SELECT, {"turn_id": turn_id})
             return {row.step: Entry(row.state, row.record) for row in rows}
+
+    def entry(self, turn_id: str, step: str) -> Entry | None:
+        """Step ``step`` of ``turn_id`` as recorded now (None: not recorded)."""
+        with database_errors(self._url, turn_id), self._engine.connect() as conn:
+            row = conn.execute(_SELECT_ONE, {"turn_id": turn_id, "step": step}).first()
+        return None if row is None else Entry(row.state, row.record)
+
+    def first(self, turn_id: str, step: str, record: str) -> bool:
+        """Record ``step`` unless it is recorded already (by any process); whether this did."""
+        row = {"turn_id": turn_id, "step": step, "state": DONE, "record": record}
+        with database_errors(self._url, turn_id), self._lock, self._engine.begin() as conn:
+            return conn.execute(_INSERT, row).rowcount == 1
 
     def started(self, turn_id: str, step: str) -> None:
         """Mark ``step`` as running (its result not recorded yet)."""

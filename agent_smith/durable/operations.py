@@ -29,19 +29,22 @@ from ..base.json_fields import JsonObject
 from ..errors import DurableStateError
 from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
 from .event_stream import read_events
-from .journal import Entry, Journal, database_errors
-from .waiting import send_decision, waiting_calls
+from .journal import ANSWER, Entry, Journal, database_errors
+from .waiting import decide, waiting_calls
 
 #: How often a running turn checks whether it was cancelled elsewhere (seconds).
 CANCEL_POLL = 0.5
+#: The status of a turn that waits for a decision (or whose run after one has not ended).
+WAITING_STATUS = "WAITING"
 
 
 @dataclass(frozen=True)
 class TurnInfo:
     """One durable turn as DBOS knows it.
 
-    ``status`` is DBOS's: ``PENDING`` (running, or waiting for recovery),
-    ``ENQUEUED``, ``SUCCESS``, ``ERROR``, ``CANCELLED``, ... ``created`` and
+    ``status`` is DBOS's for the turn's first run: ``PENDING`` (running, or
+    waiting for recovery), ``ENQUEUED``, ``SUCCESS``, ``ERROR``, ``CANCELLED``,
+    ...; or ``WAITING`` while the turn waits for a decision (until its answer). ``created`` and
     ``updated`` are epoch milliseconds. ``steps`` (filled by
     :meth:`DurableTurns.inspect`) are the turn's journal entries in turn order.
     """
@@ -56,9 +59,12 @@ class TurnInfo:
 
 
 class DurableTurns:
-    """The durable turns on ``database`` (a path or URL, as for ``DurableEngine``)."""
+    """The durable turns on ``database`` (a path or URL, as for ``DurableEngine``) of the
+    DBOS application ``app`` (the engine's)."""
 
-    def __init__(self, database: str | Path = DEFAULT_DATABASE) -> None:
+    def __init__(
+        self, database: str | Path = DEFAULT_DATABASE, *, app: str = "agent-smith"
+    ) -> None:
         self._url = url = database_url(database)
         self._database = open_database(url)
         schema = None if url.startswith("sqlite") else "dbos"
@@ -69,7 +75,9 @@ class DurableTurns:
             raise DurableStateError(f"{url!r} holds no durable turns (no DBOS tables)")
         self._journal = Journal(self._database)
         self._client = DBOSClient(
-            system_database_engine=self._database, serializer=DBOSPortableJSONSerializer()
+            system_database_engine=self._database,
+            serializer=DBOSPortableJSONSerializer(),
+            application_name=app,
         )
 
     def recent(self, *, status: str | None = None, limit: int = 100) -> list[TurnInfo]:
@@ -78,7 +86,7 @@ class DurableTurns:
             found = self._client.list_workflows(
                 name=TURN_WORKFLOW, status=status, limit=limit, sort_desc=True
             )
-        return [_info(s) for s in found]
+        return [_info(s, self._journal.entries(s.workflow_id)) for s in found]
 
     def inspect(self, turn_id: str) -> TurnInfo | None:
         """Turn ``turn_id`` with its recorded steps; None if there is no such turn."""
@@ -86,8 +94,9 @@ class DurableTurns:
             found = self._client.list_workflows(workflow_ids=[turn_id], name=TURN_WORKFLOW)
         if not found:
             return None
-        entries = self._journal.entries(turn_id).items()
-        return _info(found[0], tuple(sorted(entries, key=lambda kv: _order(kv[0]))))
+        entries = self._journal.entries(turn_id)
+        steps = tuple(sorted(entries.items(), key=lambda kv: _order(kv[0])))
+        return _info(found[0], entries, steps)
 
     def cancel(self, turn_id: str) -> None:
         """Cancel turn ``turn_id`` wherever it runs."""
@@ -102,16 +111,16 @@ class DurableTurns:
     def decide(self, turn_id: str, call_id: str, decision: bool | str = True) -> None:
         """Decide about a waiting call: True runs it, False or a reason denies it."""
         with database_errors(self._url, turn_id):
-            send_decision(self._client, turn_id, call_id, decision)
+            decide(self._journal, self._client, turn_id, call_id, decision)
 
     def waiting(self, turn_id: str) -> list[JsonObject]:
         """The calls of turn ``turn_id`` that wait for a decision now."""
         with database_errors(self._url, turn_id):
-            return waiting_calls(self._client, turn_id)
+            return waiting_calls(self._journal, turn_id)
 
     def events(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
         """Turn ``turn_id``'s event records from ``offset``, then live until it ends."""
-        return read_events(self._client, turn_id, offset)
+        return read_events(self._client, self._journal, turn_id, offset)
 
     def close(self) -> None:
         self._client.destroy()
@@ -151,7 +160,9 @@ class CancelWatch:
                 return
 
 
-def _info(status: WorkflowStatus, steps: tuple[tuple[str, Entry], ...] = ()) -> TurnInfo:
+def _info(
+    status: WorkflowStatus, entries: dict[str, Entry], steps: tuple[tuple[str, Entry], ...] = ()
+) -> TurnInfo:
     inputs: object = status.input or {}
     args = inputs.get("args", ()) if isinstance(inputs, dict) else ()
     agent, message = (str(a) for a in (*args, "", "")[:2])
@@ -159,17 +170,27 @@ def _info(status: WorkflowStatus, steps: tuple[tuple[str, Entry], ...] = ()) -> 
         turn_id=status.workflow_id,
         agent=agent,
         message=message,
-        status=str(status.status),
+        status=_status(str(status.status), entries),
         created=status.created_at or 0,
         updated=status.updated_at or 0,
         steps=steps,
     )
 
 
-def _order(key: str) -> tuple[object, ...]:
-    """Steps in turn order: ``start``, then by position (``m2`` before ``m10``)."""
+def _status(first_run: str, entries: dict[str, Entry]) -> str:
+    """A turn's status: its first run's, except ``WAITING`` from its first pause to its answer
+    (the first run ended there; the runs after the decisions end the turn)."""
+    if first_run == "SUCCESS" and ANSWER not in entries:
+        return WAITING_STATUS
+    return first_run
+
+
+def _order(key: str) -> tuple[int, tuple[tuple[int, str], ...], str]:
+    """Steps in turn order: ``start``, the steps by position (``m2`` before ``m10``), then
+    what waited and was decided, then the ``answer``."""
     if key == "start":
-        return ((0, 0, ""),)
-    return tuple(
-        (1, int(part[1:]) if part[1:].isdigit() else 0, part[:1]) for part in key.split(".")
-    )
+        return (0, (), key)
+    parts = key.split(".")
+    if all(p[:1] in ("m", "t") and p[1:].isdigit() for p in parts):
+        return (1, tuple((int(p[1:]), p[:1]) for p in parts), key)
+    return (3 if key == "answer" else 2, (), key)

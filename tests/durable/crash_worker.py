@@ -104,7 +104,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         else:
 
             def on_event(event: AgentEvent) -> None:
-                if isinstance(event, ApprovalRequested):
+                if isinstance(event, ApprovalRequested) and not event.answered:
                     if mode == "crash":
                         stop.reached()  # killed while the turn waits for the decision
                     else:

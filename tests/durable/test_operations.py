@@ -45,7 +45,7 @@ def test_finished_turns_are_listed_newest_first_and_inspected_step_by_step(
     ]
     info = turns.inspect("first")
     assert info is not None
-    assert [key for key, _ in info.steps] == ["start", "m1", "t1", "m2"]
+    assert [key for key, _ in info.steps] == ["start", "m1", "t1", "m2", "answer"]
     assert all(entry.state == "done" for _, entry in info.steps)
     assert turns.inspect("nope") is None
     assert [t.turn_id for t in turns.recent(status="ERROR")] == []
