@@ -9,6 +9,13 @@ keep their ids on replay. Its steps are recorded under that id in the
 journal; its result is the call's result, recorded by DBOS as the
 workflow's output, so a finished sub-agent is never run again.
 
+It starts outside the parent workflow's DBOS context, as a workflow of its
+own that the id ties to its parent, not as DBOS's child operation: parallel
+calls run in worker threads that share the parent's context, and DBOS
+numbers a child operation from a counter on it, in whatever order the
+threads reach it; on replay another order would hand one call the recorded
+child of another.
+
 The workflow runs the call's own body — the fresh sub-agent the parent's
 tool call built — which it finds in this process by its id
 (:func:`run_subturn` hands it over, then starts the workflow in the calling
@@ -21,10 +28,12 @@ replaying; the parent's call waits for the child's result.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 
 from dbos import DBOS, SetWorkflowID
+from dbos._context import _dbos_context_var  # the parent's context, kept out of the child
 
 from ..errors import DurableStateError
 from ..tools.base import ToolResult
@@ -47,12 +56,18 @@ def run_subturn(child_id: str, body: Body) -> ToolResult:
         _bodies[child_id] = body
         _handed.notify_all()
     try:
-        with SetWorkflowID(child_id):
-            text = _subturn_workflow()
+        context = contextvars.copy_context()  # this call's context (its steps, its trace) ...
+        context.run(_dbos_context_var.set, None)  # ... without the parent workflow's
+        text = context.run(_start, child_id)
     finally:
         with _handed:
             _bodies.pop(child_id, None)
     return result_from(decode_record(text, "result", child_id, "result"), child_id, "result")
+
+
+def _start(child_id: str) -> str:
+    with SetWorkflowID(child_id):
+        return _subturn_workflow()
 
 
 @DBOS.workflow(name=SUBTURN_WORKFLOW)

@@ -71,6 +71,13 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         ran("lookup", stops_in="subagent")
         return f"found {q}"
 
+    @tool(idempotent=True)
+    def seek(q: str) -> str:
+        """Seek something (two sub-agents seek at once; the kill point waits for both)."""
+        ran("seek")
+        stop.once_ran(workdir, "seek", 2)
+        return f"found {q}"
+
     @tool(requires_approval=True)
     def wire_money(amount: int) -> str:
         """Wire money (a person approves it first)."""
@@ -84,6 +91,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         "tool_idempotent": [fetch_page],
         "parallel": [fast, slow],
         "subagent": [],
+        "parallel_subagents": [],
         "approval": [wire_money],
     }
     hooks = AgentHooks(on_message=stop.after_reply if scenario == "after_reply" else None)
@@ -94,6 +102,8 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
                 "researcher", "Finds things.", "You research.", tool_factories=[lambda: lookup]
             )
         )
+    if scenario == "parallel_subagents":
+        agent.add_subagent(SubAgentSpec("scout", "Seeks things.", tool_factories=[lambda: seek]))
     with DurableEngine(database) as engine:
         durable = DurableAgent(agent, engine)
         engine.launch()
@@ -145,6 +155,17 @@ class Stop:
     def after_reply(self, message: Message) -> None:
         if getattr(message, "tool_calls", ()):  # the reply is recorded before it is
             self.here()
+
+    def once_ran(self, workdir: Path, name: str, count: int) -> None:
+        """Stop once ``name`` has started ``count`` times (in other threads too)."""
+        if not self._armed:
+            return
+        pause = threading.Event()
+        for _ in range(600):
+            if (workdir / "runs.txt").read_text().split().count(name) >= count:
+                self.here()
+            pause.wait(0.1)
+        raise SystemExit(f"{name} never started {count} times")
 
     def after_recorded(self, database: str, step: str) -> None:
         """Stop once ``step`` of the turn has its result recorded (another thread records it)."""
