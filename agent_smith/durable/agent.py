@@ -35,10 +35,11 @@ from ..base.json_fields import JsonObject
 from ..errors import ApprovalRequired, ConfigError, DurableStateError, ReplayMismatchError
 from ..messages import AssistantMessage, Message
 from ..steps import use_steps
-from .engine import DurableEngine, _turn_workflow
+from .engine import TURN_WORKFLOW, DurableEngine, _turn_workflow
 from .event_stream import close_events, event_record, note_run, read_events, write_event
 from .journal import ANSWER, Entry
 from .operations import CancelWatch
+from .queues import enqueue
 from .records import (
     TurnStart,
     decode_record,
@@ -126,9 +127,14 @@ class DurableAgent:
             self._sinks.pop(turn_id, None)
         return _answer(text, turn_id)
 
-    def start(self, message: str, *, turn_id: str | None = None) -> str:
-        """Start one durable turn on DBOS's executor and return its id at once."""
+    def start(self, message: str, *, turn_id: str | None = None, queue: str | None = None) -> str:
+        """Start one durable turn on DBOS's executor and return its id at once; with
+        ``queue``, enqueue it there for whichever process works that queue to run
+        (:mod:`~agent_smith.durable.queues`)."""
         turn_id = turn_id or uuid.uuid4().hex
+        if queue is not None:
+            enqueue(self.engine.client, queue, TURN_WORKFLOW, turn_id, self.name, message)
+            return turn_id
         with SetWorkflowID(turn_id):
             DBOS.start_workflow(_turn_workflow, self.name, message)
         return turn_id

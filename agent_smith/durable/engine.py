@@ -30,7 +30,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import ConfigError, DurableStateError
 from .journal import Journal
-from .waiting import RUN_WORKFLOW, deny_at_deadline, register_runs_queue
+from .queues import check_limits, register_queue
+from .waiting import RUN_WORKFLOW, RUNS_QUEUE, deny_at_deadline, register_runs_queue
 
 if TYPE_CHECKING:
     from .agent import DurableAgent
@@ -71,6 +72,7 @@ class DurableEngine:
         self, database: str | Path = DEFAULT_DATABASE, *, app: str = "agent-smith"
     ) -> None:
         self.url = database_url(database)
+        self._queues: dict[str, tuple[int | None, int | None]] = {}  # worked here: limits
         with _registry_lock:
             if _engine:
                 raise ConfigError(
@@ -101,8 +103,20 @@ class DurableEngine:
 
     def launch(self) -> None:
         """Start DBOS: the turns that a dead process left pending are recovered now."""
+        DBOS.listen_queues([RUNS_QUEUE, *self._queues])
         DBOS.launch()
         register_runs_queue()
+        for name, (concurrency, per_process) in self._queues.items():
+            register_queue(name, concurrency, per_process)
+
+    def work_queue(
+        self, name: str, *, concurrency: int | None = None, per_process: int | None = None
+    ) -> None:
+        """Take the turns and calls enqueued on ``name`` in this process too (call it before
+        :meth:`launch`): at most ``concurrency`` at once across every process that works the
+        queue, ``per_process`` in this one (None: no limit)."""
+        check_limits(name, concurrency, per_process)
+        self._queues[name] = (concurrency, per_process)
 
     def close(self) -> None:
         """Stop DBOS (a running turn is recovered by the next launch) and the journal."""
