@@ -31,7 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..errors import ConfigError, DurableStateError
 from .journal import Journal
 from .queues import check_limits, register_queue
-from .waiting import RUN_WORKFLOW, RUNS_QUEUE, deny_at_deadline, register_runs_queue
+from .waiting import RUN_WORKFLOW, deny_at_deadline, register_runs_queue, runs_queue
 
 if TYPE_CHECKING:
     from .agent import DurableAgent
@@ -103,9 +103,12 @@ class DurableEngine:
 
     def launch(self) -> None:
         """Start DBOS: the turns that a dead process left pending are recovered now."""
-        DBOS.listen_queues([RUNS_QUEUE, *self._queues])
+        with _registry_lock:
+            agents = list(_agents)
+        DBOS.listen_queues([*map(runs_queue, agents), *self._queues])
         DBOS.launch()
-        register_runs_queue()
+        for agent in agents:
+            register_runs_queue(agent)
         for name, (concurrency, per_process) in self._queues.items():
             register_queue(name, concurrency, per_process)
 

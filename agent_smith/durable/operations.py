@@ -30,7 +30,7 @@ from ..errors import DurableStateError
 from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
 from .event_stream import read_events
 from .journal import ANSWER, Entry, Journal, database_errors
-from .waiting import decide, waiting_calls
+from .waiting import WAITING, decide, waiting_calls
 
 #: How often a running turn checks whether it was cancelled elsewhere (seconds).
 CANCEL_POLL = 0.5
@@ -179,8 +179,9 @@ def _info(
 
 def _status(first_run: str, entries: dict[str, Entry]) -> str:
     """A turn's status: its first run's, except ``WAITING`` from its first pause to its answer
-    (the first run ended there; the runs after the decisions end the turn)."""
-    if first_run == "SUCCESS" and ANSWER not in entries:
+    (the first run ends there; the runs after the decisions end the turn)."""
+    paused = WAITING in entries and first_run == "PENDING"  # recorded; its run not ended yet
+    if (first_run == "SUCCESS" or paused) and ANSWER not in entries:
         return WAITING_STATUS
     return first_run
 

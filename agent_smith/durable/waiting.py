@@ -11,11 +11,12 @@ A decision comes from any process with the database (:func:`decide`:
 ``DurableAgent.decide``, ``DurableTurns.decide``, ``agent-smith durable
 approve``, the web app). It is recorded in the journal (step
 ``decision.<call id>``; the first decision about a call is the one that
-counts) and enqueues the turn's next run on :data:`RUNS_QUEUE`: the workflow
-``<turn id>/<call id>``, which any launched engine with the agent registered
-takes. That run goes through the turn again from its record — recorded steps
-replay, decided calls are answered from the journal — and goes on, or pauses
-again while calls of the round are still undecided. The queue is partitioned
+counts) and enqueues the turn's next run on its agent's run queue
+(:func:`runs_queue`): the workflow ``<turn id>/<call id>``, which only an
+engine launched with that agent registered takes. That run goes through the
+turn again from its record — recorded steps replay, decided calls are
+answered from the journal — and goes on, or pauses again while calls of the
+round are still undecided. The queue is partitioned
 by turn with one run per partition at a time, across processes: two
 decisions never run a turn twice at once, and a run that finds the turn
 finished replays its answer.
@@ -44,11 +45,11 @@ if TYPE_CHECKING:
 
 #: The journal key of the calls a paused turn waits on (and what its next run needs).
 WAITING = "waiting"
-#: The queue the runs that continue a turn go through, partitioned by turn.
+#: The queues the runs that continue a turn go through (one per agent), partitioned by turn.
 RUNS_QUEUE = "agent_smith.turn_runs"
 #: The name of the workflow of a turn's later runs.
 RUN_WORKFLOW = "agent_smith.durable_turn_run"
-#: How often a launched engine looks for runs on :data:`RUNS_QUEUE` (seconds).
+#: How often a launched engine looks for runs on its agents' run queues (seconds).
 QUEUE_POLL = 0.25
 
 
@@ -57,9 +58,16 @@ def decision_key(call_id: str) -> str:
     return f"decision.{call_id}"
 
 
-def register_runs_queue() -> None:
-    """Declare :data:`RUNS_QUEUE` in the launched DBOS of this process (one run per turn)."""
-    DBOS.register_queue(RUNS_QUEUE, partition_concurrency=1, polling_interval_sec=QUEUE_POLL)
+def runs_queue(agent: str) -> str:
+    """The queue of the runs that continue the turns of agent ``agent``: only the engines
+    with that agent registered take them."""
+    return f"{RUNS_QUEUE}.{agent}"
+
+
+def register_runs_queue(agent: str) -> None:
+    """Declare agent ``agent``'s run queue in the launched DBOS of this process (one run per
+    turn at a time)."""
+    DBOS.register_queue(runs_queue(agent), partition_concurrency=1, polling_interval_sec=QUEUE_POLL)
 
 
 @dataclass(frozen=True)
@@ -203,7 +211,7 @@ def enqueue_run(
     """Enqueue run ``run_id`` of turn ``turn_id``; a ``deadline`` (call id, reason) delays it
     by the wait's timeout and denies that call when it runs, unless it was decided."""
     options: Any = {
-        "queue_name": RUNS_QUEUE,
+        "queue_name": runs_queue(waiting.agent),
         "workflow_name": RUN_WORKFLOW,
         "workflow_id": run_id,
         "queue_partition_key": turn_id,

@@ -13,6 +13,9 @@ Routes (relative to where the app is mounted):
 * ``GET /api/conversations`` — the user's conversations (id, title, size);
   ``GET /api/conversations/<id>`` — one of them as UI messages;
   ``DELETE /api/conversations/<id>``;
+* with ``durable`` (a :class:`~agent_smith.durable.DurableTurns`):
+  ``GET /api/durable/<name>`` and ``POST /api/durable/<name>/decisions`` —
+  the user's durable turns that wait for a decision (:mod:`.durable`);
 * ``GET /`` — the dev UI (``devui.html``: one page, no build step, no CDN),
   unless ``dev_ui=False``;
 * with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
@@ -60,6 +63,7 @@ from ..metrics.collector import MetricsCollector
 from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..sessions.session import Session
 from . import agui, vercel
+from . import durable as durable_turns
 from .http import (
     Refused,
     Response,
@@ -100,6 +104,7 @@ class WebApp:
         allowed_origins: Collection[str] = (),
         dev_ui: bool = True,
         metrics: MetricsCollector | None = None,
+        durable: durable_turns.TurnDesk | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -113,6 +118,7 @@ class WebApp:
         self._dev_ui = dev_ui
         self._metrics = metrics
         self._scrape_page = ScrapePage(metrics) if metrics is not None else None
+        self._durable = durable
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -170,7 +176,23 @@ class WebApp:
             if method == "DELETE":
                 return self._delete(user, conversation)
             return self._conversation(user, conversation)
+        if path.startswith("/api/durable/"):
+            return self._durable_turn(user, method, path, environ)
         return error_response(404, f"no such resource: {path}")
+
+    def _durable_turn(self, user: str, method: str, path: str, environ: dict[str, Any]) -> Response:
+        if self._durable is None:
+            return error_response(404, "no durable turns here (WebApp(durable=...) is not set)")
+        name, _, rest = path.removeprefix("/api/durable/").partition("/")
+        turn_id = durable_turn_id(user, _conversation_id(name))
+        if rest == "decisions":
+            _allow(method, "POST")
+            body = read_json(environ, limit=self._limit)
+            return durable_turns.decide(self._durable, turn_id, body)
+        if rest:
+            return error_response(404, f"no such resource: {path}")
+        _allow(method, "GET")
+        return durable_turns.show(self._durable, turn_id, name)
 
     def _metrics_page(self, text: bool) -> Response:
         if self._metrics is None or self._scrape_page is None:
@@ -306,6 +328,12 @@ def _session_opener(
     if callable(sessions):
         return sessions
     raise ConfigError("sessions must be a SQLite file path or a function of a session id")
+
+
+def durable_turn_id(user: str, name: str) -> str:
+    """The id under which an app starts ``user``'s durable turn ``name``: the web app
+    decides it for that user only (``/api/durable/<name>``)."""
+    return _scoped(user, name)
 
 
 def _scoped(user: str, conversation: str) -> str:

@@ -4,10 +4,11 @@
 
 It launches an engine working both queues (at most two at once across every
 worker process), writes ``WORKDIR/ready.<pid>`` and works until
-``WORKDIR/stop`` appears. Its agent ``desk`` calls ``work(n)`` once per turn;
+``WORKDIR/stop`` appears. Its agent ``desk`` calls ``work(task)`` once per turn;
 ``work`` counts the calls running at once, over every process, in
 ``WORKDIR/gauge.sqlite`` (:class:`Gauge`), and holds each for a moment so
-that they overlap.
+that they overlap. Its agent ``clerk`` calls ``file_claim(task)``, which a
+person approves first.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from agent_smith import Agent, TestModel, tool
@@ -56,11 +58,16 @@ class Gauge:
             return int(db.execute("SELECT peak FROM gauge").fetchone()[0])
 
 
-def reply(request: LlmRequest) -> Reply:
-    last = request.messages[-1]
-    if last.role == "user":
-        return call("work", task=last.content)
-    return f"{last.content} in {os.getpid()}"
+def replies(tool_name: str) -> Callable[[LlmRequest], Reply]:
+    """A model that calls ``tool_name`` on the user's task, then answers with its result."""
+
+    def reply(request: LlmRequest) -> Reply:
+        last = request.messages[-1]
+        if last.role == "user":
+            return call(tool_name, task=last.content)
+        return f"{last.content} in {os.getpid()}"
+
+    return reply
 
 
 def main(database: str, workdir: Path) -> None:
@@ -72,11 +79,18 @@ def main(database: str, workdir: Path) -> None:
         gauge.hold()
         return f"worked on {task}"
 
-    agent = Agent(TestModel(respond=reply), tools=[work], name="desk")
+    @tool(requires_approval=True)
+    def file_claim(task: str) -> str:
+        """File a claim (a person approves it first)."""
+        return f"filed {task}"
+
+    desk = Agent(TestModel(respond=replies("work")), tools=[work], name="desk")
+    clerk = Agent(TestModel(respond=replies("file_claim")), tools=[file_claim], name="clerk")
     with DurableEngine(database) as engine:
         engine.work_queue("turns", concurrency=LIMIT)
         engine.work_queue("batch", concurrency=LIMIT)
-        DurableAgent(agent, engine)
+        DurableAgent(desk, engine)
+        DurableAgent(clerk, engine)
         engine.launch()
         (workdir / f"ready.{os.getpid()}").write_text("")
         stop = threading.Event()

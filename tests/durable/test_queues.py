@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,60 +10,10 @@ pytest.importorskip("dbos")
 
 from agent_smith import Agent, AgentSpec, ConfigError, TestModel, read_results, run_batch
 from agent_smith.durable import DurableAgent, DurableEngine, DurableQueue
-from tests.durable.conftest import WAIT
+from tests.durable.conftest import WAIT, Workers
 from tests.durable.queue_worker import LIMIT, Gauge
 from tests.support.batch import pid_then_answer
 from tests.support.llm_server import ScriptedLlmServer
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Workers:
-    """Two worker processes on one database (tests/durable/queue_worker.py), ready to work."""
-
-    def __init__(self, database: Path, workdir: Path) -> None:
-        self.workdir = workdir
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.processes = [
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.durable.queue_worker", str(database), str(workdir)],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
-            for _ in range(2)
-        ]
-        pause = threading.Event()
-        for _ in range(int(WAIT / 0.1)):
-            if len(list(workdir.glob("ready.*"))) == 2:
-                return
-            for process in self.processes:
-                assert process.poll() is None, process.communicate()[0].decode(errors="replace")
-            pause.wait(0.1)
-        raise AssertionError("the workers never got ready")
-
-    @property
-    def pids(self) -> set[str]:
-        return {str(p.pid) for p in self.processes}
-
-    def stop(self) -> None:
-        (self.workdir / "stop").write_text("")
-        for process in self.processes:
-            out, _ = process.communicate(timeout=WAIT)
-            assert process.returncode == 0, out.decode(errors="replace")
-
-
-@pytest.fixture
-def workers(tmp_path: Path) -> Iterator[Workers]:
-    database = tmp_path / "turns.sqlite"
-    with DurableEngine(database) as engine:
-        engine.launch()  # DBOS's tables, before the workers start together
-    running = Workers(database, tmp_path)
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 def test_queued_turns_run_in_the_worker_processes_never_more_at_once_than_the_limit(
