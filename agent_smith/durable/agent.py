@@ -170,7 +170,8 @@ class DurableAgent:
             if answered is not None and answered.record is not None:
                 return message_to_dict(_answer(answered.record, turn_id))  # a late run
             entries = journal.entries(turn_id)
-            note_run(journal, turn_id, DBOS.workflow_id or turn_id, entries)
+            run_id = DBOS.workflow_id or turn_id  # this run's workflow: the turn's, or a later one
+            note_run(journal, turn_id, run_id, entries)
             history = self._start(turn_id, entries.get(START))
             sink = self._sinks.get(turn_id)
             if sink is not None:
@@ -178,7 +179,7 @@ class DurableAgent:
             final: AssistantMessage | None = None
             with (
                 use_steps(JournalSteps(journal, turn_id, entries)),
-                CancelWatch(self.agent, turn_id),
+                CancelWatch(self.agent, run_id),
             ):
                 try:
                     for event in self.agent.stream(message):

@@ -5,12 +5,15 @@ client (it runs no workflow and recovers nothing, so an operator's process
 never takes a turn over) and the step journal. It sees and steers every turn
 on that database, wherever it runs; ``agent-smith durable`` is built on it.
 
-Cancelling marks the turn's workflow cancelled; the process running it
+Cancelling marks the turn's running workflow cancelled — its first run's,
+or the run after a decision (:mod:`~agent_smith.durable.waiting`), with the
+runs still enqueued and the deadlines of its waits; the process running it
 notices within :data:`CANCEL_POLL` seconds (:class:`CancelWatch`) and cancels
 the agent, so the running step ends through the agent's own cancellation
 (the turn raises :class:`~agent_smith.errors.CancelledError`). Resuming a
 cancelled turn (or one that failed) has a launched engine run it again from
-its record: recorded steps replay, the rest run.
+its record: recorded steps replay, the rest run (a cancelled deadline stays
+cancelled).
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ from ..errors import DurableStateError
 from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
 from .event_stream import read_events
 from .journal import ANSWER, Entry, Journal, database_errors
-from .waiting import WAITING, decide, waiting_calls
+from .waiting import RUN_WORKFLOW, WAITING, deadline_run_id, decide, waiting_calls
 
 #: How often a running turn checks whether it was cancelled elsewhere (seconds).
 CANCEL_POLL = 0.5
 #: The status of a turn that waits for a decision (or whose run after one has not ended).
 WAITING_STATUS = "WAITING"
+#: The statuses of a run that stopped before its end: resumable.
+_STOPPED = ["CANCELLED", "ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
 
 
 @dataclass(frozen=True)
@@ -81,32 +86,57 @@ class DurableTurns:
         )
 
     def recent(self, *, status: str | None = None, limit: int = 100) -> list[TurnInfo]:
-        """The newest turns first (at most ``limit``), of a ``status`` if given."""
+        """The newest turns first (at most ``limit``), of a ``status`` if given (DBOS's
+        status of their first run)."""
         with database_errors(self._url):
             found = self._client.list_workflows(
                 name=TURN_WORKFLOW, status=status, limit=limit, sort_desc=True
             )
-        return [_info(s, self._journal.entries(s.workflow_id)) for s in found]
+        return [self._info(s) for s in found]
 
     def inspect(self, turn_id: str) -> TurnInfo | None:
         """Turn ``turn_id`` with its recorded steps; None if there is no such turn."""
         with database_errors(self._url, turn_id):
             found = self._client.list_workflows(workflow_ids=[turn_id], name=TURN_WORKFLOW)
-        if not found:
-            return None
-        entries = self._journal.entries(turn_id)
-        steps = tuple(sorted(entries.items(), key=lambda kv: _order(kv[0])))
-        return _info(found[0], entries, steps)
+        return self._info(found[0], steps=True) if found else None
 
     def cancel(self, turn_id: str) -> None:
-        """Cancel turn ``turn_id`` wherever it runs."""
+        """Cancel turn ``turn_id`` wherever it runs: its first run, or the run after a
+        decision that runs (or waits to) now."""
         with database_errors(self._url, turn_id):
             self._client.cancel_workflow(turn_id)
+            for run in self._later_runs(turn_id, ["PENDING", "ENQUEUED", "DELAYED"]):
+                self._client.cancel_workflow(run.workflow_id)
 
     def resume(self, turn_id: str) -> None:
         """Have a launched engine run a cancelled or failed turn again from its record."""
         with database_errors(self._url, turn_id):
-            self._client.resume_workflow(turn_id)
+            first = self._client.list_workflows(workflow_ids=[turn_id], status=_STOPPED)
+            later = self._later_runs(turn_id, _STOPPED)
+            deadlines = deadline_run_id(turn_id, "")  # cancelled deadlines stay cancelled
+            for run in [*first, *(r for r in later if not r.workflow_id.startswith(deadlines))]:
+                self._client.resume_workflow(run.workflow_id)
+
+    def _later_runs(self, turn_id: str, status: list[str]) -> list[WorkflowStatus]:
+        """The runs of turn ``turn_id`` after its decisions (and deadlines) in ``status``."""
+        return self._client.list_workflows(
+            workflow_id_prefix=f"{turn_id}/",
+            name=RUN_WORKFLOW,
+            status=status,
+            load_input=False,
+            load_output=False,
+        )
+
+    def _info(self, found: WorkflowStatus, *, steps: bool = False) -> TurnInfo:
+        turn_id = found.workflow_id
+        with database_errors(self._url, turn_id):
+            entries = self._journal.entries(turn_id)
+            status = _status(str(found.status), entries)
+            if status == WAITING_STATUS:  # unless the run after a decision stopped
+                stopped = self._later_runs(turn_id, _STOPPED)
+                status = str(stopped[-1].status) if stopped else status
+        ordered = tuple(sorted(entries.items(), key=lambda kv: _order(kv[0]))) if steps else ()
+        return _info(found, status, ordered)
 
     def decide(self, turn_id: str, call_id: str, decision: bool | str = True) -> None:
         """Decide about a waiting call: True runs it, False or a reason denies it."""
@@ -161,7 +191,7 @@ class CancelWatch:
 
 
 def _info(
-    status: WorkflowStatus, entries: dict[str, Entry], steps: tuple[tuple[str, Entry], ...] = ()
+    status: WorkflowStatus, state: str, steps: tuple[tuple[str, Entry], ...] = ()
 ) -> TurnInfo:
     inputs: object = status.input or {}
     args = inputs.get("args", ()) if isinstance(inputs, dict) else ()
@@ -170,7 +200,7 @@ def _info(
         turn_id=status.workflow_id,
         agent=agent,
         message=message,
-        status=_status(str(status.status), entries),
+        status=state,
         created=status.created_at or 0,
         updated=status.updated_at or 0,
         steps=steps,

@@ -64,6 +64,11 @@ def runs_queue(agent: str) -> str:
     return f"{RUNS_QUEUE}.{agent}"
 
 
+def deadline_run_id(turn_id: str, call_id: str) -> str:
+    """The id of the run that denies ``call_id`` at its wait's deadline."""
+    return f"{turn_id}/deadline/{call_id}"
+
+
 def register_runs_queue(agent: str) -> None:
     """Declare agent ``agent``'s run queue in the launched DBOS of this process (one run per
     turn at a time)."""
@@ -151,7 +156,7 @@ def pause(
     for call in waiting.calls:
         call_id = str(call["call_id"])
         # Enqueued once per call (the id is the call's): a later pause keeps the first deadline.
-        enqueue_run(client, turn_id, f"{turn_id}/deadline/{call_id}", waiting, (call_id, reason))
+        enqueue_run(client, turn_id, deadline_run_id(turn_id, call_id), waiting, (call_id, reason))
 
 
 def waiting_calls_of(requests: tuple[ApprovalRequest, ...]) -> list[JsonObject]:

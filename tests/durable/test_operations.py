@@ -14,7 +14,7 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, TestModel, ToolContext, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
-from tests.durable.conftest import WAIT
+from tests.durable.conftest import WAIT, wait_until
 
 
 @pytest.fixture
@@ -89,3 +89,32 @@ def test_a_turn_cancelled_from_elsewhere_stops_its_running_tool_and_resumes_late
     turns.resume("long")
     assert durable.result("long").content == "finished"
     assert [t.status for t in turns.recent()] == ["SUCCESS"]
+
+
+def test_a_turn_cancelled_in_its_run_after_a_decision_stops_there_and_resumes_later(
+    engine: DurableEngine, operator: Callable[[], DurableTurns]
+) -> None:
+    started = threading.Event()
+
+    @tool(requires_approval=True, idempotent=True)
+    def wire(ctx: ToolContext) -> str:
+        """Wire money: waits until cancelled (the first time)."""
+        if not started.is_set():
+            started.set()
+            ctx.cancel.wait(WAIT)
+            return "cancelled while wiring"
+        return "wired"
+
+    model = TestModel([call("wire"), "finished"])
+    durable = DurableAgent(Agent(model, tools=[wire], name="wirer"), engine)
+    engine.launch()
+    turns = operator()
+    durable.start("Wire it.", turn_id="wire")
+    durable.decide("wire", str(wait_until(lambda: durable.waiting("wire"))[0]["call_id"]))
+    assert started.wait(WAIT)  # the run after the decision runs the call
+    turns.cancel("wire")
+    wait_until(lambda: [t for t in turns.recent() if t.status == "CANCELLED"])
+    turns.resume("wire")
+    assert durable.result("wire", timeout=WAIT).content == "finished"
+    assert [t.status for t in turns.recent()] == ["SUCCESS"]
+    assert len(model.requests) == 2  # the first request was replayed, not sent again
