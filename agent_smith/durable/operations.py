@@ -18,6 +18,7 @@ cancelled).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -86,13 +87,19 @@ class DurableTurns:
         )
 
     def recent(self, *, status: str | None = None, limit: int = 100) -> list[TurnInfo]:
-        """The newest turns first (at most ``limit``), of a ``status`` if given (DBOS's
-        status of their first run)."""
+        """The newest turns first (at most ``limit``), of a ``status`` if given."""
+        # A turn's own status may differ from its first run's (WAITING, a later run's
+        # CANCELLED or ERROR): those are looked for among all turns, newest first.
+        asked = None if status in (WAITING_STATUS, *_STOPPED) else status
         with database_errors(self._url):
             found = self._client.list_workflows(
-                name=TURN_WORKFLOW, status=status, limit=limit, sort_desc=True
+                name=TURN_WORKFLOW,
+                status=asked,
+                limit=limit if asked == status else None,
+                sort_desc=True,
             )
-        return [self._info(s) for s in found]
+        infos = (self._info(s) for s in found)
+        return list(itertools.islice((i for i in infos if status in (None, i.status)), limit))
 
     def inspect(self, turn_id: str) -> TurnInfo | None:
         """Turn ``turn_id`` with its recorded steps; None if there is no such turn."""

@@ -153,6 +153,8 @@ def test_a_call_is_decided_once_and_only_a_call_that_waits(
     call_id = waiting_call(durable, "once")
     with DurableTurns(tmp_path / "turns.sqlite") as turns:
         assert [t.status for t in turns.recent()] == ["WAITING"]
+        assert [t.turn_id for t in turns.recent(status="WAITING")] == ["once"]
+        assert turns.recent(status="SUCCESS") == []
     with pytest.raises(DurableStateError, match="no call 'nope' waits"):
         durable.decide("once", "nope", True)
     durable.decide("once", call_id, "not today")
