@@ -14,7 +14,23 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, TestModel, ToolContext, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
+from agent_smith.tools.function import FunctionTool
 from tests.durable.conftest import WAIT, wait_until
+
+
+def waits(started: threading.Event, *, requires_approval: bool = False) -> FunctionTool:
+    """A tool that sets ``started`` and waits until cancelled, the first time it runs."""
+
+    @tool(idempotent=True, requires_approval=requires_approval)
+    def wait_for_it(ctx: ToolContext) -> str:
+        """Waits until cancelled (the first time)."""
+        if not started.is_set():
+            started.set()
+            ctx.cancel.wait(WAIT)
+            return "cancelled while waiting"
+        return "done waiting"
+
+    return wait_for_it
 
 
 @pytest.fixture
@@ -55,20 +71,8 @@ def test_a_turn_cancelled_from_elsewhere_stops_its_running_tool_and_resumes_late
     engine: DurableEngine, operator: Callable[[], DurableTurns]
 ) -> None:
     started = threading.Event()
-    first_run = threading.Event()
-
-    @tool(idempotent=True)
-    def wait_for_it(ctx: ToolContext) -> str:
-        """Waits until cancelled (the first time)."""
-        if not first_run.is_set():
-            first_run.set()
-            started.set()
-            ctx.cancel.wait(WAIT)
-            return "cancelled while waiting"
-        return "done waiting"
-
     model = TestModel([call("wait_for_it"), "finished"])
-    durable = DurableAgent(Agent(model, tools=[wait_for_it], name="waiter"), engine)
+    durable = DurableAgent(Agent(model, tools=[waits(started)], name="waiter"), engine)
     engine.launch()
     failures: list[BaseException] = []
 
@@ -95,17 +99,8 @@ def test_a_turn_cancelled_in_its_run_after_a_decision_stops_there_and_resumes_la
     engine: DurableEngine, operator: Callable[[], DurableTurns]
 ) -> None:
     started = threading.Event()
-
-    @tool(requires_approval=True, idempotent=True)
-    def wire(ctx: ToolContext) -> str:
-        """Wire money: waits until cancelled (the first time)."""
-        if not started.is_set():
-            started.set()
-            ctx.cancel.wait(WAIT)
-            return "cancelled while wiring"
-        return "wired"
-
-    model = TestModel([call("wire"), "finished"])
+    model = TestModel([call("wait_for_it"), "finished"])
+    wire = waits(started, requires_approval=True)
     durable = DurableAgent(Agent(model, tools=[wire], name="wirer"), engine)
     engine.launch()
     turns = operator()
