@@ -3,10 +3,11 @@
 One table, ``agent_smith_steps``, in the DBOS system database (SQLite by
 default, PostgreSQL for many hosts): a row per step of a turn, keyed by the
 turn's workflow id and the step's position (``m1`` the first model request,
-``t2`` the second tool call, ``t2.m1`` the first request of the sub-agent that
-call ran). A row is ``started`` while its tool runs and ``done`` with its JSON
-record once the result is in. Keys come from positions, never from thread
-timing, so parallel calls and nested turns replay in the same order.
+``t2`` the second tool call; the sub-agent that call ran keeps its steps
+under its own workflow id, ``<turn id>/t2``). A row is ``started`` while its
+tool runs and ``done`` with its JSON record once the result is in. Keys come
+from positions, never from thread timing, so parallel calls and nested turns
+replay in the same order.
 
 DBOS numbers a workflow's steps with one counter drawn in the order threads
 reach it; calls that run in parallel (and sub-agents that run beside each

@@ -1,4 +1,4 @@
-"""Sub-agents as child workflows: a sub-agent's turn is a DBOS workflow of its own.
+"""Sub-agents in durable turns: a sub-agent's turn is a DBOS workflow of its own.
 
 A sub-agent runs its turn inside its tool call (:meth:`TurnSteps.subturn
 <agent_smith.steps.TurnSteps.subturn>`). In a durable turn that turn is the
