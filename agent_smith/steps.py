@@ -15,8 +15,10 @@ dispatcher reserves one step per tool call in the order of the calls, in its
 own thread, before any of them starts (:meth:`TurnSteps.tool`), so a step's
 place in the record comes from the call's position, never from which thread
 ran first. The steps in force are a context variable of the thread running
-the turn; a tool step that runs a nested turn (a sub-agent) puts that turn's
-steps in place in its worker for the length of the call.
+the turn; a tool step puts the steps of its call in place in its worker for
+the length of the call, and a sub-agent runs its turn through them
+(:meth:`TurnSteps.subturn`), which a durable runner makes a child workflow
+with steps of its own.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ class TurnSteps:
         unrecorded (:attr:`~agent_smith.tools.base.ToolOptions.idempotent`).
         """
         return _run
+
+    def subturn(self, run: Callable[[], ToolResult]) -> ToolResult:
+        """Run a nested turn — a sub-agent's, inside its tool call — and give the call's
+        result (here ``run()``; a durable runner runs it as a child workflow)."""
+        return run()
 
 
 def _run(invoke: Callable[[], ToolResult]) -> ToolResult:

@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AgentSmithError, AgentStopped, CancelledError, ConfigError
 from ..mcp.adapter import adapt_client_tools
 from ..memory import FullMemory, Memory
+from ..steps import current_steps
 from ..tools.base import (
     ApprovalMarker,
     JsonObject,
@@ -154,8 +155,8 @@ class SubAgentTool(Tool):
             raise ConfigError(f"sub-agent {spec.name!r}: timeout must be positive")
         self.spec = spec
         self._llm = llm
-        # Idempotent: in a durable turn the child's own steps are recorded, so running
-        # the call again after a crash replays them and goes on (agent_smith.durable).
+        # Idempotent: in a durable turn the child's turn is a child workflow whose steps are
+        # recorded, so running the call again after a crash replays them and goes on.
         self._options = ToolOptions(
             timeout=timeout, requires_approval=spec.requires_approval, idempotent=True
         )
@@ -191,6 +192,11 @@ class SubAgentTool(Tool):
                 f"{parent.depth + 1}, max_subagent_depth is {limit}",
                 is_error=True,
             )
+        return current_steps().subturn(lambda: self._run_child(parent, str(args["task"]), ctx))
+
+    def _run_child(self, parent: Agent, task: str, ctx: ToolContext) -> ToolResult:
+        """A fresh sub-agent's turn on ``task``: its answer as the call's result."""
+        spec = self.spec
         child = parent.spawn_child(
             name=spec.name,
             system_prompt=spec.system_prompt,
@@ -202,9 +208,7 @@ class SubAgentTool(Tool):
         )
         log.debug("agent %s: sub-agent %s starts at depth %d", parent.name, spec.name, child.depth)
         try:
-            answer = child.send(
-                str(args["task"]), output_type=spec.output_type, output_mode=spec.output_mode
-            )
+            answer = child.send(task, output_type=spec.output_type, output_mode=spec.output_mode)
         except AgentStopped as err:
             return ToolResult(
                 f"sub-agent {spec.name!r} stopped ({err.condition}): {err}",

@@ -42,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="the newest turns first")
-    listing.add_argument("--status", help="only turns of this DBOS status (SUCCESS, PENDING, ...)")
+    listing.add_argument(
+        "--status", help="only turns of this status (SUCCESS, PENDING, WAITING, CANCELLED, ...)"
+    )
     listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
     for name, text in (
         ("show", "one turn and its recorded steps"),

@@ -8,6 +8,7 @@ from . import dbos_logging  # noqa: F401 - before DBOS is imported
 from .agent import DurableAgent
 from .engine import DEFAULT_DATABASE, DurableEngine
 from .operations import DurableTurns, TurnInfo
+from .queues import DurableQueue
 from .steps import UNKNOWN_OUTCOME
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "UNKNOWN_OUTCOME",
     "DurableAgent",
     "DurableEngine",
+    "DurableQueue",
     "DurableTurns",
     "TurnInfo",
 ]

@@ -18,7 +18,9 @@ would have had.
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -30,13 +32,14 @@ from ..agent.approvals import ApprovalRequested
 from ..agent.events import AgentEvent, FinalAnswer
 from ..base.history_json import message_to_dict
 from ..base.json_fields import JsonObject
-from ..errors import ConfigError, DurableStateError, ReplayMismatchError
-from ..messages import AssistantMessage
+from ..errors import ApprovalRequired, ConfigError, DurableStateError, ReplayMismatchError
+from ..messages import AssistantMessage, Message
 from ..steps import use_steps
-from .engine import DurableEngine, _turn_workflow
-from .event_stream import close_events, read_events, write_event
-from .journal import Entry
+from .engine import TURN_WORKFLOW, DurableEngine, _turn_workflow
+from .event_stream import close_events, event_record, note_run, read_events, write_event
+from .journal import ANSWER, Entry
 from .operations import CancelWatch
+from .queues import enqueue
 from .records import (
     TurnStart,
     decode_record,
@@ -46,10 +49,19 @@ from .records import (
     start_record,
 )
 from .steps import JournalSteps
-from .waiting import await_decision, send_decision, waiting_calls
+from .waiting import (
+    Waiting,
+    answer_recorded,
+    decide,
+    pause,
+    waiting_calls,
+    waiting_calls_of,
+)
 
 #: The journal key of a turn's start record.
 START = "start"
+#: How often :meth:`DurableAgent.result` looks whether a paused turn has ended (seconds).
+ANSWER_POLL = 0.1
 
 EventSink = Callable[[AgentEvent], None]
 
@@ -81,9 +93,9 @@ class DurableAgent:
                 "the history, use one or the other"
             )
         self.agent = agent
-        self._engine = engine
+        self.engine = engine
         self._lock = threading.Lock()  # one turn at a time on the agent's memory
-        self._sinks: dict[str, EventSink] = {}
+        self._sinks: dict[str, Sink] = {}
         self._approval_timeout = approval_timeout
         self._event_stream = event_stream
         engine.register(self)
@@ -100,64 +112,110 @@ class DurableAgent:
         ``turn_id`` names the turn (a new id by default): sending again with the
         id of a finished turn returns its recorded answer without running it.
         ``on_event`` gets the turn's events as :meth:`Agent.stream` yields them.
+        A turn that pauses for a decision ends its run at once; ``send`` then
+        waits for the answer like :meth:`result` (:meth:`start` does not wait).
         """
         turn_id = turn_id or uuid.uuid4().hex
         if on_event is not None:
-            self._sinks[turn_id] = on_event
+            self._sinks[turn_id] = Sink(on_event)
         try:
             with SetWorkflowID(turn_id):
                 text = _turn_workflow(self.name, message)
+            if not text:  # paused: a later run, after the decision, ends the turn
+                return self.result(turn_id)
         finally:
             self._sinks.pop(turn_id, None)
         return _answer(text, turn_id)
 
-    def result(self, turn_id: str) -> AssistantMessage:
-        """The final answer of turn ``turn_id``, waiting while it runs (here or recovered)."""
-        return _answer(DBOS.retrieve_workflow(turn_id).get_result(), turn_id)
+    def start(self, message: str, *, turn_id: str | None = None, queue: str | None = None) -> str:
+        """Start one durable turn on DBOS's executor and return its id at once; with
+        ``queue``, enqueue it there for whichever process works that queue to run
+        (:mod:`~agent_smith.durable.queues`)."""
+        turn_id = turn_id or uuid.uuid4().hex
+        if queue is not None:
+            enqueue(self.engine.client, queue, TURN_WORKFLOW, turn_id, self.name, message)
+            return turn_id
+        with SetWorkflowID(turn_id):
+            DBOS.start_workflow(_turn_workflow, self.name, message)
+        return turn_id
+
+    def result(self, turn_id: str, *, timeout: float | None = None) -> AssistantMessage:
+        """The final answer of turn ``turn_id``, waiting while it runs (here or recovered)
+        or waits for a decision (at most ``timeout`` seconds if given:
+        :class:`~agent_smith.errors.DurableStateError` after that)."""
+        return _answer(await_answer(self.engine, turn_id, timeout), turn_id)
 
     def decide(self, turn_id: str, call_id: str, decision: bool | str = True) -> None:
         """Decide about a call of turn ``turn_id`` that waits: True runs it, False or a
-        reason denies it. Works from any process with an engine on the same database."""
-        send_decision(DBOS, turn_id, call_id, decision)
+        reason denies it. Works from any process with an engine on the same database;
+        the turn goes on in a launched engine (:mod:`agent_smith.durable.waiting`)."""
+        decide(self.engine.journal, self.engine.client, turn_id, call_id, decision)
 
     def waiting(self, turn_id: str) -> list[JsonObject]:
         """The calls of turn ``turn_id`` that wait for a decision now (``call_id``,
-        ``tool``, ``arguments``), as the turn published them."""
-        return waiting_calls(DBOS, turn_id)
+        ``tool``, ``arguments``)."""
+        return waiting_calls(self.engine.journal, turn_id)
 
     def events(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
         """Turn ``turn_id``'s event records from ``offset``, then live until it ends
         (:mod:`agent_smith.durable.event_stream`)."""
-        return read_events(DBOS, turn_id, offset)
+        return read_events(DBOS, self.engine.journal, turn_id, offset)
 
-    def run_turn(self, turn_id: str, message: str) -> JsonObject:
-        """The turn's body, run by its workflow: the final answer in the JSON of a history."""
-        journal = self._engine.journal
+    def run_turn(self, turn_id: str, message: str) -> JsonObject | None:
+        """One run of the turn, by its workflow: the final answer in the JSON of a history,
+        or None when the turn paused for a decision."""
+        journal = self.engine.journal
         with self._lock:
+            answered = journal.entry(turn_id, ANSWER)
+            if answered is not None and answered.record is not None:
+                return message_to_dict(_answer(answered.record, turn_id))  # a late run
             entries = journal.entries(turn_id)
-            self._start(turn_id, entries.get(START))
+            run_id = DBOS.workflow_id or turn_id  # this run's workflow: the turn's, or a later one
+            note_run(journal, turn_id, run_id, entries)
+            history = self._start(turn_id, entries.get(START))
             sink = self._sinks.get(turn_id)
+            if sink is not None:
+                sink.rewind()
             final: AssistantMessage | None = None
             with (
                 use_steps(JournalSteps(journal, turn_id, entries)),
-                CancelWatch(self.agent, turn_id),
+                CancelWatch(self.agent, run_id),
             ):
-                for event in self.agent.stream(message):
+                try:
+                    for event in self.agent.stream(message):
+                        if self._event_stream:
+                            write_event(event)
+                        asks = event if type(event) is ApprovalRequested else None
+                        if asks is not None:  # decided already (a run after the decision)?
+                            answer_recorded(journal, turn_id, asks)
+                        if sink is not None:
+                            sink.deliver(event)
+                        if type(event) is FinalAnswer:
+                            final = event.message
+                        elif asks is not None and not asks.answered:
+                            asks.defer()  # the turn pauses: this run ends
+                except ApprovalRequired as paused:
+                    waiting = Waiting(
+                        self.name,
+                        message,
+                        waiting_calls_of(paused.requests),
+                        self._approval_timeout,
+                    )
+                    pause(journal, self.engine.client, turn_id, waiting)
+                    self._restore(history)  # the memory as it was before this turn
                     if self._event_stream:
-                        write_event(event)
-                    if sink is not None:
-                        sink(event)
-                    if type(event) is FinalAnswer:
-                        final = event.message
-                    elif type(event) is ApprovalRequested and not event.answered:
-                        await_decision(event, self._approval_timeout)
+                        close_events()
+                    return None
             if self._event_stream:
                 close_events()
             assert final is not None  # the loop only returns after a FinalAnswer
-            return message_to_dict(final)
+            answer = message_to_dict(final)
+            journal.done(turn_id, ANSWER, json.dumps(answer, ensure_ascii=False))
+            return answer
 
-    def _start(self, turn_id: str, entry: Entry | None) -> None:
-        """Record the turn's start, or check it and restore the history it started from."""
+    def _start(self, turn_id: str, entry: Entry | None) -> tuple[Message, ...]:
+        """Record the turn's start, or check it and restore the history it started from;
+        that history."""
         agent = self.agent
         identity = agent._identity
         current = TurnStart(
@@ -167,8 +225,8 @@ class DurableAgent:
             tuple(agent.memory.messages()),
         )
         if entry is None or entry.record is None:
-            self._engine.journal.done(turn_id, START, start_record(current))
-            return
+            self.engine.journal.done(turn_id, START, start_record(current))
+            return current.history
         recorded = start_from(decode_record(entry.record, "start", turn_id, START), turn_id)
         difference = _difference(recorded, current)
         if difference is not None:
@@ -178,9 +236,43 @@ class DurableAgent:
                 turn_id=turn_id,
                 difference=difference,
             )
-        agent.memory.clear()
-        for past in recorded.history:
-            agent.memory.append(past)
+        self._restore(recorded.history)
+        return recorded.history
+
+    def _restore(self, history: tuple[Message, ...]) -> None:
+        memory = self.agent.memory
+        memory.clear()
+        for past in history:
+            memory.append(past)
+
+
+class Sink:
+    """A ``send``'s ``on_event`` over the runs of its turn: each event once.
+
+    A run after a decision replays the turn from its start, with the same
+    agent-level events (those of the durable stream) in the same order; the
+    sink passes on only what comes after the events it passed on before (a
+    replayed reply's token deltas included, which need not be cut the same way).
+    """
+
+    __slots__ = ("_delivered", "_on_event", "_seen")
+
+    def __init__(self, on_event: EventSink) -> None:
+        self._on_event = on_event
+        self._delivered = 0  # agent-level events passed on so far, over every run
+        self._seen = 0  # agent-level events of the current run
+
+    def deliver(self, event: AgentEvent) -> None:
+        fresh = self._seen >= self._delivered
+        if event_record(event) is not None:
+            self._seen += 1
+            self._delivered = max(self._delivered, self._seen)
+        if fresh:
+            self._on_event(event)
+
+    def rewind(self) -> None:
+        """A new run begins: it replays from the turn's start."""
+        self._seen = 0
 
 
 def _difference(recorded: TurnStart, current: TurnStart) -> str | None:
@@ -223,3 +315,26 @@ def _answer(text: object, turn_id: str) -> AssistantMessage:
             f"durable turn {turn_id!r}: its result is not an answer", turn_id=turn_id
         )
     return message
+
+
+def await_answer(engine: DurableEngine, turn_id: str, timeout: float | None) -> object:
+    """Turn ``turn_id``'s answer as JSON text: its first run's result, or once it paused,
+    the answer a later run records (a later run that failed raises its error)."""
+    text: object = DBOS.retrieve_workflow(turn_id).get_result()
+    limit = None if timeout is None else time.monotonic() + timeout
+    pause = threading.Event()
+    while not text:
+        entry = engine.journal.entry(turn_id, ANSWER)
+        if entry is not None:
+            return entry.record
+        for failed in engine.client.list_workflows(
+            workflow_id_prefix=f"{turn_id}/", status=["ERROR", "CANCELLED"], load_input=False
+        ):
+            DBOS.retrieve_workflow(failed.workflow_id).get_result()  # raises the run's error
+        if limit is not None and time.monotonic() > limit:
+            raise DurableStateError(
+                f"durable turn {turn_id!r} still waits for a decision after {timeout:g} s",
+                turn_id=turn_id,
+            )
+        pause.wait(ANSWER_POLL)
+    return text

@@ -10,7 +10,9 @@ workflow, and the journal replays its recorded steps.
 
 The workflow is one function for every agent, :func:`_turn_workflow`: its
 inputs are the agent's name and the user's message (JSON strings), so a fresh
-process finds the agent by name among those registered.
+process finds the agent by name among those registered. A turn that paused
+for a decision goes on in later runs, :func:`_run_workflow`, enqueued by the
+decision (:mod:`~agent_smith.durable.waiting`).
 
 Many processes, many hosts: on one PostgreSQL database every process runs
 its engine with an ``executor_id`` of its own (stable across its restarts:
@@ -29,12 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from dbos import DBOS, DBOSConfig
+from dbos import DBOS, DBOSClient, DBOSConfig
 from dbos._serialization import DBOSPortableJSONSerializer
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import ConfigError, DurableStateError
 from .journal import Journal, database_errors
+from .queues import check_limits, register_queue
+from .waiting import RUN_WORKFLOW, deny_at_deadline, register_runs_queue, runs_queue
 
 if TYPE_CHECKING:
     from .agent import DurableAgent
@@ -81,6 +85,7 @@ class DurableEngine:
         executor_id: str | None = None,
     ) -> None:
         self.url = database_url(database)
+        self._queues: dict[str, tuple[int | None, int | None]] = {}  # worked here: limits
         with _registry_lock:
             if _engine:
                 raise ConfigError(
@@ -100,6 +105,11 @@ class DurableEngine:
                 "executor_id": executor_id,
             }
             DBOS(config=config)
+            self.client = DBOSClient(
+                system_database_engine=self._database,
+                serializer=DBOSPortableJSONSerializer(),
+                application_name=app,
+            )
         except BaseException:
             with _registry_lock:
                 _engine.clear()
@@ -107,7 +117,23 @@ class DurableEngine:
 
     def launch(self) -> None:
         """Start DBOS: the turns that a dead process left pending are recovered now."""
+        with _registry_lock:
+            agents = list(_agents)
+        DBOS.listen_queues([*map(runs_queue, agents), *self._queues])
         DBOS.launch()
+        for agent in agents:
+            register_runs_queue(agent)
+        for name, (concurrency, per_process) in self._queues.items():
+            register_queue(name, concurrency, per_process)
+
+    def work_queue(
+        self, name: str, *, concurrency: int | None = None, per_process: int | None = None
+    ) -> None:
+        """Take the turns and calls enqueued on ``name`` in this process too (call it before
+        :meth:`launch`): at most ``concurrency`` at once across every process that works the
+        queue, ``per_process`` in this one (None: no limit)."""
+        check_limits(name, concurrency, per_process)
+        self._queues[name] = (concurrency, per_process)
 
     def recover(self, executor_id: str) -> list[str]:
         """Take over the unfinished turns of the process ``executor_id``, which died and
@@ -125,6 +151,7 @@ class DurableEngine:
     def close(self) -> None:
         """Stop DBOS (a running turn is recovered by the next launch) and the journal."""
         DBOS.destroy(destroy_registry=False)
+        self.client.destroy()
         self._database.dispose()
         with _registry_lock:
             _engine.clear()
@@ -176,14 +203,34 @@ def _sqlite_pragmas(connection: Any, _record: object) -> None:
 
 @DBOS.workflow(name=TURN_WORKFLOW)
 def _turn_workflow(agent_name: str, message: str) -> str:
-    """One durable turn of the agent named ``agent_name``; its final answer as JSON."""
+    """One durable turn of the agent named ``agent_name``: its final answer as JSON, or
+    ``""`` when it paused for a decision (a later run goes on)."""
+    turn_id = DBOS.workflow_id or ""
+    return _run(agent_name, turn_id, message)
+
+
+@DBOS.workflow(name=RUN_WORKFLOW)
+def _run_workflow(agent_name: str, turn_id: str, message: str, call_id: str, reason: str) -> str:
+    """A later run of turn ``turn_id``, after a decision; with a ``call_id``, the deadline of
+    that call's wait, which denies it for ``reason`` unless it was decided."""
+    journal = _agent(agent_name, turn_id).engine.journal
+    if call_id and not deny_at_deadline(journal, turn_id, call_id, reason):
+        return ""  # decided in time: the run of that decision goes on
+    return _run(agent_name, turn_id, message)
+
+
+def _run(agent_name: str, turn_id: str, message: str) -> str:
+    answer = _agent(agent_name, turn_id).run_turn(turn_id, message)
+    return "" if answer is None else json.dumps(answer, ensure_ascii=False)
+
+
+def _agent(agent_name: str, turn_id: str) -> DurableAgent:
     with _registry_lock:
         durable = _agents.get(agent_name)
-    turn_id = DBOS.workflow_id or ""
     if durable is None:
         raise DurableStateError(
             f"durable turn {turn_id!r}: no durable agent named {agent_name!r} is registered "
             "in this process",
             turn_id=turn_id,
         )
-    return json.dumps(durable.run_turn(turn_id, message), ensure_ascii=False)
+    return durable

@@ -15,10 +15,18 @@ in one piece, so the deltas it wrote before the crash could not be told
 apart from those it writes after. The agent-level events are the same on
 replay, so a recovered turn's stream goes on where it stopped, without gaps
 or repeats (DBOS skips the writes it had recorded).
+
+A turn that paused for a decision goes on in later runs, each a workflow of
+its own (:mod:`~agent_smith.durable.waiting`) that replays the turn from its
+start and so writes the same records again before the new ones. Each later
+run notes itself in the journal (``run.1``, ``run.2``, ...) as it starts; a
+reader at the end of one run's stream without a ``final`` record goes on with
+the next run's stream after the records it has had already.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -37,9 +45,13 @@ from ..agent.events import (
 )
 from ..base.history_json import message_to_dict, tool_call_to_dict
 from ..base.json_fields import JsonObject
+from .journal import ANSWER, Entry, Journal
+from .waiting import WAITING
 
 #: The key of a durable turn's event stream.
 EVENTS = "agent_smith.events"
+#: How often a reader at the end of a paused run's stream looks for the next run (seconds).
+NEXT_RUN_POLL = 0.1
 
 
 def event_record(event: AgentEvent) -> JsonObject | None:
@@ -82,14 +94,40 @@ def close_events() -> None:
     DBOS.close_stream(EVENTS)
 
 
+def note_run(journal: Journal, turn_id: str, run_id: str, entries: dict[str, Entry]) -> None:
+    """Note ``run_id`` as the next run of turn ``turn_id`` (not its first, nor noted yet)."""
+    if run_id == turn_id:
+        return
+    runs = {e.record for k, e in entries.items() if k.startswith("run.")}
+    if run_id in runs:  # a run recovered after a crash: noted the first time
+        return
+    number = len(runs) + 1
+    while not journal.first(turn_id, f"run.{number}", run_id):  # one run at a time: rare
+        number += 1
+
+
 class StreamReader(Protocol):
     """What reads a stream: ``DBOS`` itself, or a ``DBOSClient``."""
 
     def read_stream(self, workflow_id: str, key: str, *, offset: int = 0) -> Iterator[Any]: ...
 
 
-def read_events(reader: StreamReader, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
+def read_events(
+    reader: StreamReader, journal: Journal, turn_id: str, offset: int = 0
+) -> Iterator[JsonObject]:
     """Turn ``turn_id``'s records from ``offset``, then live until the turn ends."""
-    for record in reader.read_stream(turn_id, EVENTS, offset=offset):
-        if isinstance(record, dict):
-            yield record
+    run_id, number, position = turn_id, 0, offset
+    pause = threading.Event()
+    while True:
+        for record in reader.read_stream(run_id, EVENTS, offset=position):
+            position += 1
+            if isinstance(record, dict):
+                yield record
+                if record.get("type") == "final":
+                    return
+        number += 1
+        while (entry := journal.entry(turn_id, f"run.{number}")) is None:
+            if journal.entry(turn_id, WAITING) is None or journal.entry(turn_id, ANSWER):
+                return  # it never paused, or that run ended it: no run comes after it
+            pause.wait(NEXT_RUN_POLL)
+        run_id = str(entry.record)

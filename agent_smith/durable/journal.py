@@ -3,10 +3,11 @@
 One table, ``agent_smith_steps``, in the DBOS system database (SQLite by
 default, PostgreSQL for many hosts): a row per step of a turn, keyed by the
 turn's workflow id and the step's position (``m1`` the first model request,
-``t2`` the second tool call, ``t2.m1`` the first request of the sub-agent that
-call ran). A row is ``started`` while its tool runs and ``done`` with its JSON
-record once the result is in. Keys come from positions, never from thread
-timing, so parallel calls and nested turns replay in the same order.
+``t2`` the second tool call; the sub-agent that call ran keeps its steps
+under its own workflow id, ``<turn id>/t2``). A row is ``started`` while its
+tool runs and ``done`` with its JSON record once the result is in. Keys come
+from positions, never from thread timing, so parallel calls and nested turns
+replay in the same order.
 
 DBOS numbers a workflow's steps with one counter drawn in the order threads
 reach it; calls that run in parallel (and sub-agents that run beside each
@@ -30,6 +31,9 @@ from ..errors import DurableStateError
 STARTED = "started"
 DONE = "done"
 
+#: The journal key of a turn's final answer (the JSON of a history's message).
+ANSWER = "answer"
+
 _metadata = sa.MetaData()
 sa.Table(
     "agent_smith_steps",
@@ -47,6 +51,13 @@ _UPSERT = sa.text(
     "INSERT INTO agent_smith_steps (turn_id, step, state, record) "
     "VALUES (:turn_id, :step, :state, :record) "
     "ON CONFLICT (turn_id, step) DO UPDATE SET state = excluded.state, record = excluded.record"
+)
+_INSERT = sa.text(
+    "INSERT INTO agent_smith_steps (turn_id, step, state, record) "
+    "VALUES (:turn_id, :step, :state, :record) ON CONFLICT (turn_id, step) DO NOTHING"
+)
+_SELECT_ONE = sa.text(
+    "SELECT state, record FROM agent_smith_steps WHERE turn_id = :turn_id AND step = :step"
 )
 
 
@@ -77,6 +88,18 @@ class Journal:
         with database_errors(self._url, turn_id), self._engine.connect() as conn:
             rows = conn.execute(_SELECT, {"turn_id": turn_id})
             return {row.step: Entry(row.state, row.record) for row in rows}
+
+    def entry(self, turn_id: str, step: str) -> Entry | None:
+        """Step ``step`` of ``turn_id`` as recorded now (None: not recorded)."""
+        with database_errors(self._url, turn_id), self._engine.connect() as conn:
+            row = conn.execute(_SELECT_ONE, {"turn_id": turn_id, "step": step}).first()
+        return None if row is None else Entry(row.state, row.record)
+
+    def first(self, turn_id: str, step: str, record: str) -> bool:
+        """Record ``step`` unless it is recorded already (by any process); whether this did."""
+        row = {"turn_id": turn_id, "step": step, "state": DONE, "record": record}
+        with database_errors(self._url, turn_id), self._lock, self._engine.begin() as conn:
+            return conn.execute(_INSERT, row).rowcount == 1
 
     def started(self, turn_id: str, step: str) -> None:
         """Mark ``step`` as running (its result not recorded yet)."""

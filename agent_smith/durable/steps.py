@@ -5,9 +5,9 @@ durable turn. Its model (:class:`JournaledModel`) answers a request from the
 journal when that request's reply is recorded (and the request is the one
 recorded: a different one is a :class:`~agent_smith.errors.ReplayMismatchError`),
 else asks the real model and records the reply before the loop sees it. Its
-tool steps replay a recorded result, else mark the call started, run it (a
-sub-agent's turn inside with steps of its own, keyed under the call) and
-record the result.
+tool steps replay a recorded result, else mark the call started, run it and
+record the result. A sub-agent's turn inside a call is a child workflow with
+steps of its own (:mod:`~agent_smith.durable.subturns`).
 
 A call marked started without a result was running when its process died: it
 may or may not have had its effect. An idempotent tool runs again; any other
@@ -36,6 +36,7 @@ from .records import (
     result_from,
     result_record,
 )
+from .subturns import run_subturn
 
 if TYPE_CHECKING:
     from ..base.cancellation import CancellationToken
@@ -76,6 +77,18 @@ class JournalSteps(TurnSteps):
 
         return step
 
+    def subturn(self, run: Callable[[], ToolResult]) -> ToolResult:
+        if not self._prefix:  # not inside a call: nothing to name a child workflow after
+            return run()
+        child_id = f"{self._turn_id}/{self._prefix[:-1]}"
+        journal = self._journal
+
+        def body() -> ToolResult:
+            with use_steps(JournalSteps(journal, child_id, journal.entries(child_id))):
+                return run()
+
+        return run_subturn(child_id, body)
+
     def next_model_key(self) -> str:
         return f"{self._prefix}m{next(self._models)}"
 
@@ -100,7 +113,7 @@ class JournalSteps(TurnSteps):
             return result
         self._journal.started(self._turn_id, key)
         nested = JournalSteps(self._journal, self._turn_id, self._entries, f"{key}.")
-        with use_steps(nested):  # a sub-agent's turn in this call: its steps under the call
+        with use_steps(nested):  # a sub-agent's turn in this call: a child named after it
             result = invoke()  # a tool that raised gives its error result (the dispatcher's)
         self.record(key, result_record(result))
         return result

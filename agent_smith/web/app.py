@@ -22,6 +22,9 @@ Routes (relative to where the app is mounted):
   asks; 204 when no turn runs), ``DELETE`` on it stops that turn; an AG-UI
   run posted again with the same ``runId`` follows that run (after
   ``Last-Event-ID``) instead of starting another (:mod:`.resumable`);
+* with ``durable`` (a :class:`~agent_smith.durable.DurableTurns`):
+  ``GET /api/durable/<name>`` and ``POST /api/durable/<name>/decisions`` —
+  the user's durable turns that wait for a decision (:mod:`.durable`);
 * ``GET /`` — the dev UI (``devui.html``: one page, no build step, no CDN),
   unless ``dev_ui=False``;
 * with ``metrics`` (a :class:`~agent_smith.MetricsCollector`): ``GET /metrics``
@@ -81,6 +84,7 @@ from ..metrics.shared import merged_snapshot
 from ..sessions.event_log import EventLog
 from ..sessions.session import Session
 from . import agui, vercel
+from . import durable as durable_turns
 from .a2a import A2AOptions, A2AServer
 from .http import (
     Refused,
@@ -126,6 +130,7 @@ class WebApp:
         metrics_dir: str | os.PathLike[str] | None = None,
         a2a: bool | A2AOptions = False,
         streams: EventLog | None = None,
+        durable: durable_turns.TurnDesk | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -157,6 +162,7 @@ class WebApp:
             else None
         )
         self._relay = TurnRelay(streams) if streams is not None else None
+        self._durable = durable
 
     def close(self) -> None:
         """Stop the turns this process still runs for resumable streams and join their threads.
@@ -234,7 +240,23 @@ class WebApp:
             if method == "DELETE":
                 return self._delete(user, conversation)
             return self._conversation(user, conversation)
+        if path.startswith("/api/durable/"):
+            return self._durable_turn(user, method, path, environ)
         return error_response(404, f"no such resource: {path}")
+
+    def _durable_turn(self, user: str, method: str, path: str, environ: dict[str, Any]) -> Response:
+        if self._durable is None:
+            return error_response(404, "no durable turns here (WebApp(durable=...) is not set)")
+        name, _, rest = path.removeprefix("/api/durable/").partition("/")
+        turn_id = durable_turn_id(user, _conversation_id(name))
+        if rest == "decisions":
+            _allow(method, "POST")
+            body = read_json(environ, limit=self._limit)
+            return durable_turns.decide(self._durable, turn_id, body)
+        if rest:
+            return error_response(404, f"no such resource: {path}")
+        _allow(method, "GET")
+        return durable_turns.show(self._durable, turn_id, name)
 
     def _metrics_page(self, text: bool) -> Response:
         if text:
@@ -447,6 +469,12 @@ def _session_opener(
     raise ConfigError(
         "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
     )
+
+
+def durable_turn_id(user: str, name: str) -> str:
+    """The id under which an app starts ``user``'s durable turn ``name``: the web app
+    decides it for that user only (``/api/durable/<name>``)."""
+    return _scoped(user, name)
 
 
 def _scoped(user: str, conversation: str) -> str:

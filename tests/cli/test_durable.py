@@ -39,6 +39,7 @@ def test_list_and_show_print_the_turns_and_their_steps(
         "m1",
         "t1",
         "m2",
+        "answer",
     ]
 
 

@@ -82,6 +82,13 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         ran("lookup", stops_in="subagent")
         return f"found {q}"
 
+    @tool(idempotent=True)
+    def seek(q: str) -> str:
+        """Seek something (two sub-agents seek at once; the kill point waits for both)."""
+        ran("seek")
+        stop.once_ran(workdir, "seek", 2)
+        return f"found {q}"
+
     @tool(requires_approval=True)
     def wire_money(amount: int) -> str:
         """Wire money (a person approves it first)."""
@@ -95,6 +102,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         "tool_idempotent": [fetch_page],
         "parallel": [fast, slow],
         "subagent": [],
+        "parallel_subagents": [],
         "approval": [wire_money],
     }
     hooks = AgentHooks(on_message=stop.after_reply if scenario == "after_reply" else None)
@@ -105,6 +113,8 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
                 "researcher", "Finds things.", "You research.", tool_factories=[lambda: lookup]
             )
         )
+    if scenario == "parallel_subagents":
+        agent.add_subagent(SubAgentSpec("scout", "Seeks things.", tool_factories=[lambda: seek]))
     executor = HOST_B if mode == "takeover" else HOST_A
     with DurableEngine(database, executor_id=executor) as engine:
         opened.append(engine)
@@ -121,7 +131,7 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
         else:
 
             def on_event(event: AgentEvent) -> None:
-                if isinstance(event, ApprovalRequested):
+                if isinstance(event, ApprovalRequested) and not event.answered:
                     if mode == "crash":
                         stop.reached()  # killed while the turn waits for the decision
                     else:
@@ -171,6 +181,17 @@ class Stop:
     def after_reply(self, message: Message) -> None:
         if getattr(message, "tool_calls", ()):  # the reply is recorded before it is
             self.here()
+
+    def once_ran(self, workdir: Path, name: str, count: int) -> None:
+        """Stop once ``name`` has started ``count`` times (in other threads too)."""
+        if not self._armed:
+            return
+        pause = threading.Event()
+        for _ in range(600):
+            if (workdir / "runs.txt").read_text().split().count(name) >= count:
+                self.here()
+            pause.wait(0.1)
+        raise SystemExit(f"{name} never started {count} times")
 
     def after_recorded(self, engine: DurableEngine, step: str) -> None:
         """Stop once ``step`` of the turn has its result recorded (another thread records it)."""

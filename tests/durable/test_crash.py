@@ -40,6 +40,7 @@ FIRST_CALLS = {
     "fetch_page": Calls(("fetch_page", {"url": "u1"})),
     "fast": Calls(("fast", {"n": 1}), ("slow", {"n": 2})),
     "researcher": Calls(("researcher", {"task": "find x"})),
+    "scout": Calls(("scout", {"task": "x"}), ("scout", {"task": "y"})),
     "lookup": Calls(("lookup", {"q": "x"})),
     "wire_money": Calls(("wire_money", {"amount": 5})),
 }
@@ -65,6 +66,8 @@ class Script:
         if last["role"] == "user":
             tools = body.get("tools") or []
             first = tools[0]["function"]["name"]  # type: ignore[index]
+            if first == "seek":  # a scout seeks its own task: each sub-agent's result differs
+                return Calls(("seek", {"q": last["content"]}))
             return FIRST_CALLS[first]
         results = [m["content"] for m in messages if m["role"] == "tool"]
         return Text("done: " + "; ".join(results))
@@ -157,7 +160,8 @@ def crash_and_recover(
 
 
 @pytest.mark.parametrize(
-    "scenario", ["after_reply", "tool_idempotent", "parallel", "subagent", "approval"]
+    "scenario",
+    ["after_reply", "tool_idempotent", "parallel", "subagent", "parallel_subagents", "approval"],
 )
 def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_killed(
     scenario: str,
@@ -174,6 +178,7 @@ def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_ki
     assert len(llm.requests) - sent == sent  # no recorded request was sent again
     rerun = {"after_reply": [], "tool_idempotent": ["fetch_page"], "parallel": ["slow"]}
     rerun["subagent"] = ["lookup"]
+    rerun["parallel_subagents"] = ["seek", "seek"]  # both cut off; each gets its own result
     rerun["approval"] = []  # the call waited for its decision: it had not started
     assert sorted(runs(workdir)) == sorted(expected_runs + rerun[scenario])
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("dbos")
+from dbos import DBOS
 
 from agent_smith import (
     Agent,
@@ -23,6 +24,7 @@ from agent_smith import (
 )
 from agent_smith.durable import DurableAgent, DurableEngine
 from agent_smith.durable.records import TurnStart, start_record
+from agent_smith.durable.subturns import SUBTURN_WORKFLOW
 from agent_smith.llm.testing import call
 from agent_smith.tools.function import FunctionTool
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
@@ -92,7 +94,9 @@ def test_sending_a_finished_turn_again_returns_its_answer_without_running_it(
     assert len(model.requests) == 2 and len(runs) == 2
 
 
-def test_a_sub_agents_steps_are_recorded_under_its_call(engine: DurableEngine) -> None:
+def test_a_sub_agent_runs_as_a_child_workflow_named_after_its_call(
+    engine: DurableEngine,
+) -> None:
     runs: list[str] = []
     child_model = TestModel([call("add", a=5, b=6), "11"])
     parent = Agent(TestModel([call("helper", task="add 5 and 6"), "it is 11"]), name="parent")
@@ -101,9 +105,12 @@ def test_a_sub_agents_steps_are_recorded_under_its_call(engine: DurableEngine) -
     durable = DurableAgent(parent, engine)
     engine.launch()
     assert durable.send("Add 5 and 6.", turn_id="nested").content == "it is 11"
-    steps = engine.journal.entries("nested")
-    assert sorted(steps) == ["m1", "m2", "start", "t1", "t1.m1", "t1.m2", "t1.t1"]
-    assert all(entry.state == "done" for entry in steps.values())
+    assert sorted(engine.journal.entries("nested")) == ["answer", "m1", "m2", "start", "t1"]
+    child = engine.journal.entries("nested/t1")
+    assert sorted(child) == ["m1", "m2", "t1"]
+    assert all(entry.state == "done" for entry in child.values())
+    status = DBOS.get_workflow_status("nested/t1")
+    assert status is not None and status.name == SUBTURN_WORKFLOW and status.status == "SUCCESS"
     assert runs == ["5+6"]
 
 

@@ -13,7 +13,23 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, TestModel, ToolContext, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.llm.testing import call
-from tests.durable.conftest import WAIT
+from agent_smith.tools.function import FunctionTool
+from tests.durable.conftest import WAIT, wait_until
+
+
+def waits(started: threading.Event, *, requires_approval: bool = False) -> FunctionTool:
+    """A tool that sets ``started`` and waits until cancelled, the first time it runs."""
+
+    @tool(idempotent=True, requires_approval=requires_approval)
+    def wait_for_it(ctx: ToolContext) -> str:
+        """Waits until cancelled (the first time)."""
+        if not started.is_set():
+            started.set()
+            ctx.cancel.wait(WAIT)
+            return "cancelled while waiting"
+        return "done waiting"
+
+    return wait_for_it
 
 
 @pytest.fixture
@@ -44,7 +60,7 @@ def test_finished_turns_are_listed_newest_first_and_inspected_step_by_step(
     ]
     info = turns.inspect("first")
     assert info is not None
-    assert [key for key, _ in info.steps] == ["start", "m1", "t1", "m2"]
+    assert [key for key, _ in info.steps] == ["start", "m1", "t1", "m2", "answer"]
     assert all(entry.state == "done" for _, entry in info.steps)
     assert turns.inspect("nope") is None
     assert [t.turn_id for t in turns.recent(status="ERROR")] == []
@@ -54,20 +70,8 @@ def test_a_turn_cancelled_from_elsewhere_stops_its_running_tool_and_resumes_late
     engine: DurableEngine, operator: Callable[[], DurableTurns]
 ) -> None:
     started = threading.Event()
-    first_run = threading.Event()
-
-    @tool(idempotent=True)
-    def wait_for_it(ctx: ToolContext) -> str:
-        """Waits until cancelled (the first time)."""
-        if not first_run.is_set():
-            first_run.set()
-            started.set()
-            ctx.cancel.wait(WAIT)
-            return "cancelled while waiting"
-        return "done waiting"
-
     model = TestModel([call("wait_for_it"), "finished"])
-    durable = DurableAgent(Agent(model, tools=[wait_for_it], name="waiter"), engine)
+    durable = DurableAgent(Agent(model, tools=[waits(started)], name="waiter"), engine)
     engine.launch()
     failures: list[BaseException] = []
 
@@ -88,3 +92,23 @@ def test_a_turn_cancelled_from_elsewhere_stops_its_running_tool_and_resumes_late
     turns.resume("long")
     assert durable.result("long").content == "finished"
     assert [t.status for t in turns.recent()] == ["SUCCESS"]
+
+
+def test_a_turn_cancelled_in_its_run_after_a_decision_stops_there_and_resumes_later(
+    engine: DurableEngine, operator: Callable[[], DurableTurns]
+) -> None:
+    started = threading.Event()
+    model = TestModel([call("wait_for_it"), "finished"])
+    wire = waits(started, requires_approval=True)
+    durable = DurableAgent(Agent(model, tools=[wire], name="wirer"), engine)
+    engine.launch()
+    turns = operator()
+    durable.start("Wire it.", turn_id="wire")
+    durable.decide("wire", str(wait_until(lambda: durable.waiting("wire"))[0]["call_id"]))
+    assert started.wait(WAIT)  # the run after the decision runs the call
+    turns.cancel("wire")
+    wait_until(lambda: [t for t in turns.recent() if t.status == "CANCELLED"])
+    turns.resume("wire")
+    assert durable.result("wire", timeout=WAIT).content == "finished"
+    assert [t.status for t in turns.recent()] == ["SUCCESS"]
+    assert len(model.requests) == 2  # the first request was replayed, not sent again

@@ -1,15 +1,19 @@
-"""Durable approval waits: the decision arrives as a DBOS message, from any thread or process."""
+"""Durable approval waits: no thread waits; the decision comes from any thread or process."""
 
 from __future__ import annotations
 
+import sys
 import threading
+from pathlib import Path
+from types import FrameType
 
 import pytest
 
 pytest.importorskip("dbos")
 
-from agent_smith import Agent, AssistantMessage, TestModel, tool
+from agent_smith import Agent, AssistantMessage, DurableStateError, TestModel, tool
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
+from agent_smith.llm.request import LlmRequest
 from agent_smith.llm.testing import call
 from tests.durable.conftest import WAIT, wait_until
 
@@ -89,3 +93,73 @@ def test_an_event_answered_by_the_caller_does_not_wait(engine: DurableEngine) ->
 
     durable.send("Mail Ann.", turn_id="answered", on_event=approve)
     assert sent == ["ann"]
+
+
+def test_twenty_waiting_turns_hold_no_thread_and_go_on_after_a_restart(tmp_path: Path) -> None:
+    database = tmp_path / "turns.sqlite"
+    sent: list[str] = []
+
+    def reply(request: LlmRequest) -> object:
+        last = request.messages[-1]
+        return call("send_email", to=last.content) if last.role == "user" else f"ok {last.content}"
+
+    def desk(engine: DurableEngine) -> DurableAgent:
+        agent = Agent(TestModel(respond=reply), tools=[mailer(sent)], name="desk")  # type: ignore[list-item]
+        return DurableAgent(agent, engine)
+
+    turns = [f"mail-{n}" for n in range(20)]
+    with DurableEngine(database) as engine:
+        durable = desk(engine)
+        engine.launch()
+        before = threading.active_count()
+        for turn in turns:  # each run ends when its turn waits
+            durable.start(turn, turn_id=turn)
+            waiting_call(durable, turn)
+        assert threading.active_count() <= before + 2  # DBOS's executor thread, reused
+        assert running_turns() == []
+    assert sent == []
+    with DurableEngine(database) as engine:  # the process "starts again"
+        durable = desk(engine)
+        engine.launch()
+        with DurableTurns(database) as operator:  # decisions from an operator's process
+            for turn in turns:
+                operator.decide(turn, str(operator.waiting(turn)[0]["call_id"]), True)
+        answers = [durable.result(turn, timeout=WAIT).content for turn in turns]
+    assert answers == [f"ok sent to {turn}" for turn in turns]
+    assert sorted(sent) == sorted(turns)
+
+
+def running_turns() -> list[str]:
+    """The threads whose stack is inside a durable turn's run now."""
+    body = DurableAgent.run_turn.__code__
+    found = []
+    for thread_id, frame in sys._current_frames().items():
+        here: FrameType | None = frame
+        while here is not None and here.f_code is not body:
+            here = here.f_back
+        if here is not None:
+            found.append(str(thread_id))
+    return found
+
+
+def test_a_call_is_decided_once_and_only_a_call_that_waits(
+    engine: DurableEngine, tmp_path: Path
+) -> None:
+    sent: list[str] = []
+    model = TestModel([call("send_email", to="ann"), "ok"])
+    durable = DurableAgent(Agent(model, tools=[mailer(sent)]), engine)  # type: ignore[list-item]
+    engine.launch()
+    durable.start("Mail Ann.", turn_id="once")
+    call_id = waiting_call(durable, "once")
+    with DurableTurns(engine.url) as turns:
+        assert [t.status for t in turns.recent()] == ["WAITING"]
+        assert [t.turn_id for t in turns.recent(status="WAITING")] == ["once"]
+        assert turns.recent(status="SUCCESS") == []
+    with pytest.raises(DurableStateError, match="no call 'nope' waits"):
+        durable.decide("once", "nope", True)
+    durable.decide("once", call_id, "not today")
+    durable.decide("once", call_id, "not today")  # the same decision again: no harm
+    with pytest.raises(DurableStateError, match="decided already"):
+        durable.decide("once", call_id, True)
+    assert durable.result("once", timeout=WAIT).content == "ok"
+    assert sent == []
