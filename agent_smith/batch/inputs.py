@@ -5,7 +5,9 @@ stable from run to run. An input is given as a :class:`BatchInput`, a mapping
 with ``"id"`` and ``"input"`` (other keys, such as an expected answer, are
 ignored), or a plain string, whose id is its position (``"0"``, ``"1"``, ...:
 stable only while the order is). An inputs file is JSON Lines, one such
-object (or string) per line; blank lines are skipped.
+object (or string) per line; blank lines are skipped. A :class:`BatchInput`
+may also carry a ``payload``: plain data for a batch run with its own task
+(an eval's case), which the default task ignores.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._internal import json_input
 from ..errors import ConfigError
@@ -22,10 +25,15 @@ from ..errors import ConfigError
 
 @dataclass(frozen=True)
 class BatchInput:
-    """One input of a batch: a unique id and the message sent to the agent."""
+    """One input of a batch: a unique id and the message sent to the agent.
+
+    ``payload``: plain (picklable) data handed to the run's task with the
+    input; the default task ignores it.
+    """
 
     id: str
     input: str
+    payload: Any = None
 
 
 def as_inputs(inputs: Iterable[BatchInput | Mapping[str, object] | str]) -> list[BatchInput]:

@@ -47,7 +47,8 @@ class BatchResult:
     JSON form (``None`` without an ``output_type``); both are ``None`` when
     ``error`` is set. ``usage`` is the token usage of the last attempt,
     ``attempts`` how many runs it took (1 when the first succeeded) and
-    ``seconds`` how long the last attempt took.
+    ``seconds`` how long the last attempt took. ``details`` is what a run
+    with its own task records beside (an eval's conversation), else ``None``.
     """
 
     id: str
@@ -58,6 +59,7 @@ class BatchResult:
     error: ItemError | None = None
     attempts: int = 1
     seconds: float = 0.0
+    details: Any = None
 
     @property
     def ok(self) -> bool:
@@ -66,7 +68,10 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this result (one line of a ``.jsonl`` results file)."""
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if self.details is None:  # a plain batch's lines stay as they were
+            del data["details"]
+        return data
 
     @classmethod
     def from_dict(cls, data: object) -> BatchResult:
@@ -85,6 +90,7 @@ class BatchResult:
                 error=None if error is None else ItemError(str(error["type"]), error["message"]),
                 attempts=_typed(data.get("attempts", 1), int, "attempts"),
                 seconds=float(data.get("seconds", 0.0)),
+                details=data.get("details"),
             )
         except (KeyError, TypeError, ValueError) as err:
             raise ParseError(f"a batch result has a missing or wrong field ({err})") from err

@@ -38,14 +38,15 @@ CREATE TABLE IF NOT EXISTS results (
     error_message TEXT,
     attempts INTEGER NOT NULL,
     seconds REAL NOT NULL,
-    cost REAL
+    cost REAL,
+    details TEXT
 );
 """
 _COLUMNS = (
     "id, input, ok, content, output, prompt_tokens, completion_tokens, total_tokens, "
-    "error_type, error_message, attempts, seconds, cost"
+    "error_type, error_message, attempts, seconds, cost, details"
 )
-_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 14)})"
 
 
 class SqliteSink(ResultSink):
@@ -125,6 +126,8 @@ def _connect(path: Path) -> sqlite3.Connection:
             columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
             if "cost" not in columns:  # written before results had a cost
                 db.execute("ALTER TABLE results ADD COLUMN cost REAL")
+            if "details" not in columns:  # written before a task could add details
+                db.execute("ALTER TABLE results ADD COLUMN details TEXT")
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version != SCHEMA_VERSION:
             raise ResultsError(
@@ -157,12 +160,13 @@ def _row(result: BatchResult) -> tuple[Any, ...]:
         result.attempts,
         result.seconds,
         result.usage.cost,
+        None if result.details is None else json.dumps(result.details, ensure_ascii=False),
     )
 
 
 def _result(row: tuple[Any, ...]) -> BatchResult:
     ident, text, ok, content, output, prompt, completion, total = row[:8]
-    error_type, error_message, attempts, seconds, cost = row[8:]
+    error_type, error_message, attempts, seconds, cost, details = row[8:]
     return BatchResult(
         id=ident,
         input=text,
@@ -172,4 +176,5 @@ def _result(row: tuple[Any, ...]) -> BatchResult:
         error=None if ok else ItemError(error_type or "", error_message or ""),
         attempts=attempts,
         seconds=seconds,
+        details=None if details is None else json_input.loads(details),
     )
