@@ -71,25 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUTPUT",
         help="results file: .jsonl, or .sqlite/.sqlite3/.db for SQLite (resumed if it exists)",
     )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler"
-    )
-    where.add_argument(
-        "--local-cluster",
-        type=int,
-        metavar="N",
-        help="run on N local Dask worker processes started for this run",
-    )
-    parser.add_argument("-e", "--endpoint", help="LLM base URL, overriding the spec's base_url")
-    parser.add_argument(
-        "-c",
-        "--concurrency",
-        type=int,
-        default=8,
-        metavar="N",
-        help="inputs in flight at once (default: 8)",
-    )
+    add_executor_options(parser, concurrency=8)
     parser.add_argument(
         "--retries",
         type=int,
@@ -107,6 +89,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_verbose_option(parser)
     return parser
+
+
+def add_executor_options(parser: argparse.ArgumentParser, *, concurrency: int) -> None:
+    """``--scheduler``/``--local-cluster`` (Dask), ``-e``, ``-c``: batch's, and eval's too."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler"
+    )
+    where.add_argument(
+        "--local-cluster",
+        type=int,
+        metavar="N",
+        help="run on N local Dask worker processes started for this run",
+    )
+    parser.add_argument("-e", "--endpoint", help="LLM base URL, overriding the spec's base_url")
+    parser.add_argument(
+        "-c",
+        "--concurrency",
+        type=int,
+        default=concurrency,
+        metavar="N",
+        help=f"inputs in flight at once (default: {concurrency})",
+    )
 
 
 def main(argv: Sequence[str]) -> int:
@@ -145,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise Fatal(str(err)) from err
     started = time.monotonic()
-    with _backend(args) as backend:
+    with executor_backend(args) as backend:
         try:
             run = run_batch(
                 spec,
@@ -195,8 +200,8 @@ class _Backend:
 
 
 @contextlib.contextmanager
-def _backend(args: argparse.Namespace) -> Iterator[_Backend]:
-    """The executor the options ask for: local threads, or a Dask client."""
+def executor_backend(args: argparse.Namespace) -> Iterator[_Backend]:
+    """The executor ``--scheduler``/``--local-cluster``/``--concurrency`` ask for (also evals')."""
     if args.scheduler is None and args.local_cluster is None:
         # Local threads: closing the run already cancels the turns running there.
         yield _Backend(None, f"{args.concurrency} local threads", lambda run: None)

@@ -31,13 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from .._internal import json_input
+from .._internal.extras import install_hint
 from ..errors import AgentSmithError, ConfigError, EvalError
 from .case import Case
 from .evaluator import Evaluator
 from .registry import evaluator_from_dict
 
 _YAML = (".yaml", ".yml")
-_NEEDS_YAML = "YAML datasets need PyYAML: pip install 'agent_smith[evals]'"
+_NEEDS_YAML = f"YAML datasets need PyYAML: {install_hint('evals')}"
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,9 @@ def _from_lines(text: str, where: str) -> Dataset:
             problems.append(EvalError(f"{at}: not valid JSON ({err.msg})", where=at))
             continue
         if isinstance(raw, Mapping) and "dataset" in raw and not entries and not header:
-            header = raw["dataset"] if isinstance(raw["dataset"], Mapping) else {}
+            if not isinstance(raw["dataset"], Mapping):
+                raise EvalError(f"{at}: the 'dataset' line must hold an object", where=at)
+            header = raw["dataset"]
             continue
         entries.append((at, raw))
     dataset = _assemble(header, entries, where)

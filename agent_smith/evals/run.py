@@ -69,6 +69,8 @@ def run_eval(
         raise ConfigError(f"run_eval: repeat must be a positive integer, got {repeat!r}")
     if not isinstance(dataset, Dataset):
         raise ConfigError("run_eval: dataset must be a Dataset (Dataset.load reads a file)")
+    if not dataset.cases and not dataset.invalid:
+        raise ConfigError(f"run_eval: the dataset {dataset.name!r} has no cases")
     factory: FactoryTask | None = None
     if isinstance(agent, AgentSpec):
         spec: AgentSpec | None = agent
