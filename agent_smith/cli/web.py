@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="directory the file tools may use (default: the current directory)",
     )
+    parser.add_argument(
+        "--evals",
+        metavar="DIR",
+        help="folder of JSON eval reports (agent-smith eval --json) for the dev UI's Evals view",
+    )
     add_tool_options(parser)
     add_verbose_option(parser)
     return parser
@@ -159,7 +164,7 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
 
         metrics = MetricsCollector().install()  # the dev UI's timelines and charts, /metrics
         stack.callback(metrics.uninstall)
-        app = WebApp(agent, sessions=sessions, metrics=metrics)
+        app = WebApp(agent, sessions=sessions, metrics=metrics, eval_reports=args.evals)
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
     except (ConfigError, ValueError, OSError) as err:  # OSError: the port is taken
         raise Fatal(str(err)) from err

@@ -20,7 +20,11 @@ Routes (relative to where the app is mounted):
   most once a second), and
   ``GET /api/metrics`` — the snapshot and the kept turns' timelines as JSON,
   what the dev UI's timeline and charts read (``{"enabled": false}`` without
-  a collector). Both ask ``authenticate``.
+  a collector). Both ask ``authenticate``;
+* with ``eval_reports`` (a folder of JSON eval reports,
+  :mod:`.eval_reports`): ``GET /api/evals`` lists them and
+  ``GET /evals/<name>`` is one as its HTML page, the dev UI's Evals view
+  (``{"enabled": false}`` without a folder). Both ask ``authenticate``.
 
 Each request builds a fresh agent with ``agent_factory(session)`` on the
 conversation's session (the factory passes ``session=session`` to
@@ -60,6 +64,7 @@ from ..metrics.collector import MetricsCollector
 from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..sessions.session import Session
 from . import agui, vercel
+from .eval_reports import EvalReports
 from .http import (
     Refused,
     Response,
@@ -100,6 +105,7 @@ class WebApp:
         allowed_origins: Collection[str] = (),
         dev_ui: bool = True,
         metrics: MetricsCollector | None = None,
+        eval_reports: str | os.PathLike[str] | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -113,6 +119,7 @@ class WebApp:
         self._dev_ui = dev_ui
         self._metrics = metrics
         self._scrape_page = ScrapePage(metrics) if metrics is not None else None
+        self._evals = EvalReports(eval_reports) if eval_reports is not None else None
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -143,7 +150,7 @@ class WebApp:
                 return error_response(404, "no page here (dev_ui=False)")
             _allow(method, "GET")
             return _dev_ui_page()
-        if not path.startswith("/api/") and path != "/metrics":
+        if not path.startswith(("/api/", "/evals/")) and path != "/metrics":
             return error_response(404, f"no such resource: {path}")
         user = self._authenticate(environ)
         if not user:
@@ -155,6 +162,9 @@ class WebApp:
         if path in ("/metrics", "/api/metrics"):
             _allow(method, "GET")
             return self._metrics_page(path == "/metrics")
+        if path == "/api/evals" or path.startswith("/evals/"):
+            _allow(method, "GET")
+            return self._eval_reports(path)
         if path == "/api/chat":
             _allow(method, "POST")
             return self._chat(user, read_json(environ, limit=self._limit), environ)
@@ -181,6 +191,15 @@ class WebApp:
             return Response(200, self._scrape_page.body(), (("Content-Type", CONTENT_TYPE),))
         snapshot = self._metrics.snapshot()
         return json_response(200, {"enabled": True, **snapshot, "turns": self._metrics.turns()})
+
+    def _eval_reports(self, path: str) -> Response:
+        if self._evals is None:
+            if path == "/api/evals":
+                return json_response(200, {"enabled": False})  # the dev UI hides its view
+            return error_response(404, "no eval reports here (WebApp(eval_reports=...) is not set)")
+        if path == "/api/evals":
+            return json_response(200, self._evals.listing())
+        return self._evals.page(path.removeprefix("/evals/"))
 
     # -- turns ---------------------------------------------------------------
 
