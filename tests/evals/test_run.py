@@ -28,6 +28,7 @@ from agent_smith.evals import (
     Dataset,
     EvalContext,
     ExpectedCall,
+    LlmJudge,
     Regex,
     ToolCalls,
     evaluate,
@@ -137,6 +138,27 @@ def test_an_evaluator_that_raises_is_an_error_in_the_report_and_the_run_goes_on(
     (verdict,) = [e for e in report.cases[1].runs[0].evaluations if e.name == "picky"]
     assert verdict.error == "ValueError: cannot judge multiplication"
     assert report.evaluator_errors() == {"picky": 1}
+
+
+def test_a_judge_answering_nonsense_fails_only_that_case_naming_it(rt: Runtime) -> None:
+    def judge(request: LlmRequest) -> str:
+        if any("What is 6*7?" in str(m.content) for m in request.messages):
+            return "Looks fine to me!"  # no verdict, every time
+        return json.dumps({"passed": True, "score": 1.0, "reason": "right"})
+
+    report = evaluate(
+        ARITHMETIC,
+        calculator_agent(rt),
+        judge=TestModel(respond=judge),
+        evaluators=(LlmJudge("Right?"),),
+    )
+    verdicts = {
+        c.id: next(e for e in c.runs[0].evaluations if e.name == "judge") for c in report.cases
+    }
+    assert verdicts["add"].passed and verdicts["wrong"].passed
+    assert not verdicts["mul"].passed and verdicts["mul"].error is not None
+    assert "case mul: the judge's answer is no verdict" in verdicts["mul"].error
+    assert report.evaluator_errors() == {"judge": 1}
 
 
 @dataclass(frozen=True)
