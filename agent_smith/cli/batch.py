@@ -114,23 +114,42 @@ def add_executor_options(parser: argparse.ArgumentParser, *, concurrency: int) -
     )
 
 
-def main(argv: Sequence[str]) -> int:
-    """Entry point of ``agent-smith batch``; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def check_executor_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2) a ``--concurrency`` or ``--local-cluster`` under 1."""
     for name in ("concurrency", "local_cluster"):
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def names_resolve_here() -> None:
+    """Let "module:function" names resolve against the current directory, as ``python -m``.
+
+    Local Dask workers inherit this path.
+    """
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+def load_spec(args: argparse.Namespace) -> AgentSpec:
+    """The agent spec of ``args.spec``, at ``--endpoint`` when given (ConfigError if bad)."""
+    spec = AgentSpec.load(args.spec)
+    if args.endpoint:
+        spec = dataclasses.replace(spec, base_url=args.endpoint)
+    return spec
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``agent-smith batch``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_executor_options(parser, args)
     if args.retries < 0:
         parser.error("--retries must not be negative")
     if args.item_timeout is not None and not args.item_timeout > 0:
         parser.error("--item-timeout must be positive")
     _configure_logging(args.verbose)
-    # "module:function" names in the spec resolve against the current directory
-    # too, as `python -m` would; local Dask workers inherit this path.
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    names_resolve_here()
     try:
         return _run(args)
     except Fatal as err:
@@ -143,9 +162,7 @@ def main(argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        spec = AgentSpec.load(args.spec)
-        if args.endpoint:
-            spec = dataclasses.replace(spec, base_url=args.endpoint)
+        spec = load_spec(args)
         inputs = read_inputs(args.inputs)
     except ConfigError as err:
         raise Fatal(str(err)) from err

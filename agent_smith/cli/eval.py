@@ -14,8 +14,6 @@ Exit status: 0 done (and at or over the threshold), 3 under ``--threshold``,
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
 import sys
 from collections.abc import Sequence
 
@@ -24,7 +22,13 @@ from ..errors import AgentSmithError, CancelledError
 from ..evals.dataset import Dataset
 from ..evals.report import METRICS, EvalReport
 from ..evals.run import run_eval
-from .batch import add_executor_options, executor_backend
+from .batch import (
+    add_executor_options,
+    check_executor_options,
+    executor_backend,
+    load_spec,
+    names_resolve_here,
+)
 from .main import _configure_logging, add_verbose_option
 from .repl import EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, Fatal
 
@@ -64,13 +68,13 @@ def main(argv: Sequence[str]) -> int:
     """Entry point of ``agent-smith eval``; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.repeat < 1 or args.concurrency < 1:
-        parser.error("--repeat and --concurrency must be at least 1")
+    check_executor_options(parser, args)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         parser.error("--threshold is a share between 0 and 1")
     _configure_logging(args.verbose)
-    if os.getcwd() not in sys.path:  # "module:name" in specs and datasets, as for batch
-        sys.path.insert(0, os.getcwd())
+    names_resolve_here()  # "module:name" in specs and datasets, as for batch
     try:
         report = _run(args)
     except Fatal as err:
@@ -96,9 +100,7 @@ def main(argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace) -> EvalReport:
     try:
-        spec = AgentSpec.load(args.spec)
-        if args.endpoint:
-            spec = dataclasses.replace(spec, base_url=args.endpoint)
+        spec = load_spec(args)
         judge = AgentSpec.load(args.judge).make_llm() if args.judge else None
         dataset = Dataset.load(args.dataset)
     except AgentSmithError as err:

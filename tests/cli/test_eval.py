@@ -136,7 +136,9 @@ def test_a_missing_dataset_is_named(
     assert "nope.jsonl" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("option", [["--threshold", "80"], ["--repeat", "0"]])
+@pytest.mark.parametrize(
+    "option", [["--threshold", "80"], ["--repeat", "0"], ["-c", "0"], ["--local-cluster", "0"]]
+)
 def test_options_out_of_range_are_usage_errors(
     files: tuple[Path, Path], option: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
