@@ -373,3 +373,20 @@ class PartError(AgentSmithError):
         super().__init__(message)
         self.part = part
         self.reason = reason
+
+
+class EvalError(AgentSmithError):
+    """One case of an eval cannot be read, run or judged (``case``: its id, or ``""``).
+
+    A dataset line that is not a case, an evaluator the dataset names but no
+    code knows, an expected value that does not fit the agent's output type,
+    an evaluator that raised, a judge whose answer is not a verdict: each is
+    this error for its case, reported with the case while the rest of the
+    run goes on. ``where`` says where it was found (``file:line``, an
+    evaluator's name) when that helps.
+    """
+
+    def __init__(self, message: str, *, case: str = "", where: str = "") -> None:
+        super().__init__(message)
+        self.case = case
+        self.where = where

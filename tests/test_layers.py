@@ -20,7 +20,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agent_smith"
 # Top to bottom. A module may import its own layer and the layers below it.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("public API", frozenset({"__init__"})),  # agent_smith/__init__.py re-exports everything
-    ("applications", frozenset({"cli", "web", "batch", "notebook", "durable", "__main__"})),
+    (
+        "applications",
+        frozenset({"cli", "web", "batch", "evals", "notebook", "durable", "__main__"}),
+    ),
     ("agent", frozenset({"agent", "a2a"})),  # a2a: remote agents as tools
     ("tracing", frozenset({"tracing", "metrics"})),  # observers the layers below call
     (

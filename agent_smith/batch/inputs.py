@@ -9,6 +9,8 @@ stable only while the order is). An input's message is a string or parts
 stored JSON form of a history (``{"type": "image", "media_type":
 "image/png", "data": "<base64>"}`` or ``"url"``). An inputs file is JSON
 Lines, one such object (or string) per line; blank lines are skipped.
+A :class:`BatchInput` may also carry a ``payload``: plain data for a batch
+run with its own task (an eval's case), which the default task ignores.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._internal import json_input
 from ..base.parts import Content, as_parts, content_from_json
@@ -27,10 +30,15 @@ from ..errors import ConfigError, ParseError, PartError
 @dataclass(frozen=True)
 class BatchInput:
     """One input of a batch: a unique id and the message sent to the agent (a string, or
-    parts in order: strings among them become text parts)."""
+    parts in order: strings among them become text parts).
+
+    ``payload``: plain (picklable) data handed to the run's task with the
+    input; the default task ignores it.
+    """
 
     id: str
     input: Content
+    payload: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.input, str):

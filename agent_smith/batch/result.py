@@ -48,7 +48,8 @@ class BatchResult:
     JSON form (``None`` without an ``output_type``); both are ``None`` when
     ``error`` is set. ``usage`` is the token usage of the last attempt,
     ``attempts`` how many runs it took (1 when the first succeeded) and
-    ``seconds`` how long the last attempt took.
+    ``seconds`` how long the last attempt took. ``details`` is what a run
+    with its own task records beside (an eval's conversation), else ``None``.
     """
 
     id: str
@@ -59,6 +60,7 @@ class BatchResult:
     error: ItemError | None = None
     attempts: int = 1
     seconds: float = 0.0
+    details: Any = None
 
     @property
     def ok(self) -> bool:
@@ -72,6 +74,8 @@ class BatchResult:
         fields["input"] = content_to_json(self.input)
         fields["usage"] = dataclasses.asdict(self.usage)
         fields["error"] = None if self.error is None else dataclasses.asdict(self.error)
+        if self.details is None:  # a plain batch's lines stay as they were
+            del fields["details"]
         return fields
 
     @classmethod
@@ -91,6 +95,7 @@ class BatchResult:
                 error=None if error is None else ItemError(str(error["type"]), error["message"]),
                 attempts=_typed(data.get("attempts", 1), int, "attempts"),
                 seconds=float(data.get("seconds", 0.0)),
+                details=data.get("details"),
             )
         except (KeyError, TypeError, ValueError, PartError) as err:
             raise ParseError(f"a batch result has a missing or wrong field ({err})") from err

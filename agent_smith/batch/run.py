@@ -26,6 +26,11 @@ process pool or a Dask cluster build agents in their own process-wide cache;
 on threads of this process (the default, or a ``ThreadPoolExecutor`` you
 pass) the batch uses a cache of its own and closes it at the end.
 
+A run with a ``task`` of its own (evals run cases this way) submits that
+module-level function instead of :func:`~.worker.run_item`; each input's
+``payload`` reaches it in the :class:`~.worker.Job`, and the ``details`` of
+its :class:`~.worker.Outcome` are recorded with the result.
+
 Stopping early (``close()``, ``break``, Ctrl-C in the loop) cancels every
 input in flight: on local threads the running turns are cancelled, on other
 executors their futures are; nothing half-written is left behind.
@@ -60,7 +65,7 @@ from .inputs import BatchInput, as_inputs
 from .result import BatchResult
 from .sink import ResultSink, open_sink
 from .spec import AgentSpec
-from .worker import Job, Outcome, run_item
+from .worker import Job, Outcome, Task, run_item
 
 log = logging.getLogger("agent_smith.batch")
 
@@ -69,7 +74,7 @@ CANCEL_WAIT = 10.0
 
 
 def run_batch(
-    spec: AgentSpec,
+    spec: AgentSpec | None,
     inputs: Iterable[BatchInput | Mapping[str, object] | str],
     *,
     executor: Executor | None = None,
@@ -78,6 +83,7 @@ def run_batch(
     retries: int = 2,
     item_timeout: float | None = None,
     rerun_failed: bool = False,
+    task: Task = run_item,
 ) -> BatchRun:
     """Run the agent of ``spec`` on every input; iterate the returned run for results.
 
@@ -86,7 +92,9 @@ def run_batch(
     attempt's turn (it becomes the agent's ``deadline`` when shorter). The
     results file is opened, and its recorded ids read, before this returns:
     a ConfigError (bad arguments or inputs) or ResultsError (the file) is
-    raised here, before any input runs. Use the run as a context manager, or
+    raised here, before any input runs. ``task`` replaces what runs per
+    attempt (see the module doc); ``spec`` may then be None, for a task that
+    makes its own agents on local threads. Use the run as a context manager, or
     iterate it to the end, so the file is closed.
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -99,8 +107,10 @@ def run_batch(
         or not item_timeout > 0
     ):
         raise ConfigError(f"run_batch: item_timeout must be positive, got {item_timeout!r}")
-    if not isinstance(spec, AgentSpec):
+    if not isinstance(spec, AgentSpec) and not (spec is None and task is not run_item):
         raise ConfigError("run_batch: spec must be an AgentSpec (AgentSpec.load reads a file)")
+    if spec is None and executor is not None and not isinstance(executor, ThreadPoolExecutor):
+        raise ConfigError("run_batch: without a spec the task makes its agents: local threads only")
     if executor is not None and not isinstance(executor, Executor):
         raise ConfigError("run_batch: executor must be a concurrent.futures.Executor")
     items = as_inputs(inputs)
@@ -125,6 +135,7 @@ def run_batch(
         executor=executor,
         concurrency=concurrency,
         retries=retries,
+        task=task,
     )
 
 
@@ -141,12 +152,13 @@ class BatchRun(Closeable, Iterator[BatchResult]):
     ``id`` names this run on the workers (see :func:`~agent_smith.batch.worker.stop_run`).
     ``skipped`` inputs were already in the results file; ``pending`` is how
     many this run will produce a result for; ``done`` how many it has
-    recorded so far (also one written just before an interrupt).
+    recorded so far (also one written just before an interrupt). ``spec`` is
+    None only for a task that makes its own agents.
     """
 
     def __init__(
         self,
-        spec: AgentSpec,
+        spec: AgentSpec | None,
         todo: list[BatchInput],
         *,
         skipped: int,
@@ -154,6 +166,7 @@ class BatchRun(Closeable, Iterator[BatchResult]):
         executor: Executor | None,
         concurrency: int,
         retries: int,
+        task: Task = run_item,
     ) -> None:
         self.spec = spec
         self.id = uuid.uuid4().hex
@@ -165,6 +178,7 @@ class BatchRun(Closeable, Iterator[BatchResult]):
         self._executor = executor
         self._concurrency = concurrency
         self._retries = retries
+        self._task = task
         # Done when cancel() is called: in the wait set, it wakes the driver at once.
         self._cancelled: Future[None] = Future()
         self._results = self._drive()
@@ -199,9 +213,9 @@ class BatchRun(Closeable, Iterator[BatchResult]):
         # Threads of this process need no pickling: they share one cache this run closes.
         local = isinstance(executor, ThreadPoolExecutor)
         cache = AgentCache() if local else None
-        task: Callable[[Job], Outcome] = run_item
+        task: Callable[[Job], Outcome] = self._task
         if cache is not None:
-            task = functools.partial(run_item, cache=cache)
+            task = functools.partial(self._task, cache=cache)
         queue: deque[tuple[BatchInput, int]] = deque((item, 1) for item in self._todo)
         in_flight: dict[Future[Outcome], _Attempt] = {}
         recorded: set[str] = set()
@@ -209,7 +223,15 @@ class BatchRun(Closeable, Iterator[BatchResult]):
             while queue or in_flight:
                 while queue and len(in_flight) < self._concurrency:
                     item, number = queue.popleft()
-                    job = Job(self.spec, item.id, item.input, number, self.id, self._concurrency)
+                    job = Job(
+                        self.spec,
+                        item.id,
+                        item.input,
+                        number,
+                        self.id,
+                        self._concurrency,
+                        item.payload,
+                    )
                     in_flight[self._submit(executor, task, job)] = _Attempt(
                         item, number, time.monotonic()
                     )
@@ -298,12 +320,13 @@ def _result(attempt: _Attempt, outcome: Outcome) -> BatchResult:
         error=outcome.error,
         attempts=attempt.number,
         seconds=round(outcome.seconds, 6),  # microseconds: what a results file is worth
+        details=outcome.details,
     )
 
 
-def _with_deadline(spec: AgentSpec, item_timeout: float | None) -> AgentSpec:
+def _with_deadline(spec: AgentSpec | None, item_timeout: float | None) -> AgentSpec | None:
     """``spec`` with its agent's deadline at most ``item_timeout``."""
-    if item_timeout is None:
+    if item_timeout is None or spec is None:
         return spec
     deadline = spec.config.deadline
     if deadline is not None and deadline <= item_timeout:

@@ -42,14 +42,15 @@ CREATE TABLE IF NOT EXISTS results (
     attempts INTEGER NOT NULL,
     seconds REAL NOT NULL,
     cost REAL,
-    input_parts TEXT
+    input_parts TEXT,
+    details TEXT
 );
 """
 _COLUMNS = (
     "id, input, ok, content, output, prompt_tokens, completion_tokens, total_tokens, "
-    "error_type, error_message, attempts, seconds, cost, input_parts"
+    "error_type, error_message, attempts, seconds, cost, input_parts, details"
 )
-_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+_INSERT = f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 15)})"
 
 
 class SqliteSink(ResultSink):
@@ -131,6 +132,8 @@ def _connect(path: Path) -> sqlite3.Connection:
                 db.execute("ALTER TABLE results ADD COLUMN cost REAL")
             if "input_parts" not in columns:  # written before inputs had parts
                 db.execute("ALTER TABLE results ADD COLUMN input_parts TEXT")
+            if "details" not in columns:  # written before a task could add details
+                db.execute("ALTER TABLE results ADD COLUMN details TEXT")
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version != SCHEMA_VERSION:
             raise ResultsError(
@@ -165,12 +168,13 @@ def _row(result: BatchResult) -> tuple[Any, ...]:
         result.seconds,
         result.usage.cost,
         None if parts is None else json.dumps(parts),
+        None if result.details is None else json.dumps(result.details, ensure_ascii=False),
     )
 
 
 def _result(row: tuple[Any, ...]) -> BatchResult:
     ident, text, ok, content, output, prompt, completion, total = row[:8]
-    error_type, error_message, attempts, seconds, cost, parts = row[8:]
+    error_type, error_message, attempts, seconds, cost, parts, details = row[8:]
     return BatchResult(
         id=ident,
         input=text if parts is None else content_from_json(json_input.loads(parts), "input_parts"),
@@ -180,4 +184,5 @@ def _result(row: tuple[Any, ...]) -> BatchResult:
         error=None if ok else ItemError(error_type or "", error_message or ""),
         attempts=attempts,
         seconds=seconds,
+        details=None if details is None else json_input.loads(details),
     )

@@ -12,9 +12,10 @@ which is cheaper to ship and clearer than a pickled traceback; anything else
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.parts import Content
 from ..errors import AgentSmithError, ApprovalRequired, ConfigError
@@ -23,19 +24,26 @@ from .cache import AgentCache, CacheStats, process_cache
 from .result import ItemError, json_ready
 from .spec import AgentSpec
 
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+
 _NO_USAGE = TokenUsage()
 
 
 @dataclass(frozen=True)
 class Job:
-    """One attempt at one input: the spec, the input, its batch run and that run's concurrency."""
+    """One attempt at one input: the spec, the input, its batch run and that run's concurrency.
 
-    spec: AgentSpec
+    ``payload`` is the input's :attr:`~agent_smith.batch.BatchInput.payload`.
+    """
+
+    spec: AgentSpec | None
     id: str
     input: Content
     attempt: int = 1
     run: str = ""
     slots: int = 8
+    payload: Any = None
 
     def __dask_tokenize__(self) -> tuple[str, str, str, int]:
         """Dask's task key: one per run, input and attempt (hashing the whole spec costs ~1 ms).
@@ -43,12 +51,15 @@ class Job:
         Dask merges tasks with equal keys, so a rerun's input must not share
         the key of the same input still running for an interrupted run.
         """
-        return (self.run, self.spec.key, self.id, self.attempt)
+        return (self.run, self.spec.key if self.spec is not None else "", self.id, self.attempt)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an attempt produced; ``retryable`` is False for errors that would repeat."""
+    """What an attempt produced; ``retryable`` is False for errors that would repeat.
+
+    ``details``: a JSON value a task of its own records with the result.
+    """
 
     content: str | None = None
     output: Any = None
@@ -56,6 +67,7 @@ class Outcome:
     error: ItemError | None = None
     retryable: bool = False
     seconds: float = 0.0
+    details: Any = None
 
     @classmethod
     def failed(
@@ -65,13 +77,18 @@ class Outcome:
         return cls(usage=usage, error=ItemError.of(err), retryable=retryable(err), seconds=seconds)
 
 
+class Task(Protocol):
+    """What a batch runs per attempt: a module-level function (it pickles by name)."""
+
+    def __call__(self, job: Job, cache: AgentCache | None = None) -> Outcome: ...
+
+
 def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
     """Run ``job.input`` through an agent built from ``job.spec`` (built once per process)."""
     started = time.monotonic()
     usage = _NO_USAGE
     try:
-        lender = cache or process_cache()
-        with lender.lease(job.spec, slots=job.slots, run=job.run) as agent:
+        with lease(job, cache) as agent:
             try:
                 message = agent.send(job.input)
             finally:
@@ -84,6 +101,13 @@ def run_item(job: Job, cache: AgentCache | None = None) -> Outcome:
         usage=usage,
         seconds=time.monotonic() - started,
     )
+
+
+def lease(job: Job, cache: AgentCache | None) -> contextlib.AbstractContextManager[Agent]:
+    """An agent of ``job.spec`` from ``cache`` (else this process's) for the job's turn."""
+    if job.spec is None:
+        raise ConfigError("a batch job without an agent spec needs a task that makes its agent")
+    return (cache or process_cache()).lease(job.spec, slots=job.slots, run=job.run)
 
 
 def retryable(err: BaseException) -> bool:

@@ -71,25 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUTPUT",
         help="results file: .jsonl, or .sqlite/.sqlite3/.db for SQLite (resumed if it exists)",
     )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler"
-    )
-    where.add_argument(
-        "--local-cluster",
-        type=int,
-        metavar="N",
-        help="run on N local Dask worker processes started for this run",
-    )
-    parser.add_argument("-e", "--endpoint", help="LLM base URL, overriding the spec's base_url")
-    parser.add_argument(
-        "-c",
-        "--concurrency",
-        type=int,
-        default=8,
-        metavar="N",
-        help="inputs in flight at once (default: 8)",
-    )
+    add_executor_options(parser, concurrency=8)
     parser.add_argument(
         "--retries",
         type=int,
@@ -109,23 +91,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str]) -> int:
-    """Entry point of ``agent-smith batch``; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def add_executor_options(parser: argparse.ArgumentParser, *, concurrency: int) -> None:
+    """``--scheduler``/``--local-cluster`` (Dask), ``-e``, ``-c``: batch's, and eval's too."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler"
+    )
+    where.add_argument(
+        "--local-cluster",
+        type=int,
+        metavar="N",
+        help="run on N local Dask worker processes started for this run",
+    )
+    parser.add_argument("-e", "--endpoint", help="LLM base URL, overriding the spec's base_url")
+    parser.add_argument(
+        "-c",
+        "--concurrency",
+        type=int,
+        default=concurrency,
+        metavar="N",
+        help=f"inputs in flight at once (default: {concurrency})",
+    )
+
+
+def check_executor_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2) a ``--concurrency`` or ``--local-cluster`` under 1."""
     for name in ("concurrency", "local_cluster"):
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def names_resolve_here() -> None:
+    """Let "module:function" names resolve against the current directory, as ``python -m``.
+
+    Local Dask workers inherit this path.
+    """
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+def load_spec(args: argparse.Namespace) -> AgentSpec:
+    """The agent spec of ``args.spec``, at ``--endpoint`` when given (ConfigError if bad)."""
+    spec = AgentSpec.load(args.spec)
+    if args.endpoint:
+        spec = dataclasses.replace(spec, base_url=args.endpoint)
+    return spec
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``agent-smith batch``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_executor_options(parser, args)
     if args.retries < 0:
         parser.error("--retries must not be negative")
     if args.item_timeout is not None and not args.item_timeout > 0:
         parser.error("--item-timeout must be positive")
     _configure_logging(args.verbose)
-    # "module:function" names in the spec resolve against the current directory
-    # too, as `python -m` would; local Dask workers inherit this path.
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    names_resolve_here()
     try:
         return _run(args)
     except Fatal as err:
@@ -138,14 +162,12 @@ def main(argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        spec = AgentSpec.load(args.spec)
-        if args.endpoint:
-            spec = dataclasses.replace(spec, base_url=args.endpoint)
+        spec = load_spec(args)
         inputs = read_inputs(args.inputs)
     except ConfigError as err:
         raise Fatal(str(err)) from err
     started = time.monotonic()
-    with _backend(args) as backend:
+    with executor_backend(args) as backend:
         try:
             run = run_batch(
                 spec,
@@ -195,8 +217,8 @@ class _Backend:
 
 
 @contextlib.contextmanager
-def _backend(args: argparse.Namespace) -> Iterator[_Backend]:
-    """The executor the options ask for: local threads, or a Dask client."""
+def executor_backend(args: argparse.Namespace) -> Iterator[_Backend]:
+    """The executor ``--scheduler``/``--local-cluster``/``--concurrency`` ask for (also evals')."""
     if args.scheduler is None and args.local_cluster is None:
         # Local threads: closing the run already cancels the turns running there.
         yield _Backend(None, f"{args.concurrency} local threads", lambda run: None)

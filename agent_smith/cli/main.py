@@ -15,8 +15,9 @@ that chats is :class:`~agent_smith.cli.repl.Repl`. The subcommands have
 modules of their own: ``agent-smith batch`` (:mod:`~agent_smith.cli.batch`),
 ``agent-smith serve`` (:mod:`~agent_smith.cli.serve`), ``agent-smith web``
 (:mod:`~agent_smith.cli.web`), ``agent-smith durable``
-(:mod:`~agent_smith.cli.durable`) and ``agent-smith metrics-exporter``
-(:mod:`~agent_smith.cli.metrics_exporter`).
+(:mod:`~agent_smith.cli.durable`), ``agent-smith metrics-exporter``
+(:mod:`~agent_smith.cli.metrics_exporter`) and ``agent-smith eval``
+(:mod:`~agent_smith.cli.eval`).
 
 Fatal problems (server unreachable, credentials refused, a server that will
 not take tools, a bad ``--mcp``/``--skill``) print one ``agent-smith: error:``
@@ -95,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
             "'agent-smith batch -h': run an agent over a file of inputs; 'agent-smith serve "
             "-h': serve a local model on a port; 'agent-smith web -h': the agent in a "
             "browser; 'agent-smith durable -h': list and steer durable turns; "
-            "'agent-smith metrics-exporter -h': serve /metrics of many processes. In the REPL: "
+            "'agent-smith metrics-exporter -h': serve /metrics of many processes; "
+            "'agent-smith eval -h': measure an agent on a dataset. In the REPL: "
             "/help lists the commands; /exit or Ctrl-D quits; Ctrl-C "
             "cancels the reply being written, or discards the line at the prompt."
         ),
@@ -338,10 +340,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .durable import main as durable_main
 
         return durable_main(words[1:])
-    if words[:1] == ["metrics-exporter"]:  # ... and the metrics exporter
+    if words[:1] == ["metrics-exporter"]:  # ... the metrics exporter ...
         from .metrics_exporter import main as exporter_main
 
         return exporter_main(words[1:])
+    if words[:1] == ["eval"]:  # ... and evals (cli/eval.py)
+        from .eval import main as eval_main
+
+        return eval_main(words[1:])
     args = parse_args(words)
     _configure_logging(args.verbose)
     for stream in (sys.stdout, sys.stderr):

@@ -105,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the agent over A2A too (card at /.well-known/agent-card.json, "
         "JSON-RPC at /a2a)",
     )
+    parser.add_argument(
+        "--evals",
+        metavar="DIR",
+        help="folder of JSON eval reports (agent-smith eval --json) for the dev UI's Evals view",
+    )
     add_tool_options(parser)
     add_verbose_option(parser)
     return parser
@@ -189,6 +194,7 @@ def _serve(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             metrics=metrics,
             a2a=args.a2a_serve,
             metrics_dir=args.metrics_dir,
+            eval_reports=args.evals,
         )
         server = stack.enter_context(WebServer(app, port=args.port, threads=args.threads))
     except (ConfigError, SessionError, ValueError, OSError) as err:  # OSError: the port is taken

@@ -98,6 +98,10 @@ GUARDRAIL_NAME = "agent_smith.guardrail.name"
 GUARDRAIL_STAGE = "agent_smith.guardrail.stage"
 GUARDRAIL_ACTION = "agent_smith.guardrail.action"
 APPROVAL_DECISION = "agent_smith.approval.decision"
+# One run of one eval case (agent_smith.evals): the span's name and attributes.
+EVAL_CASE_SPAN = "eval_case"
+EVAL_CASE = "agent_smith.eval.case"
+EVAL_REPEAT = "agent_smith.eval.repeat"
 
 # error.type values of our own (exceptions otherwise give their class name).
 TIMEOUT = "timeout"

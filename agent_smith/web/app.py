@@ -34,7 +34,11 @@ Routes (relative to where the app is mounted):
   what the dev UI's timeline and charts read (``{"enabled": false}`` without
   a collector). Both ask ``authenticate``. With ``metrics_dir``, ``/metrics``
   serves the sum of every process's snapshot published there
-  (:mod:`~agent_smith.metrics.shared`: what many gunicorn workers need).
+  (:mod:`~agent_smith.metrics.shared`: what many gunicorn workers need);
+* with ``eval_reports`` (a folder of JSON eval reports,
+  :mod:`.eval_reports`): ``GET /api/evals`` lists them and
+  ``GET /evals/<name>`` is one as its HTML page, the dev UI's Evals view
+  (``{"enabled": false}`` without a folder). Both ask ``authenticate``.
 
 Each request builds a fresh agent with ``agent_factory(session)`` on the
 conversation's session (the factory passes ``session=session`` to
@@ -86,6 +90,7 @@ from ..sessions.session import Session
 from . import agui, vercel
 from . import durable as durable_turns
 from .a2a import A2AOptions, A2AServer
+from .eval_reports import EvalReports
 from .http import (
     Refused,
     Response,
@@ -131,6 +136,7 @@ class WebApp:
         a2a: bool | A2AOptions = False,
         streams: EventLog | None = None,
         durable: durable_turns.TurnDesk | None = None,
+        eval_reports: str | os.PathLike[str] | None = None,
     ) -> None:
         if not callable(agent_factory):
             raise ConfigError("agent_factory must be a function of a Session returning an Agent")
@@ -163,6 +169,7 @@ class WebApp:
         )
         self._relay = TurnRelay(streams) if streams is not None else None
         self._durable = durable
+        self._evals = EvalReports(eval_reports) if eval_reports is not None else None
 
     def close(self) -> None:
         """Stop the turns this process still runs for resumable streams and join their threads.
@@ -209,7 +216,7 @@ class WebApp:
                 return error_response(404, "no page here (dev_ui=False)")
             _allow(method, "GET")
             return _dev_ui_page()
-        if not path.startswith("/api/") and path != "/metrics":
+        if not path.startswith(("/api/", "/evals/")) and path != "/metrics":
             return error_response(404, f"no such resource: {path}")
         user = self._authenticate(environ)
         if not user:
@@ -221,6 +228,9 @@ class WebApp:
         if path in ("/metrics", "/api/metrics"):
             _allow(method, "GET")
             return self._metrics_page(path == "/metrics")
+        if path == "/api/evals" or path.startswith("/evals/"):
+            _allow(method, "GET")
+            return self._eval_reports(path)
         if path == "/api/chat":
             _allow(method, "POST")
             return self._chat(user, read_json(environ, limit=self._limit), environ)
@@ -267,6 +277,15 @@ class WebApp:
             return json_response(200, {"enabled": False})  # the dev UI hides its views
         snapshot = self._metrics.snapshot()
         return json_response(200, {"enabled": True, **snapshot, "turns": self._metrics.turns()})
+
+    def _eval_reports(self, path: str) -> Response:
+        if self._evals is None:
+            if path == "/api/evals":
+                return json_response(200, {"enabled": False})  # the dev UI hides its view
+            return error_response(404, "no eval reports here (WebApp(eval_reports=...) is not set)")
+        if path == "/api/evals":
+            return json_response(200, self._evals.listing())
+        return self._evals.page(path.removeprefix("/evals/"))
 
     # -- turns ---------------------------------------------------------------
 

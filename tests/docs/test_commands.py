@@ -239,6 +239,7 @@ CHECKS: dict[str, Check] = {
     "pip install -e '.[notebook]'": Installs(),
     "pip install -e '.[bedrock]'": Installs(),
     "pip install -e '.[durable]'": Installs(),
+    "pip install -e '.[evals]'": Installs(),
     "pip install -e '.[docs]'": Installs(),
     "pip install -e '.[dev,local]'": Installs(),
     "pip install -e '.[local,otel]'": Installs(),
@@ -304,6 +305,13 @@ CHECKS: dict[str, Check] = {
     "python examples/batch/run_batch.py results.jsonl": Runs(
         expect="0 skipped (already in results.jsonl), 6 run"
     ),
+    "agent-smith eval examples/evals/arithmetic.jsonl --spec examples/batch/spec.json --repeat 3 "
+    "--html report.html --json report.json": Runs(
+        replace=(("--repeat 3", "--repeat 3 -e {server}"),),
+        after="test -s report.html && test -s report.json",
+        expect="calculator: 5 cases x 3 = 15 runs",
+    ),
+    "python examples/evals/eval_demo_agent.py": Runs(expect="report written to eval_report.html"),
     "flask --app examples/flask_app.py run": Serves("/", '<form id="ask">', add="--port {port}"),
     "flask --app examples/web/flask_mount.py run": Serves("/", "Log in", add="--port {port}"),
     "export DATABASE_URL=postgresql://USER@127.0.0.1/agentsite": Runs(),

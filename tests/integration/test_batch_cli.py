@@ -10,6 +10,7 @@ rerun must finish the rest with every id recorded once.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -112,3 +113,26 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_records_the_rest_once(
     assert not recorded or f"{len(recorded)} already in" in done.stderr
     ids = sorted(r.id for r in read_results(out))
     assert ids == [f"n{i:02d}" for i in range(INPUTS)]
+
+
+def test_ctrl_c_stops_an_eval_and_the_rerun_judges_every_run_once(tmp_path: Path) -> None:
+    dataset, spec, runs = tmp_path / "cases.jsonl", tmp_path / "spec.json", tmp_path / "runs.jsonl"
+    lines = [{"dataset": {"name": "notes", "evaluators": [{"type": "contains"}]}}]
+    lines += [
+        {"id": f"n{i:02d}", "input": f"note {i}", "expected": f"answer: note {i}"}
+        for i in range(20)
+    ]
+    dataset.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    command = [sys.executable, "-m", "agent_smith", "eval", str(dataset), "--spec", str(spec)]
+    command += ["-c", "4", "--results", str(runs)]
+    with HoldingServer(quick=5, hold=4) as server:
+        spec.write_text(json.dumps({"base_url": server.url}), encoding="utf-8")
+        err = _interrupt(command, server)
+        assert "agent-smith eval: interrupted; rerun with the same --results" in err, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        recorded = read_results(runs)
+        assert {r.input for r in recorded} <= set(server.answered)  # only finished runs
+        done = subprocess.run(command, capture_output=True, text=True, timeout=WAIT, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert "notes: 20 cases x 1 = 20 runs; pass rate 100.0%" in done.stdout, done.stdout
+    assert sorted(r.id for r in read_results(runs)) == [f"n{i:02d}#1" for i in range(20)]

@@ -234,3 +234,25 @@ def test_ctrl_c_cancels_the_inputs_in_flight_and_the_rerun_finishes(
     assert done.returncode == 0, done.stderr
     assert not recorded or f"{len(recorded)} already in" in done.stderr
     _assert_each_once(out, 120)
+
+
+def test_an_eval_runs_on_the_cluster_and_a_second_run_reads_its_results_back(
+    client: Client, tmp_path: Path
+) -> None:
+    from agent_smith.evals import Case, Contains, Dataset, evaluate
+
+    cases = Dataset(
+        tuple(Case(f"c{i}", f"question {i}", expected=f"answer: question {i}") for i in range(20)),
+        (Contains(),),
+    )
+    results = tmp_path / "runs.jsonl"
+    with ScriptedLlmServer(answer) as server:
+        spec = AgentSpec(server.url)
+        executor = client.get_executor()
+        report = evaluate(cases, spec, repeat=2, executor=executor, concurrency=8, results=results)
+        again = evaluate(cases, spec, repeat=2, executor=executor, results=results)
+    assert report.pass_rate == 1.0 and len(report.runs) == 40
+    assert len(server.requests) == 40  # the second run sent nothing
+    assert again.to_dict() == report.to_dict()
+    counts = _counted([r.id for r in read_results(results)])
+    assert counts == {f"c{i}#{r}": 1 for i in range(20) for r in (1, 2)}

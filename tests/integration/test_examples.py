@@ -18,7 +18,15 @@ import requests
 
 from agent_smith import SqliteSession, read_results
 from tests.support.approvals import denied, tool_contents
-from tests.support.llm_server import Calls, Chunks, Raw, ScriptedLlmServer, Text, sse_frames
+from tests.support.llm_server import (
+    Calls,
+    Chunks,
+    JsonObject,
+    Raw,
+    ScriptedLlmServer,
+    Text,
+    sse_frames,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TIMEOUT = 60.0
@@ -448,6 +456,43 @@ def test_batch_command_runs_the_example_spec_and_inputs(tmp_path: Path) -> None:
         "q5": "10",
         "q6": "9801",
     }
+
+
+# --- evals/: the demo agent measured on its dataset ----------------------------
+
+EVALS = EXAMPLES / "evals"
+_DEMO_CALLS: dict[str, tuple[str, dict[str, str]]] = {
+    "What is 17 * 23?": ("calculator", {"expression": "17 * 23"}),
+    "What is 2 to the power of 10?": ("calculator", {"expression": "2 ^ 10"}),
+    "What is (12 + 8) / 4?": ("calculator", {"expression": "(12 + 8) / 4"}),
+    "How much is 1.5 times 4?": ("calculator", {"expression": "1.5 * 4"}),
+    "What does notes.txt say about the meeting?": ("read_file", {"path": "notes.txt"}),
+    "Which files are in the sandbox?": ("list_files", {}),
+    "What is the first item in todo.md?": ("read_file", {"path": "todo.md"}),
+    "What is today's date in UTC? Use the clock tool.": ("mcp_demo__now", {}),
+}
+
+
+def _demo_tools_model(body: JsonObject) -> Text | Calls:
+    """The right tool for each case of examples/evals, then its result as the answer."""
+    messages = body["messages"]
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    if results:  # the small model's follow-up: asked to answer from the result
+        return Text(f"Here it is: {results[-1]}")
+    question = messages[-1]["content"]
+    if question not in _DEMO_CALLS:  # the follow-up case: its history has the answer
+        return Text("That is 782.")
+    return Calls(_DEMO_CALLS[question])
+
+
+def test_eval_example_measures_the_demo_agent_and_writes_the_report(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    with ScriptedLlmServer(_demo_tools_model) as server:
+        done = _run([sys.executable, str(EVALS / "eval_demo_agent.py"), str(page)], server)
+    assert done.returncode == 0, done.stderr
+    assert "demo tools: 9 cases x 1 = 9 runs; pass rate 100.0%" in done.stdout, done.stdout
+    assert f"report written to {page}" in done.stdout
+    assert 'data-metric="pass_rate" data-value="1.0"' in page.read_text(encoding="utf-8")
 
 
 # --- testing/: an application's own tests on the TestModel --------------------

@@ -170,3 +170,15 @@ def test_the_bundled_mcp_server_example_answers_in_the_repl(
 ) -> None:
     argv = [sys.executable, "-m", "agent_smith", "-e", served_url]  # it is the REPL's default
     assert _run(argv, served_url, stdin="Use the echo tool on: hello\n/exit\n", cwd=tmp_path)
+
+
+def test_eval_example_measures_the_demo_agent_and_writes_its_report(
+    served_url: str, tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    out = _run(
+        [sys.executable, str(EXAMPLES / "evals" / "eval_demo_agent.py"), str(page)], served_url
+    )
+    assert "demo tools: 9 cases x 1 = 9 runs; pass rate " in out, out  # the model's score varies
+    assert "could not run" not in page.read_text(encoding="utf-8")  # every case reached the model
+    assert 'data-metric="pass_rate"' in page.read_text(encoding="utf-8")

@@ -78,3 +78,35 @@ def test_options_are_checked() -> None:
         WebApp(lambda session: None, max_body_bytes=0)  # type: ignore[arg-type,return-value]
     with pytest.raises(ConfigError, match="sessions"):
         WebApp(lambda session: None, sessions=3)  # type: ignore[arg-type,return-value]
+
+
+def test_eval_reports_are_listed_newest_first_and_served_as_pages(tmp_path: Path) -> None:
+    from agent_smith.evals import Case, Contains, Dataset, evaluate
+    from agent_smith.llm.testing import TestModel
+
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    cases = Dataset((Case("a", "a", expected="a"), Case("b", "b", expected="z")), (Contains(),))
+    evaluate(cases, lambda: Agent(TestModel(respond=lambda r: "a"))).save(folder / "old.json")
+    (folder / "broken.json").write_text("{}", encoding="utf-8")
+    app = WebApp(lambda s: Agent(LlmClient("http://127.0.0.1:9")), eval_reports=folder)
+    status, _, body = call(app, "GET", "/api/evals")
+    listing = json.loads(body)
+    assert status == "200 OK" and listing["enabled"] is True
+    files = {r["file"]: r for r in listing["reports"]}
+    assert files["old.json"]["pass_rate"] == 0.5 and files["old.json"]["cases"] == 2
+    assert "must be an object with 'cases'" in files["broken.json"]["error"]
+    status, headers, page = call(app, "GET", "/evals/old")
+    assert status == "200 OK" and 'data-metric="pass_rate" data-value="0.5"' in page.decode()
+    assert "frame-ancestors 'self'" in headers["Content-Security-Policy"]
+    for name in ("nope", "..%2Fx", ".hidden"):
+        assert call(app, "GET", f"/evals/{name}")[0] == "404 Not Found"
+    assert call(app, "GET", "/evals/broken")[0].startswith("422")
+
+
+def test_without_eval_reports_the_view_is_off(app: WebApp) -> None:
+    status, _, body = call(app, "GET", "/api/evals")
+    assert (status, json.loads(body)) == ("200 OK", {"enabled": False})
+    assert call(app, "GET", "/evals/x")[0] == "404 Not Found"
+    with pytest.raises(ConfigError, match="not a directory"):
+        WebApp(lambda s: Agent(LlmClient("http://127.0.0.1:9")), eval_reports="/nonexistent")
