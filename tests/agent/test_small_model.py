@@ -5,10 +5,13 @@ from __future__ import annotations
 from agent_smith import Agent, AgentConfig, LlmClient, Runtime, tool
 from agent_smith.agent.small_model import DESCRIPTION_CHARS, RESULT_CHARS, short_schema
 from agent_smith.agent.text_tool_calls import ANSWER_NOTE
+from agent_smith.agent.tool_choice import WORDS_GRAMMAR
 from agent_smith.tools.base import ToolSchema
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 CALL = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}'
+CHOICE = '{"tool": "calculator", "arguments": {"expression": "17 * 23"}}'
+ANSWER = '{"tool": "answer", "arguments": {"text": "Hello."}}'
 
 
 @tool
@@ -30,12 +33,15 @@ def small_agent(llm: LlmClient, runtime: Runtime) -> Agent:
 def test_a_small_model_sees_each_tools_first_sentence_without_parameter_descriptions(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
-    llm_server.script(Text("Hello."))
+    llm_server.script(Text(ANSWER))
     small_agent(llm, runtime).send("Hi")
-    (function,) = [t["function"] for t in llm_server.requests[0]["tools"]]
-    assert function["description"] == "Evaluate an arithmetic expression."
-    assert function["parameters"]["properties"] == {"expression": {"type": "string"}}
-    assert llm_server.requests[0]["tool_choice"] == "auto"
+    sent = llm_server.requests[0]
+    assert (
+        "- calculator(expression): Evaluate an arithmetic expression.\n"
+        in (sent["messages"][0]["content"])
+    )
+    (call, _) = sent["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert call["properties"]["arguments"]["properties"] == {"expression": {"type": "string"}}
 
 
 def test_a_long_first_sentence_is_cut() -> None:
@@ -44,18 +50,25 @@ def test_a_long_first_sentence_is_cut() -> None:
     assert schema.description.endswith("…")
 
 
-def test_after_a_tool_result_a_small_model_is_offered_no_tool_and_asked_for_the_answer(
+def test_after_a_tool_result_a_small_model_is_asked_for_words_with_the_same_prompt_start(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
-    llm_server.script(Text(CALL), Text("17 times 23 is 391."))
+    llm_server.script(Text(CHOICE), Text("17 times 23 is 391."))
     agent = small_agent(llm, runtime)
     assert agent.send("What is 17 times 23?").content == "17 times 23 is 391."
     first, follow_up = llm_server.requests
-    assert follow_up["tool_choice"] == "none"
-    assert follow_up["tools"] == first["tools"]  # the prompt's start stays the same: cached
+    assert "tools" not in follow_up and "response_format" not in follow_up
+    assert follow_up["grammar"] == WORDS_GRAMMAR
+    assert follow_up["messages"][0] == first["messages"][0]  # the prompt's start: cached
     note = {"role": "user", "content": ANSWER_NOTE.format("What is 17 times 23?")}
     assert follow_up["messages"][-1] == note
-    assert follow_up["messages"][:-1][: len(first["messages"])] == first["messages"]
+    assert [m["role"] for m in follow_up["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "user",
+    ]
     assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
 
 
