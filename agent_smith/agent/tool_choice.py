@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..llm.request import LlmRequest
-from ..messages import Message, SystemMessage, ToolCall
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from ..tools.base import ToolSchema
 
 #: The pseudo-tool a small model "calls" to answer in words.
@@ -48,8 +48,9 @@ ANSWER_TOOL = "answer"
 ANSWER_LINE = f"- {ANSWER_TOOL}(text): Reply to the user in words, when no other tool is needed."
 #: The last lines of the tools' list: how to reply.
 REPLY_LINE = 'Reply with one JSON object: {"tool": NAME, "arguments": {...}}.'
-#: A reply in words: anything that does not open like a call (GBNF, llama.cpp's ``grammar``).
-WORDS_GRAMMAR = r"root ::= [^{<\[\x00] [^\x00]*"
+#: A reply in words (GBNF, llama.cpp's ``grammar``): it does not open like a call (``{``,
+#: ``[``, ``<``, a fence) and holds no JSON object with a key (``{`` then ``"`` or a space).
+WORDS_GRAMMAR = r"""root ::= [^{<\[`\x00] ([^{\x00] | "{" [^"\x00 \t\n])*"""
 #: The start of a reply that answers (the JSON schema fixes its keys' order).
 _ANSWER_START = re.compile(
     r'\s*\{\s*"tool"\s*:\s*"' + ANSWER_TOOL + r'"\s*,\s*"arguments"\s*:\s*\{\s*"text"\s*:\s*"'
@@ -71,16 +72,17 @@ def choice_request(request: LlmRequest) -> LlmRequest | None:
         return None
     if any(schema.name == ANSWER_TOOL for schema in tools):
         return None
-    messages = _with_tools_listed(request.messages, tools)
     if request.tool_choice == "none":  # the reply to tool results: words
         extra = {**request.sampling.extra, "grammar": WORDS_GRAMMAR}
-        sampling = replace(request.sampling, extra=extra)
-    else:
-        response_format = {
-            "type": "json_schema",
-            "json_schema": {"name": "tool_choice", "schema": choice_schema(tools)},
-        }
-        sampling = replace(request.sampling, response_format=response_format)
+        words = replace(request.sampling, extra=extra)
+        messages = results_told(request.messages)
+        return replace(request, messages=messages, tools=(), tool_choice=None, sampling=words)
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {"name": "tool_choice", "schema": choice_schema(tools)},
+    }
+    sampling = replace(request.sampling, response_format=response_format)
+    messages = _with_tools_listed(request.messages, tools)
     return replace(request, messages=messages, tools=(), tool_choice=None, sampling=sampling)
 
 
@@ -120,6 +122,37 @@ def _with_tools_listed(
         first = messages[0]
         return (replace(first, content=f"{first.content}\n\n{listed}"), *messages[1:])
     return (SystemMessage(listed), *messages)
+
+
+def results_told(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """``messages`` with their last round (call, results, note) told in one user message.
+
+    The message names each call with its arguments and gives its result,
+    then the note that asks for the answer; the messages before the
+    round's call stay as they are. Messages that end in no round stay whole.
+    """
+    end = len(messages)
+    note = messages[-1] if end and isinstance(messages[-1], UserMessage) else None
+    end -= note is not None
+    start = end
+    while start and isinstance(messages[start - 1], ToolMessage):
+        start -= 1
+    calling = messages[start - 1] if start else None
+    if start == end or not isinstance(calling, AssistantMessage):
+        return messages
+    calls = {call.id: call for call in calling.tool_calls}
+    results = [m for m in messages[start:end] if isinstance(m, ToolMessage)]
+    told = [_told(result, calls.get(result.tool_call_id)) for result in results]
+    if note is not None:
+        told.append(note.content)
+    return (*messages[: start - 1], UserMessage("\n\n".join(told)))
+
+
+def _told(result: ToolMessage, call: ToolCall | None) -> str:
+    arguments = call.arguments if call is not None else {}
+    spelled = ", ".join(f"{name}={json.dumps(value)}" for name, value in arguments.items())
+    outcome = "failed" if result.is_error else "returned"
+    return f"{result.name}({spelled}) {outcome}:\n{result.content}"
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def test_a_long_first_sentence_is_cut() -> None:
     assert schema.description.endswith("…")
 
 
-def test_after_a_tool_result_a_small_model_is_asked_for_words_with_the_same_prompt_start(
+def test_after_a_tool_result_a_small_model_is_told_the_result_and_asked_for_words(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
     llm_server.script(Text(CHOICE), Text("17 times 23 is 391."))
@@ -59,16 +59,14 @@ def test_after_a_tool_result_a_small_model_is_asked_for_words_with_the_same_prom
     first, follow_up = llm_server.requests
     assert "tools" not in follow_up and "response_format" not in follow_up
     assert follow_up["grammar"] == WORDS_GRAMMAR
-    assert follow_up["messages"][0] == first["messages"][0]  # the prompt's start: cached
-    note = {"role": "user", "content": ANSWER_NOTE.format("What is 17 times 23?")}
-    assert follow_up["messages"][-1] == note
-    assert [m["role"] for m in follow_up["messages"]] == [
-        "system",
-        "user",
-        "assistant",
-        "tool",
-        "user",
-    ]
+    system, question, told = follow_up["messages"]
+    assert system == {"role": "system", "content": "Use tools."}  # no tools listed
+    assert question == first["messages"][1]
+    note = ANSWER_NOTE.format("What is 17 times 23?")
+    assert told == {
+        "role": "user",
+        "content": f'calculator(expression="17 * 23") returned:\n391\n\n{note}',
+    }
     assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
 
 
@@ -105,7 +103,8 @@ def test_a_small_model_is_sent_the_start_of_a_big_result_and_the_history_keeps_i
     config = AgentConfig(small_model=True)
     agent = Agent(llm, "Use tools.", [read_file], config=config, runtime=runtime)
     agent.send("What is in big.txt?")
-    sent = llm_server.requests[1]["messages"][-2]["content"]  # the result, before the note
+    told = llm_server.requests[1]["messages"][-1]["content"]  # the result, then the note
+    sent = told.split("returned:\n", 1)[1].split("\n\n" + ANSWER_NOTE[:20], 1)[0]
     assert len(sent) < RESULT_CHARS + 60
     assert sent.startswith("shelf 0: a box of steel screws\n")
     assert sent.endswith("characters]") and "…[the first " in sent

@@ -7,6 +7,7 @@ sees native calls and words, the user never the JSON.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import jsonschema
@@ -25,11 +26,18 @@ from agent_smith.agent.tool_choice import (
     chosen_name,
     may_be_choice,
     read_choice,
+    results_told,
     tools_prompt,
 )
 from agent_smith.llm.events import Finished, TokenDelta, ToolCallCompleted, ToolCallStarted
 from agent_smith.llm.request import LlmRequest, LlmResponse, SamplingParams
-from agent_smith.messages import AssistantMessage, SystemMessage, UserMessage
+from agent_smith.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from agent_smith.tools.base import ToolSchema
 from tests.support.llm_server import ScriptedLlmServer, Text
 
@@ -92,13 +100,37 @@ def test_a_request_with_tools_lists_them_in_the_prompt_and_asks_for_a_choice() -
     }
 
 
-def test_the_request_after_tool_results_asks_for_words_under_the_same_prompt() -> None:
-    first = choice_request(request(CALC))
-    words = choice_request(request(CALC, tool_choice="none"))
-    assert first is not None and words is not None
-    assert words.messages[0] == first.messages[0]
-    assert words.sampling.response_format is None
+def test_the_request_after_tool_results_tells_them_and_asks_for_words() -> None:
+    call = ToolCall("c1", "calculator", {"expression": "17 * 23"})
+    now = ToolCall("c2", "now", {})
+    earlier = (UserMessage("Hi"), AssistantMessage("Hello."))
+    round_ = (
+        AssistantMessage("", tool_calls=(call, now)),
+        ToolMessage("c1", "calculator", "391"),
+        ToolMessage("c2", "now", "clock stopped", is_error=True),
+        UserMessage("Answer: What is 17 times 23?"),
+    )
+    base = request(CALC, NOW, tool_choice="none")
+    messages = (base.messages[0], *earlier, base.messages[1], *round_)
+    words = choice_request(replace(base, messages=messages))
+    assert words is not None
+    assert words.tools == () and words.sampling.response_format is None
     assert words.sampling.extra == {"grammar": WORDS_GRAMMAR}
+    assert words.messages == (
+        SystemMessage("Be brief."),
+        *earlier,
+        UserMessage("What is 17 times 23?"),
+        UserMessage(
+            'calculator(expression="17 * 23") returned:\n391\n\n'
+            "now() failed:\nclock stopped\n\nAnswer: What is 17 times 23?"
+        ),
+    )
+
+
+def test_messages_that_end_in_no_round_of_results_are_told_as_they_are() -> None:
+    messages = request(CALC).messages
+    assert results_told(messages) == messages
+    assert results_told(()) == ()
 
 
 @pytest.mark.parametrize(
