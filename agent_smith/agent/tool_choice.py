@@ -15,18 +15,23 @@ arguments that tool's schema. The model cannot invent a name or write
 anything but one call.
 
 The reply to tool results (the request's ``tool_choice`` is ``"none"``,
-:mod:`~agent_smith.agent.small_model`) is words: the same system prompt
-(so llama.cpp's prompt cache keeps it), no schema, and a grammar
-(:data:`WORDS_GRAMMAR`) that only forbids starting with ``{``, ``[`` or
-``<``: measured, a JSON answer there loses the fact ("17*23" for 391)
-where words keep it ("391"), and a reply that may not open like a call
-writes none.
+:mod:`~agent_smith.agent.small_model`) is words: the agent's own system
+prompt (no tools listed, no JSON asked for), the round told in one user
+message (:func:`results_told`: ``calculator(expression="17*23")
+returned:`` and the result, then the note quoting the question), no schema,
+and a grammar (:data:`WORDS_GRAMMAR`) that forbids opening like a call and
+any JSON object with a key. Measured: a JSON answer there loses the fact
+("17*23" for 391) where words keep it ("391"); with the tools list and its
+JSON instruction still in the prompt, and the results in the chat
+template's ``<tool_response>`` turns, the model echoed the file note,
+misread the result (port 8080 for 8443) or wrote a fenced ``{"tool": ...}``
+call.
 
 :func:`read_choice` turns a reply's text back into the neutral form: a
 :class:`~agent_smith.messages.ToolCall` (id ``call_<24 hex>``) or the
 answer's text, so the loop, the history and the events are those of a
-model that called the tool natively. The history's calls and results go
-back to the model the chat template's way.
+model that called the tool natively. The history's earlier rounds go back
+to the model the chat template's way.
 """
 
 from __future__ import annotations
@@ -128,8 +133,11 @@ def results_told(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     """``messages`` with their last round (call, results, note) told in one user message.
 
     The message names each call with its arguments and gives its result,
-    then the note that asks for the answer; the messages before the
-    round's call stay as they are. Messages that end in no round stay whole.
+    then the note that asks for the answer. The note quotes the question,
+    so the question's own message goes (measured: the 0.5B echoed the file
+    note the REPL adds to it, "Read big.txt with read_file before you
+    answer."); the messages before stay as they are. Messages that end in no
+    round stay whole.
     """
     end = len(messages)
     note = messages[-1] if end and isinstance(messages[-1], UserMessage) else None
@@ -143,9 +151,12 @@ def results_told(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     calls = {call.id: call for call in calling.tool_calls}
     results = [m for m in messages[start:end] if isinstance(m, ToolMessage)]
     told = [_told(result, calls.get(result.tool_call_id)) for result in results]
+    kept = start - 1
     if note is not None:
         told.append(note.content)
-    return (*messages[: start - 1], UserMessage("\n\n".join(told)))
+        if kept and isinstance(messages[kept - 1], UserMessage):
+            kept -= 1  # the question: the note quotes it
+    return (*messages[:kept], UserMessage("\n\n".join(told)))
 
 
 def _told(result: ToolMessage, call: ToolCall | None) -> str:

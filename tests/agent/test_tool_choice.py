@@ -118,8 +118,7 @@ def test_the_request_after_tool_results_tells_them_and_asks_for_words() -> None:
     assert words.sampling.extra == {"grammar": WORDS_GRAMMAR}
     assert words.messages == (
         SystemMessage("Be brief."),
-        *earlier,
-        UserMessage("What is 17 times 23?"),
+        *earlier,  # the question goes: the note quotes it
         UserMessage(
             'calculator(expression="17 * 23") returned:\n391\n\n'
             "now() failed:\nclock stopped\n\nAnswer: What is 17 times 23?"
@@ -131,6 +130,13 @@ def test_messages_that_end_in_no_round_of_results_are_told_as_they_are() -> None
     messages = request(CALC).messages
     assert results_told(messages) == messages
     assert results_told(()) == ()
+
+
+def test_a_round_without_the_note_keeps_the_question() -> None:
+    call = ToolCall("c1", "now", {})
+    question = UserMessage("What time is it?")
+    round_ = (AssistantMessage("", tool_calls=(call,)), ToolMessage("c1", "now", "12:00"))
+    assert results_told((question, *round_)) == (question, UserMessage("now() returned:\n12:00"))
 
 
 @pytest.mark.parametrize(
