@@ -45,6 +45,7 @@ from typing import Any
 from ..llm.request import LlmRequest
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from ..tools.base import ToolSchema
+from .text_tool_calls import first_paragraph
 
 #: The pseudo-tool a small model "calls" to answer in words.
 ANSWER_TOOL = "answer"
@@ -133,10 +134,11 @@ def results_told(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     """``messages`` with their last round (call, results, note) told in one user message.
 
     The message names each call with its arguments and gives its result,
-    then the note that asks for the answer. The note quotes the question,
-    so the question's own message goes (measured: the 0.5B echoed the file
-    note the REPL adds to it, "Read big.txt with read_file before you
-    answer."); the messages before stay as they are. Messages that end in no
+    then the note that asks for the answer. The question's own message is
+    kept as the note quotes it, up to its first blank line (measured on the
+    0.5B: whole, it echoed the file note the REPL adds to it, "Read big.txt
+    with read_file before you answer."; left out, it echoed the note's
+    quote). The messages before stay as they are. Messages that end in no
     round stay whole.
     """
     end = len(messages)
@@ -151,12 +153,13 @@ def results_told(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     calls = {call.id: call for call in calling.tool_calls}
     results = [m for m in messages[start:end] if isinstance(m, ToolMessage)]
     told = [_told(result, calls.get(result.tool_call_id)) for result in results]
-    kept = start - 1
+    before = list(messages[: start - 1])
     if note is not None:
         told.append(note.content)
-        if kept and isinstance(messages[kept - 1], UserMessage):
-            kept -= 1  # the question: the note quotes it
-    return (*messages[:kept], UserMessage("\n\n".join(told)))
+        question = before[-1] if before else None
+        if isinstance(question, UserMessage):
+            before[-1] = replace(question, content=first_paragraph(question.content))
+    return (*before, UserMessage("\n\n".join(told)))
 
 
 def _told(result: ToolMessage, call: ToolCall | None) -> str:

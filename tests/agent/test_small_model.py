@@ -59,8 +59,9 @@ def test_after_a_tool_result_a_small_model_is_told_the_result_and_asked_for_word
     follow_up = llm_server.requests[1]
     assert "tools" not in follow_up and "response_format" not in follow_up
     assert follow_up["grammar"] == WORDS_GRAMMAR
-    system, told = follow_up["messages"]  # the note quotes the question
+    system, question, told = follow_up["messages"]
     assert system == {"role": "system", "content": "Use tools."}  # no tools listed
+    assert question == {"role": "user", "content": "What is 17 times 23?"}
     note = ANSWER_NOTE.format("What is 17 times 23?")
     assert told == {
         "role": "user",

@@ -111,14 +111,16 @@ def test_the_request_after_tool_results_tells_them_and_asks_for_words() -> None:
         UserMessage("Answer: What is 17 times 23?"),
     )
     base = request(CALC, NOW, tool_choice="none")
-    messages = (base.messages[0], *earlier, base.messages[1], *round_)
+    question = UserMessage("What is 17 times 23?\n\nRead notes.txt with read_file first.")
+    messages = (base.messages[0], *earlier, question, *round_)
     words = choice_request(replace(base, messages=messages))
     assert words is not None
     assert words.tools == () and words.sampling.response_format is None
     assert words.sampling.extra == {"grammar": WORDS_GRAMMAR}
     assert words.messages == (
         SystemMessage("Be brief."),
-        *earlier,  # the question goes: the note quotes it
+        *earlier,
+        UserMessage("What is 17 times 23?"),  # as the note quotes it
         UserMessage(
             'calculator(expression="17 * 23") returned:\n391\n\n'
             "now() failed:\nclock stopped\n\nAnswer: What is 17 times 23?"
