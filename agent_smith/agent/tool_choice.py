@@ -11,7 +11,8 @@ lists them (:func:`tools_prompt`: ``name(arguments): description``, then
 ``response_format`` (:func:`choice_schema`; llama.cpp turns it into a
 grammar) lets the reply be nothing but ``{"tool": NAME, "arguments":
 {...}}``, where NAME is one offered tool's (or :data:`ANSWER_TOOL`) and the
-arguments that tool's schema. The model cannot invent a name or write
+arguments that tool's schema (its required parameters only, when it has
+some: :func:`needed_only`). The model cannot invent a name or write
 anything but one call.
 
 The reply to tool results (the request's ``tool_choice`` is ``"none"``,
@@ -83,6 +84,7 @@ def choice_request(request: LlmRequest) -> LlmRequest | None:
         words = replace(request.sampling, extra=extra)
         messages = results_told(request.messages)
         return replace(request, messages=messages, tools=(), tool_choice=None, sampling=words)
+    tools = tuple(needed_only(schema) for schema in tools)
     response_format = {
         "type": "json_schema",
         "json_schema": {"name": "tool_choice", "schema": choice_schema(tools)},
@@ -90,6 +92,24 @@ def choice_request(request: LlmRequest) -> LlmRequest | None:
     sampling = replace(request.sampling, response_format=response_format)
     messages = _with_tools_listed(request.messages, tools)
     return replace(request, messages=messages, tools=(), tool_choice=None, sampling=sampling)
+
+
+def needed_only(schema: ToolSchema) -> ToolSchema:
+    """``schema`` without its optional parameters, when it has required ones.
+
+    Measured on the 0.5B: offered ``read_file(path, start_line, end_line)``
+    it read "config.ini" from line 1 to 1 and made the port up. A tool with
+    no required parameter keeps its optional ones (``list_files(path)``):
+    they are the only way to say what is wanted.
+    """
+    parameters = schema.parameters
+    required = parameters.get("required")
+    properties = parameters.get("properties")
+    if not required or not isinstance(properties, dict):
+        return schema
+    needed = {name: spec for name, spec in properties.items() if name in required}
+    bare = {**parameters, "properties": needed, "additionalProperties": False}
+    return replace(schema, parameters=bare)
 
 
 def choice_schema(tools: tuple[ToolSchema, ...]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from agent_smith.agent.tool_choice import (
     choice_schema,
     chosen_name,
     may_be_choice,
+    needed_only,
     read_choice,
     results_told,
     tools_prompt,
@@ -96,8 +97,36 @@ def test_a_request_with_tools_lists_them_in_the_prompt_and_asks_for_a_choice() -
     assert tools_prompt((CALC,)).index("calculator") < tools_prompt((CALC,)).index(ANSWER_TOOL)
     assert sent.sampling.response_format == {
         "type": "json_schema",
-        "json_schema": {"name": "tool_choice", "schema": choice_schema((CALC, NOW))},
+        "json_schema": {
+            "name": "tool_choice",
+            "schema": choice_schema((needed_only(CALC), needed_only(NOW))),
+        },
     }
+
+
+def test_a_tool_with_required_parameters_is_offered_without_its_optional_ones() -> None:
+    read = ToolSchema(
+        "read_file",
+        "Read a file.",
+        {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "start_line": {"type": "integer"}},
+            "required": ["path"],
+        },
+    )
+    listing = ToolSchema(
+        "list_files", "List a folder.", {"type": "object", "properties": {"path": {}}}
+    )
+    sent = choice_request(request(read, listing))
+    assert sent is not None
+    assert "- read_file(path): Read a file." in sent.messages[0].content
+    assert "- list_files(path): List a folder." in sent.messages[0].content
+    schema = sent.sampling.response_format["json_schema"]["schema"]  # type: ignore[index]
+    jsonschema.validate({"tool": "list_files", "arguments": {"path": "todo"}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(
+            {"tool": "read_file", "arguments": {"path": "a", "start_line": 1}}, schema
+        )
 
 
 def test_the_request_after_tool_results_tells_them_and_asks_for_words() -> None:
