@@ -55,6 +55,7 @@ from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, StreamBounds, reply_sampling
 from .request import AgentRequest, refuse_unsendable
+from .small_chat import SmallChat
 from .small_model import small_request
 from .text_tool_calls import WrittenCalls
 from .turn import Turn, done_message
@@ -74,7 +75,8 @@ class TurnLoop:
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
         self._turn = turn
-        self._llm = current_steps().model(agent._llm)  # records or replays in a durable turn
+        llm = SmallChat(agent._llm) if agent.config.small_model else agent._llm
+        self._llm = current_steps().model(llm)  # records or replays in a durable turn
         self._fit = ContextFit(agent.config.context_window, agent._llm)
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room
         self._streamed = False  # the reply being read has yielded an event

@@ -9,19 +9,23 @@ by :func:`small_request`:
   :data:`DESCRIPTION_CHARS` characters) and its parameters' descriptions are
   dropped: fewer prompt tokens to read on two cores, and fewer words to copy
   into a call. The cut is the same every round, so the prompt's start
-  (system prompt, tool schemas, history) stays the same across requests and
-  llama.cpp's ``cache_prompt`` keeps it in its KV cache;
+  (system prompt, tools, history) stays the same across a conversation's
+  first requests and llama.cpp's ``cache_prompt`` keeps it in its KV cache;
 * every tool result is sent cut to its first :data:`RESULT_CHARS`
   characters (the history keeps it whole): the model answers from the
   start of a big file as well as from all of it, and on two cores each
   thousand characters more is seconds of prompt to read before the answer;
-* after tool results, the request offers no tool (``tool_choice="none"``;
-  the schemas stay in the prompt, so the cached start is kept) and ends with
-  :data:`~agent_smith.agent.text_tool_calls.ANSWER_NOTE` quoting the user's
-  question: measured, the model then answers ("17 times 23 equals 391.")
-  where otherwise it wrote the call again. The note is part of the request
-  only, not of the history. A reply that still is no answer is answered
-  from the results (:mod:`~agent_smith.agent.text_tool_calls`).
+* after tool results, the request offers no tool (``tool_choice="none"``)
+  and ends with :data:`~agent_smith.agent.text_tool_calls.ANSWER_NOTE`
+  quoting the user's question: measured, the model then answers ("17 times
+  23 equals 391.") where otherwise it wrote the call again. The note is part
+  of the request only, not of the history. A reply that still is no answer
+  is answered from the results (:mod:`~agent_smith.agent.text_tool_calls`).
+
+On the wire (:class:`~agent_smith.agent.small_chat.SmallChat`,
+:mod:`~agent_smith.agent.tool_choice`), a request that offers tools asks
+for a constrained choice (one offered tool's call, or an answer), and the
+one after tool results tells the round in one message and asks for words.
 
 A small model therefore answers from one round of tool results; it does not
 chain tools within a turn.

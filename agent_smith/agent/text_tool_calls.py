@@ -127,8 +127,13 @@ class WrittenCalls:
 
 def answer_note(question: str) -> UserMessage:
     """:data:`ANSWER_NOTE` quoting ``question`` up to its first blank line."""
-    first = question.strip().split("\n\n", 1)[0]  # a paragraph added after it (the demo's)
+    first = first_paragraph(question)
     return UserMessage(ANSWER_NOTE.format(one_line(first, _QUESTION_CHARS) or "my question above"))
+
+
+def first_paragraph(text: str) -> str:
+    """``text`` up to its first blank line: a question without a paragraph added (the demo's)."""
+    return text.strip().split("\n\n", 1)[0]
 
 
 def recover_tool_calls(response: LlmResponse, tools: Sequence[ToolSchema]) -> LlmResponse | None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 from agent_smith import Agent, AgentConfig, LlmClient, Runtime, tool
 from agent_smith.agent.small_model import DESCRIPTION_CHARS, RESULT_CHARS, short_schema
 from agent_smith.agent.text_tool_calls import ANSWER_NOTE
+from agent_smith.agent.tool_choice import WORDS_GRAMMAR
 from agent_smith.tools.base import ToolSchema
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
 
 CALL = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}'
+CHOICE = '{"tool": "calculator", "arguments": {"expression": "17 * 23"}}'
+ANSWER = '{"tool": "answer", "arguments": {"text": "Hello."}}'
 
 
 @tool
@@ -30,12 +33,15 @@ def small_agent(llm: LlmClient, runtime: Runtime) -> Agent:
 def test_a_small_model_sees_each_tools_first_sentence_without_parameter_descriptions(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
-    llm_server.script(Text("Hello."))
+    llm_server.script(Text(ANSWER))
     small_agent(llm, runtime).send("Hi")
-    (function,) = [t["function"] for t in llm_server.requests[0]["tools"]]
-    assert function["description"] == "Evaluate an arithmetic expression."
-    assert function["parameters"]["properties"] == {"expression": {"type": "string"}}
-    assert llm_server.requests[0]["tool_choice"] == "auto"
+    sent = llm_server.requests[0]
+    assert (
+        "- calculator(expression): Evaluate an arithmetic expression.\n"
+        in (sent["messages"][0]["content"])
+    )
+    (call, _) = sent["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert call["properties"]["arguments"]["properties"] == {"expression": {"type": "string"}}
 
 
 def test_a_long_first_sentence_is_cut() -> None:
@@ -44,18 +50,23 @@ def test_a_long_first_sentence_is_cut() -> None:
     assert schema.description.endswith("…")
 
 
-def test_after_a_tool_result_a_small_model_is_offered_no_tool_and_asked_for_the_answer(
+def test_after_a_tool_result_a_small_model_is_told_the_result_and_asked_for_words(
     llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
 ) -> None:
-    llm_server.script(Text(CALL), Text("17 times 23 is 391."))
+    llm_server.script(Text(CHOICE), Text("17 times 23 is 391."))
     agent = small_agent(llm, runtime)
     assert agent.send("What is 17 times 23?").content == "17 times 23 is 391."
-    first, follow_up = llm_server.requests
-    assert follow_up["tool_choice"] == "none"
-    assert follow_up["tools"] == first["tools"]  # the prompt's start stays the same: cached
-    note = {"role": "user", "content": ANSWER_NOTE.format("What is 17 times 23?")}
-    assert follow_up["messages"][-1] == note
-    assert follow_up["messages"][:-1][: len(first["messages"])] == first["messages"]
+    follow_up = llm_server.requests[1]
+    assert "tools" not in follow_up and "response_format" not in follow_up
+    assert follow_up["grammar"] == WORDS_GRAMMAR
+    system, question, told = follow_up["messages"]
+    assert system == {"role": "system", "content": "Use tools."}  # no tools listed
+    assert question == {"role": "user", "content": "What is 17 times 23?"}
+    note = ANSWER_NOTE.format("What is 17 times 23?")
+    assert told == {
+        "role": "user",
+        "content": f'calculator(expression="17 * 23") returned:\n391\n\n{note}',
+    }
     assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
 
 
@@ -92,7 +103,8 @@ def test_a_small_model_is_sent_the_start_of_a_big_result_and_the_history_keeps_i
     config = AgentConfig(small_model=True)
     agent = Agent(llm, "Use tools.", [read_file], config=config, runtime=runtime)
     agent.send("What is in big.txt?")
-    sent = llm_server.requests[1]["messages"][-2]["content"]  # the result, before the note
+    told = llm_server.requests[1]["messages"][-1]["content"]  # the result, then the note
+    sent = told.split("returned:\n", 1)[1].split("\n\n" + ANSWER_NOTE[:20], 1)[0]
     assert len(sent) < RESULT_CHARS + 60
     assert sent.startswith("shelf 0: a box of steel screws\n")
     assert sent.endswith("characters]") and "…[the first " in sent
