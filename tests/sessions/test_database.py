@@ -80,3 +80,36 @@ def test_a_write_lock_held_past_busy_timeout_is_an_agent_timeout_error(
         holder.close()
     session.append(UserMessage("after"))
     assert session.messages() == [UserMessage("before"), UserMessage("after")]
+
+
+def test_writers_of_one_process_queue_and_a_forked_child_does_not_inherit_the_queue(
+    sqlite_store: Store, db: Path
+) -> None:
+    from agent_smith.sessions.database import Database, _writer_lock
+
+    database = Database(str(db), busy_timeout=0.2, synchronous="normal")
+    session = sqlite_store.open(busy_timeout=0.2)
+    session.append(UserMessage("first"))
+    writing, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with database.write("hold"):
+            writing.set()
+            done.wait(WAIT)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert writing.wait(WAIT)
+        with pytest.raises(AgentTimeoutError, match=r"append waited over 0\.2 s"):
+            session.append(UserMessage("blocked"))  # queued behind this process's writer
+        child = os.fork()
+        if child == 0:  # the writer's thread is not in the child: nothing may hold its lock
+            os._exit(0 if _writer_lock(str(db)).acquire(timeout=1) else 1)
+        assert os.waitpid(child, 0)[1] == 0
+    finally:
+        done.set()
+        holder.join(WAIT)
+        database.close()
+    session.append(UserMessage("after"))
+    assert session.messages() == [UserMessage("first"), UserMessage("after")]
