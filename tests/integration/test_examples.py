@@ -476,10 +476,10 @@ _DEMO_CALLS: dict[str, tuple[str, dict[str, str]]] = {
 def _demo_tools_model(body: JsonObject) -> Text | Calls:
     """The right tool for each case of examples/evals, then its result as the answer."""
     messages = body["messages"]
-    results = [m["content"] for m in messages if m["role"] == "tool"]
-    if results:  # the small model's follow-up: asked to answer from the result
-        return Text(f"Here it is: {results[-1]}")
     question = messages[-1]["content"]
+    told = " returned:\n"
+    if told in question:  # the small model's follow-up: the round told, in words
+        return Text("Here it is: " + question.split(told, 1)[1])
     if question not in _DEMO_CALLS:  # the follow-up case: its history has the answer
         return Text("That is 782.")
     return Calls(_DEMO_CALLS[question])
