@@ -57,16 +57,19 @@ def test_cancelling_a_running_task_stops_its_turn(served: str, binding: str) -> 
     client = A2AClient(served, binding=binding)
     seen: list[Any] = []
     failure: list[BaseException] = []
+    first = threading.Event()
 
     def read() -> None:
         try:
-            seen.extend(client.stream(text_message("wait")))
+            for item in client.stream(text_message("wait")):
+                seen.append(item)
+                first.set()
         except BaseException as err:  # the test reports it
             failure.append(err)
 
     reader = threading.Thread(target=read, name="test-a2a-reader")
     reader.start()
-    assert HOLDING.wait(TIMEOUT)
+    assert HOLDING.wait(TIMEOUT) and first.wait(TIMEOUT)
     task_id = seen[0].id
     assert client.cancel_task(task_id).state == "TASK_STATE_CANCELED"
     reader.join(TIMEOUT)
