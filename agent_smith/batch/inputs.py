@@ -19,10 +19,10 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .._internal import json_input
+from ..base.named_file import read_named_file
 from ..base.parts import Content, as_parts, content_from_json
 from ..errors import ConfigError, ParseError, PartError
 
@@ -61,10 +61,7 @@ def as_inputs(inputs: Iterable[BatchInput | Mapping[str, object] | str]) -> list
 def read_inputs(path: str | os.PathLike[str]) -> list[BatchInput]:
     """Read a JSON Lines inputs file; ConfigError names the file and line of a problem."""
     name = os.fspath(path)
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read inputs {name!r}: {err}") from err
+    lines = read_named_file(path, "inputs").splitlines()
     raw: list[object] = []
     numbers: list[int] = []  # the line of each input
     for number, line in enumerate(lines, start=1):

@@ -32,11 +32,11 @@ import re
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._internal import json_input
 from ..agent.config import AgentConfig
+from ..base.named_file import read_named_file
 from ..base.plain_data import from_plain
 from ..errors import ConfigError
 from ..llm.endpoint import resolve_chat_url
@@ -159,10 +159,7 @@ class AgentSpec:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> AgentSpec:
         """Read a spec from a JSON file; ConfigError names the file and the problem."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise ConfigError(f"cannot read agent spec {os.fspath(path)!r}: {err}") from err
+        text = read_named_file(path, "agent spec")
         try:
             return cls.from_json(text)
         except ConfigError as err:

@@ -32,6 +32,7 @@ from typing import Any
 
 from .._internal import json_input
 from .._internal.extras import install_hint
+from ..base.named_file import read_named_file
 from ..errors import AgentSmithError, ConfigError, EvalError
 from .case import Case
 from .evaluator import Evaluator
@@ -70,10 +71,7 @@ class Dataset:
     def load(cls, path: str | os.PathLike[str], *, strict: bool = False) -> Dataset:
         """Read a ``.jsonl``, ``.yaml``/``.yml`` or ``.json`` dataset (see the module doc)."""
         target = Path(path)
-        try:
-            text = target.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise ConfigError(f"cannot read dataset {os.fspath(path)!r}: {err}") from err
+        text = read_named_file(path, "dataset")
         suffix = target.suffix.lower()
         if suffix == ".jsonl":
             dataset = _from_lines(text, str(target))

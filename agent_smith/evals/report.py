@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._internal import json_input
 from ..base.history_json import message_to_dict
+from ..base.named_file import read_named_file
 from ..batch.result import BatchResult, ItemError
 from ..errors import ConfigError, ParseError
 from ..messages import TokenUsage
@@ -297,10 +298,7 @@ class EvalReport:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EvalReport:
         """Read a JSON report written by :meth:`save`."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise ConfigError(f"cannot read report {os.fspath(path)!r}: {err}") from err
+        text = read_named_file(path, "report")
         try:
             return cls.from_dict(json_input.loads(text))
         except json.JSONDecodeError as err:
