@@ -7,7 +7,6 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 import requests
@@ -17,12 +16,8 @@ pytest.importorskip("dbos")
 from agent_smith import Agent, LlmClient, Session, TestModel, WebApp
 from agent_smith.durable import DurableAgent, DurableEngine, DurableTurns
 from agent_smith.web.app import durable_turn_id
+from agent_smith.web.serve import WebServer
 from tests.durable.conftest import WAIT, Workers
-
-
-class Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log on the test's output."""
 
 
 @pytest.fixture
@@ -44,15 +39,8 @@ def web(tmp_path: Path) -> Iterator[str]:
             durable=turns,
             authenticate=lambda environ: environ.get("HTTP_X_USER"),
         )
-        server = make_server("127.0.0.1", 0, app, handler_class=Quiet)
-        thread = threading.Thread(target=server.serve_forever, name="test-web", daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_port}/api/durable"
-        finally:
-            server.shutdown()
-            thread.join()
-            server.server_close()
+        with WebServer(app).start() as server:
+            yield f"{server.url}/api/durable"
 
 
 def test_a_decision_posted_to_the_web_app_lets_the_turn_go_on_in_the_worker_process(
