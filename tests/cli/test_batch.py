@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,24 +14,13 @@ from agent_smith.cli.main import main
 from tests.support.batch import answer, last_user_text, write_batch_files
 from tests.support.llm_server import JsonObject, Raw, Reply, ScriptedLlmServer
 
-pytestmark = pytest.mark.usefixtures("no_thread_leak")
-
-
-@pytest.fixture(autouse=True)
-def keep_sys_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the command adds the working directory
+pytestmark = pytest.mark.usefixtures("no_thread_leak", "keep_sys_path")
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedLlmServer]:
-    with ScriptedLlmServer(answer) as s:
-        yield s
-
-
-@pytest.fixture
-def files(tmp_path: Path, server: ScriptedLlmServer) -> tuple[Path, Path, Path]:
+def files(tmp_path: Path, answering_server: ScriptedLlmServer) -> tuple[Path, Path, Path]:
     rows = [{"id": f"t{i}", "input": f"ticket {i}"} for i in range(12)]
-    spec, inputs = write_batch_files(tmp_path, {"base_url": server.url}, rows)
+    spec, inputs = write_batch_files(tmp_path, {"base_url": answering_server.url}, rows)
     return spec, inputs, tmp_path / "out.jsonl"
 
 
@@ -51,14 +39,16 @@ def test_every_input_is_run_and_recorded(
 
 
 def test_failed_inputs_are_named_and_the_status_says_so(
-    files: tuple[Path, Path, Path], server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]
+    files: tuple[Path, Path, Path],
+    answering_server: ScriptedLlmServer,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     def refuse_ticket_3(body: JsonObject) -> Reply:
         if last_user_text(body) == "ticket 3":
             return Raw(400, '{"error": {"message": "no such ticket"}}')
         return answer(body)
 
-    server.responder = refuse_ticket_3
+    answering_server.responder = refuse_ticket_3
     spec, inputs, out = files
     status = main(["batch", str(spec), str(inputs), "-o", str(out), "--retries", "0"])
     assert status == cli_batch.EXIT_SOME_FAILED == 3
@@ -70,14 +60,14 @@ def test_failed_inputs_are_named_and_the_status_says_so(
 
 
 def test_endpoint_overrides_the_specs_base_url(
-    tmp_path: Path, server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, answering_server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = tmp_path / "spec.json"
     spec.write_text('{"base_url": "http://127.0.0.1:1"}', encoding="utf-8")
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('"hello"\n', encoding="utf-8")
     out = tmp_path / "out.db"
-    assert main(["batch", str(spec), str(inputs), "-o", str(out), "-e", server.url]) == 0
+    assert main(["batch", str(spec), str(inputs), "-o", str(out), "-e", answering_server.url]) == 0
     assert [r.content for r in read_results(out)] == ["answer: hello"]
 
 

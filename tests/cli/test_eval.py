@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,10 +10,9 @@ import pytest
 from agent_smith.cli import eval as cli_eval
 from agent_smith.cli.main import main
 from agent_smith.evals import EvalReport
-from tests.support.batch import answer
 from tests.support.llm_server import ScriptedLlmServer
 
-pytestmark = pytest.mark.usefixtures("no_thread_leak")
+pytestmark = pytest.mark.usefixtures("no_thread_leak", "keep_sys_path")
 
 CASES = [
     {"dataset": {"name": "echo", "evaluators": [{"type": "contains"}]}},
@@ -25,21 +22,10 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def keep_sys_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the command adds the working directory
-
-
 @pytest.fixture
-def server() -> Iterator[ScriptedLlmServer]:
-    with ScriptedLlmServer(answer) as s:
-        yield s
-
-
-@pytest.fixture
-def files(tmp_path: Path, server: ScriptedLlmServer) -> tuple[Path, Path]:
+def files(tmp_path: Path, answering_server: ScriptedLlmServer) -> tuple[Path, Path]:
     spec, dataset = tmp_path / "spec.json", tmp_path / "cases.jsonl"
-    spec.write_text(json.dumps({"base_url": server.url}), encoding="utf-8")
+    spec.write_text(json.dumps({"base_url": answering_server.url}), encoding="utf-8")
     dataset.write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
     return spec, dataset
 
@@ -83,15 +69,15 @@ def test_a_comparison_with_an_earlier_report_is_printed(
 
 
 def test_a_rerun_with_the_same_results_file_runs_nothing_again(
-    files: tuple[Path, Path], tmp_path: Path, server: ScriptedLlmServer
+    files: tuple[Path, Path], tmp_path: Path, answering_server: ScriptedLlmServer
 ) -> None:
     spec, dataset = files
     results = tmp_path / "runs.jsonl"
     argv = ["eval", str(dataset), "--spec", str(spec), "--results", str(results)]
     assert main(argv) == 0
-    requests = len(server.requests)
+    requests = len(answering_server.requests)
     assert main(argv) == 0
-    assert len(server.requests) == requests == 3
+    assert len(answering_server.requests) == requests == 3
 
 
 def test_a_malformed_line_is_named_and_the_other_cases_run(
