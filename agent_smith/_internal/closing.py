@@ -34,3 +34,15 @@ class Closeable(ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def close_iterator(iterator: object) -> None:
+    """Close ``iterator`` if it can be closed (a generator, a streamed response's events).
+
+    A consumer that stops early closes what it read from, so the producer's
+    ``finally`` runs now (an HTTP response closed, a turn cancelled) rather
+    than whenever the garbage collector finds it.
+    """
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()

@@ -29,6 +29,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from .._internal.closing import close_iterator
 from ..base.cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
 from ..llm.events import Finished
@@ -392,9 +393,7 @@ class TurnLoop:
                 invoke_hook(on_stream_event, event, name="on_stream_event")
                 yield event
         finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()  # closes the HTTP response if we stopped early
+            close_iterator(events)  # closes the HTTP response if we stopped early
         if bounds.stopped is not None:
             self._repeated = bounds.stopped
         if response is None:

@@ -36,6 +36,7 @@ import functools
 from collections.abc import Iterator
 from dataclasses import replace
 
+from .._internal.closing import close_iterator
 from ..errors import AgentStopped
 from ..llm.events import Finished, ReasoningDelta, StreamEvent, TokenDelta
 from ..llm.request import LlmResponse, SamplingParams
@@ -168,9 +169,7 @@ class StreamBounds:
                     return
                 yield event
         finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
+            close_iterator(events)
 
     def feed(self, event: StreamEvent) -> LlmResponse | None:
         """Note ``event``; the cut-off reply once the stream repeats itself, else None."""

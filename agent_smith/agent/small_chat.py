@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .._internal.closing import close_iterator
 from ..llm.events import Finished, StreamEvent, TokenDelta, ToolCallCompleted, ToolCallStarted
 from ..llm.request import LlmRequest, LlmResponse
 from .text_tool_calls import CUT_NOTE
@@ -138,9 +139,7 @@ def choice_events(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
                     yield TokenDelta(answer[shown:])
                     shown = len(answer)
     finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()
+        close_iterator(events)
 
 
 def _ending(response: LlmResponse, name: str | None, shown: int) -> Iterator[StreamEvent]:

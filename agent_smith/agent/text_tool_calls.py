@@ -53,6 +53,7 @@ import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
+from .._internal.closing import close_iterator
 from .._internal.text import one_line
 from ..llm.events import Finished, StreamEvent, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse
@@ -228,6 +229,4 @@ def visible_events(
                     yield TokenDelta(rest)
             yield event
     finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()
+        close_iterator(events)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from .._internal.closing import close_iterator
 from ..errors import AgentStopped
 from ..llm.events import Finished, TokenDelta
 from ..messages import TokenUsage, ToolCall, ToolMessage
@@ -135,9 +136,7 @@ class CardBuilder:
         except AgentStopped as err:
             self._stopped = str(err)
         finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                close()
+            close_iterator(iterator)
 
     def card(self, *, working: bool = False) -> TurnCard:
         """The card as the events so far show it (``working``: a live view of it)."""

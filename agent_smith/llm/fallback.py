@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .._internal.closing import close_iterator
 from ..errors import AgentSmithError, AgentTimeoutError, ConfigError, LlmApiError, TransportError
 from ..observer import get_observer
 from .events import Finished, StreamEvent
@@ -135,9 +136,7 @@ class FallbackModel:
                     yield _named_event(event, model)
                 return
             finally:
-                close = getattr(events, "close", None)
-                if close is not None:
-                    close()  # a caller that stopped early closes the live response too
+                close_iterator(events)  # a caller that stopped early closes the live response too
 
     def _fall(self, position: int, model: ChatModel, error: AgentSmithError) -> None:
         if position == len(self._models) - 1 or not self._should_fall(error):

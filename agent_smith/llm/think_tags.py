@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from .._internal.closing import close_iterator
 from ..messages import AssistantMessage
 from .events import Finished, ReasoningDelta, StreamEvent, TokenDelta
 from .request import LlmResponse
@@ -104,6 +105,4 @@ def split_events(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
             else:
                 yield event
     finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()
+        close_iterator(events)

@@ -15,6 +15,7 @@ from contextvars import ContextVar, Token
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._internal.closing import close_iterator
 from ..errors import ApprovalRequired, CancelledError
 from ..llm.events import Finished
 from ..messages import TokenUsage
@@ -102,9 +103,7 @@ class ChatMetrics(_Timed, ChatObservation):
                     self.finish(event.response)
                 yield event
         finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
+            close_iterator(events)
 
     def finish(self, response: R) -> R:
         if response.usage is not None:
@@ -256,9 +255,9 @@ class TurnMetrics(TurnObservation):
         finally:
             token = _turn.set(self)
             try:
-                close = getattr(events, "close", None)
-                if close is not None:
-                    close()  # a caller that stopped early: the turn cleans up in its scope
+                close_iterator(
+                    events
+                )  # a caller that stopped early: the turn cleans up in its scope
             finally:
                 _turn.reset(token)
                 self._ended(started, outcome)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .._internal.closing import close_iterator
 from ..errors import AgentBusyError, AgentStopped, ApprovalRequired
 from .names import (
     AGENT_DEPTH,
@@ -211,9 +212,7 @@ def _traced(
     finally:
         token = otel.attach(live.context)
         try:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()  # a caller that stopped early: the turn cleans up under its span
+            close_iterator(events)  # a caller that stopped early: the turn cleans up under its span
         finally:
             otel.detach(token)
             if held is not None:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._internal.closing import close_iterator
 from ..llm.events import Finished
 from ..observer import ChatClientFacts, ChatObservation, ChatReplyFacts, ChatRequestFacts
 from ..runtime import default_runtime
@@ -112,9 +113,7 @@ class ChatSpan(LiveHandle, ChatObservation):
                     self.finish(event.response)
                 yield event
         finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
+            close_iterator(events)
 
     def finish(self, response: R) -> R:
         attributes: Attributes = {RESPONSE_FINISH_REASONS: [response.finish_reason]}

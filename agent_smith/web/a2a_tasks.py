@@ -31,6 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack
 
+from .._internal.closing import close_iterator
 from ..a2a.wire import (
     AGENT,
     CANCELED,
@@ -50,7 +51,6 @@ from ..agent.events import FinalAnswer, ToolCallRequested
 from ..base.paused_turn import ApprovalRequest
 from ..llm.events import TokenDelta
 from .stream import TurnFailed, TurnPaused, WebEvent
-from .stream import _close as close_iterator
 
 #: How many tasks a server keeps (finished ones are forgotten first).
 MAX_TASKS = 1000

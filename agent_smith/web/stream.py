@@ -23,6 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from .._internal.closing import close_iterator
 from ..agent.approvals import ApprovalRequested
 from ..agent.events import AgentEvent
 from ..base.paused_turn import ApprovalRequest
@@ -64,7 +65,7 @@ def turn_events(start: Callable[[], Iterator[AgentEvent]]) -> Generator[WebEvent
                     event.defer()  # decided by a later request: the turn pauses
                 yield event
         finally:
-            _close(events)
+            close_iterator(events)
     except ApprovalRequired as paused:
         yield TurnPaused(paused.state.requests, paused.state.usage)
     except AgentBusyError as err:
@@ -107,13 +108,7 @@ def frames(
                 yield b"".join(chunk)
         yield b"".join(mapper.end())
     finally:
-        _close(events)
-
-
-def _close(iterator: Iterator[object]) -> None:
-    close = getattr(iterator, "close", None)
-    if close is not None:
-        close()
+        close_iterator(events)
 
 
 @dataclass(frozen=True)
@@ -169,6 +164,6 @@ class TurnStream:
     def close(self) -> None:
         """Stop the turn if it still runs (a client that went away), then free its resources."""
         try:
-            _close(self._frames)
+            close_iterator(self._frames)
         finally:
             self._resources.close()
