@@ -19,6 +19,8 @@ from tests.support.llm_server import ScriptedLlmServer, Text
 from tests.support.provider_wire import speak
 
 ROOT = Path(__file__).resolve().parents[2]
+#: How long the child may take to start or to stop (seconds).
+STARTUP_BOUND = 240
 
 
 @contextlib.contextmanager
@@ -37,14 +39,15 @@ def _web(*args: str, cwd: Path = ROOT, data_home: Path | None = None) -> Iterato
     )
     try:
         assert proc.stderr is not None
-        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        # Generous: the demo agent starts its MCP server first, slow on a loaded machine.
+        ready, _, _ = select.select([proc.stderr], [], [], STARTUP_BOUND)
         assert ready, "agent-smith web did not start"
         line = proc.stderr.readline().decode()
         assert line.startswith("agent-smith web: open http://127.0.0.1:"), line
         yield line.split("open ", 1)[1].split("/ ", 1)[0], line
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) in (0, 130)
+        assert proc.wait(STARTUP_BOUND) in (0, 130)
         if proc.stderr is not None:
             proc.stderr.close()
 
@@ -52,7 +55,7 @@ def _web(*args: str, cwd: Path = ROOT, data_home: Path | None = None) -> Iterato
 def _say_hi(url: str) -> str:
     message = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
     return requests.post(
-        f"{url}/api/chat", json={"id": "c", "messages": [message]}, timeout=30
+        f"{url}/api/chat", json={"id": "c", "messages": [message]}, timeout=STARTUP_BOUND
     ).text
 
 
