@@ -27,7 +27,6 @@ the process that made it, or runs one process with many threads.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
@@ -176,11 +175,12 @@ def run_task(
 ) -> Generator[list[JsonObject], None, None]:
     """The task's ``StreamResponse`` objects while ``start()``'s turn runs (see the module doc).
 
-    They come in lists of those ready at the same time (the task and its
-    first status; the answer's last chunk and the final status), which a
-    stream sends in one write. ``resources`` (the session and ``agent``) are
-    closed when the turn is over, before the final state goes out, or when
-    the generator is closed early, which cancels the turn and the task.
+    They come in lists of those ready at the same time (the task, its first
+    status and what the turn's first event says; the answer's last chunk and
+    the final status), which a stream sends in one write. ``resources`` (the
+    session and ``agent``) are closed when the turn is over, before the final
+    state goes out, or when the generator is closed early, which cancels the
+    turn and the task.
     """
     with record.changed:
         record.runs += 1
@@ -190,19 +190,23 @@ def run_task(
     events = start()
     ending: WebEvent | None = None
     try:
-        # The turn starts with its first event, before the caller learns the task's id:
-        # from then on a CancelTask reaches the running turn.
-        first = next(events, None)
-        yield [{"task": record.snapshot()}, record.set_state(WORKING)]
-        for event in itertools.chain((first,) if first is not None else (), events):
+        # The task goes out with the turn's first event (the turn has started by then,
+        # so a CancelTask from the caller that learns the task's id reaches it).
+        group = [{"task": record.snapshot()}, record.set_state(WORKING)]
+        for event in events:
             if record.cancel_requested:
                 agent.cancel()
             if isinstance(event, TokenDelta):
-                yield [record.chunk(event.text)]
+                group.append(record.chunk(event.text))
             elif isinstance(event, ToolCallRequested):
-                yield [_tool_update(record, event)]
+                group.append(_tool_update(record, event))
             elif isinstance(event, _ENDINGS) and ending is None:
                 ending = event
+            if group:
+                yield group
+                group = []
+        if group:  # a turn without a single event
+            yield group
     finally:
         try:
             close_iterator(events)

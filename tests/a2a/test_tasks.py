@@ -25,8 +25,8 @@ def test_the_final_state_goes_out_once_the_turn_and_its_session_are_closed(
     for group in run_task(record, stack, agent, lambda: turn_events(lambda: agent.stream("hi"))):
         groups.append((group, list(closed)))
     first, _ = groups[0]
-    assert [next(iter(u)) for u in first] == ["task", "statusUpdate"]
-    assert first[1]["statusUpdate"]["status"]["state"] == WORKING
+    assert [next(iter(u)) for u in first] == ["task", "statusUpdate", "artifactUpdate"]
+    assert first[1]["statusUpdate"]["status"]["state"] == WORKING  # with the first token
     last, closed_by_then = groups[-1]
     assert closed_by_then == ["session"]  # a follow-up in the context finds it free
     assert [next(iter(u)) for u in last] == ["artifactUpdate", "statusUpdate"]
