@@ -13,7 +13,12 @@ an in-process caller pays for it (a session of a new conversation opened,
 the agent built on it, ``agent.send(text)`` or ``agent.stream(text)`` read
 to its end, closed), then the same message
 sent with :class:`~agent_smith.A2AClient` to the served agent (a new task in
-a new context; the server does the same turn). Framework time = the round
+a new context; the server does the same turn). The round trip ends when the
+caller has its answer *and* the server has finished the request (its
+response body closed: the turn's session and agent closed), as the own turn
+ends with them closed; a stream's caller has its last event before the
+server is done, and stopping the clock there would leave that work out of
+the round trip and put it in the next own turn. Framework time = the round
 trip's p50 - the own turn's p50: both sides' share (HTTP on loopback, JSON,
 the task, the events translated and read back), in wall time and in this
 process's CPU time (both sides run in it; CPU time is what other work on
@@ -94,6 +99,49 @@ class Served:
         return since(start)
 
 
+class Finished:
+    """The served app, counting the requests it took and those whose response it finished."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.started = self.count = 0
+        self.changed = threading.Condition()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        with self.changed:
+            self.started += 1
+        return _Closing(self.app(environ, start_response), self)
+
+    def closed(self) -> None:
+        with self.changed:
+            self.count += 1
+            self.changed.notify_all()
+
+    def wait(self, count: int) -> None:
+        """Until ``count`` requests were finished (60 s at most)."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.count >= count, 60):
+                raise RuntimeError("the server did not finish a request within 60 s")
+
+
+class _Closing:
+    """A response body that tells ``finished`` when the server closes it (its chunks untouched)."""
+
+    def __init__(self, body: Any, finished: Finished) -> None:
+        self.body, self.finished = body, finished
+
+    def __iter__(self) -> Any:
+        return iter(self.body)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.finished.closed()
+
+
 def clock() -> tuple[float, float]:
     """Now: wall time, and this process's CPU time (both sides' threads: one process)."""
     return time.perf_counter(), time.process_time()
@@ -104,7 +152,9 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
     return wall - start[0], cpu - start[1]
 
 
-def message_times(served: Served, url: str, binding: str, streaming: bool, count: int) -> Any:
+def message_times(
+    served: Served, finished: Finished, url: str, binding: str, streaming: bool, count: int
+) -> Any:
     """The own turns and the A2A round trips (wall, CPU; s) of ``count`` messages, alternating."""
     from agent_smith import A2AClient
     from agent_smith.a2a.wire import StatusUpdate, TaskView, text_message
@@ -113,7 +163,9 @@ def message_times(served: Served, url: str, binding: str, streaming: bool, count
     client.card()
     own, remote = [], []
     for n in range(count):
+        finished.wait(finished.started)  # nothing of the last message left on the server
         own.append(served.own_turn(n, streaming=streaming))
+        done = finished.started + 1
         start = clock()
         if streaming:
             last = list(client.stream(text_message("hello")))[-1]
@@ -121,6 +173,7 @@ def message_times(served: Served, url: str, binding: str, streaming: bool, count
         else:
             task = client.send(text_message("hello"))
             state = task.state if isinstance(task, TaskView) else ""
+        finished.wait(done)
         remote.append(since(start))
         if state != "TASK_STATE_COMPLETED":
             raise RuntimeError(f"a task ended {state!r}")
@@ -180,18 +233,20 @@ def main() -> None:
     where = "/dev/shm" if os.path.isdir("/dev/shm") else None  # no disk in the figures
     with tempfile.TemporaryDirectory(dir=where) as tmp:
         served = Served(os.path.join(tmp, "bench.db"), args.words, args.hold)
-        app = WebApp(served.build, sessions=served.store, a2a=True)
+        app = Finished(WebApp(served.build, sessions=served.store, a2a=True))
         with WebServer(app, threads=args.concurrent + 16).start() as server:
-            results = measure(args, served, server.url)
+            results = measure(args, served, app, server.url)
     report(args, results, served.flight["peak"])
 
 
-def measure(args: argparse.Namespace, served: Served, url: str) -> dict[str, Any]:
+def measure(
+    args: argparse.Namespace, served: Served, finished: Finished, url: str
+) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for binding in ("JSONRPC", "HTTP+JSON"):
         for streaming in (False, True):
-            message_times(served, url, binding, streaming, args.warmup)
-            pairs = message_times(served, url, binding, streaming, args.messages)
+            message_times(served, finished, url, binding, streaming, args.warmup)
+            pairs = message_times(served, finished, url, binding, streaming, args.messages)
             results[f"{binding} {'stream' if streaming else 'send'}"] = pairs
     durations, errors = [], []
     for _ in range(args.rounds):

@@ -258,12 +258,12 @@ class A2AServer:
                 raise _Refusal(INVALID_PARAMS, "params must be an object")
             if method == "SendStreamingMessage":
                 _record, items = self._start(user, params, environ)
-                wrapped = ({"jsonrpc": "2.0", "id": request_id, "result": i} for i in items)
+                wrapped = ([_rpc_result(request_id, i) for i in group] for group in items)
                 return 200, _SSE_HEADERS, _sse_body(wrapped, environ, items)
             result = self._unary(user, method, params, environ)
         except _Refusal as refusal:
             return _refused(refusal, rest=False, request_id=request_id)
-        return _json(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
+        return _json(200, _rpc_result(request_id, result))
 
     def _unary(self, user: str, method: str, params: JsonObject, environ: dict[str, Any]) -> Any:
         if method == "SendMessage":
@@ -335,7 +335,7 @@ class A2AServer:
 
     def _start(
         self, user: str, params: JsonObject, environ: dict[str, Any]
-    ) -> tuple[TaskRecord, Generator[JsonObject, None, None]]:
+    ) -> tuple[TaskRecord, Generator[list[JsonObject], None, None]]:
         """Begin the task a message starts or continues; its record and its updates to come."""
         message = _message(params.get("message"))
         task_id, context = message.get("taskId"), message.get("contextId")
@@ -501,19 +501,25 @@ def _refused(
     return _json(refusal.http_status or 200, {"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
+def _rpc_result(request_id: Any, result: Any) -> JsonObject:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
 def _sse_body(
-    items: Iterator[JsonObject], environ: dict[str, Any], owner: Generator[JsonObject, None, None]
+    groups: Iterator[list[JsonObject]],
+    environ: dict[str, Any],
+    owner: Generator[list[JsonObject], None, None],
 ) -> TurnStream:
-    """The event stream of ``items``; closing it (the client went away) closes ``owner``."""
+    """The event stream of ``groups`` (a write each); closing it (client gone) closes ``owner``."""
     disconnected = environ.get("waitress.client_disconnected")
 
     def body() -> Generator[bytes, None, None]:
         try:
-            for item in items:
+            for group in groups:
                 if disconnected is not None and disconnected():
                     log.info("A2A stream client went away: cancelling its task")
                     return
-                yield sse(item)
+                yield b"".join([sse(item) for item in group])
         finally:
             owner.close()
 

@@ -12,8 +12,10 @@ owned by the user that created it: another user's task is not found.
 * the reply's text token by token as ``artifactUpdate`` chunks of one
   artifact (``append`` after the first, ``lastChunk`` on the final one);
 * a ``statusUpdate`` (working) naming each tool call as it starts;
-* the end: ``TASK_STATE_COMPLETED`` with the final answer as the status
-  message, ``TASK_STATE_INPUT_REQUIRED`` when calls wait for approval (the
+* the end, once the turn is over and its session closed (so the caller can
+  send the context's next message as soon as it has it):
+  ``TASK_STATE_COMPLETED`` with the final answer as the status message,
+  ``TASK_STATE_INPUT_REQUIRED`` when calls wait for approval (the
   approvals in a data part, :mod:`agent_smith.a2a.wire`),
   ``TASK_STATE_CANCELED`` when cancelled (or the stream's client went away),
   ``TASK_STATE_FAILED`` with the error's one-line message otherwise.
@@ -25,7 +27,6 @@ the process that made it, or runs one process with many threads.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
@@ -78,15 +79,20 @@ class TaskRecord:
         return self.state in TERMINAL or self.state in INTERRUPTED
 
     def set_state(self, state: str, message: JsonObject | None = None) -> JsonObject:
-        """Move to ``state``; the ``statusUpdate`` that says so."""
+        """Move to ``state``; the ``statusUpdate`` that says so.
+
+        A final state is never left: once the task is completed, failed or
+        cancelled, the update says that state (the first to come wins a race
+        between a turn that ends and a CancelTask).
+        """
         with self.changed:
-            self.state, self.message, self.updated = state, message, timestamp()
-            if message is not None:
-                self.history.append(message)
-            self.changed.notify_all()
-        return {
-            "statusUpdate": {"taskId": self.id, "contextId": self.context, "status": self.status()}
-        }
+            if self.state not in TERMINAL:
+                self.state, self.message, self.updated = state, message, timestamp()
+                if message is not None:
+                    self.history.append(message)
+                self.changed.notify_all()
+            status = self.status()
+        return {"statusUpdate": {"taskId": self.id, "contextId": self.context, "status": status}}
 
     def status(self) -> JsonObject:
         status: JsonObject = {"state": self.state, "timestamp": self.updated}
@@ -166,53 +172,73 @@ def run_task(
     resources: ExitStack,
     agent: Agent,
     start: Callable[[], Iterator[WebEvent]],
-) -> Generator[JsonObject, None, None]:
+) -> Generator[list[JsonObject], None, None]:
     """The task's ``StreamResponse`` objects while ``start()``'s turn runs (see the module doc).
 
-    ``resources`` (the session and ``agent``) are closed when the generator
-    ends or is closed; closing it early cancels the turn and the task.
+    They come in lists of those ready at the same time (the task, its first
+    status and what the turn's first event says; the answer's last chunk and
+    the final status), which a stream sends in one write. ``resources`` (the
+    session and ``agent``) are closed when the turn is over, before the final
+    state goes out, or when the generator is closed early, which cancels the
+    turn and the task.
     """
-    events = start()
     with record.changed:
         record.runs += 1
         run = record.runs
         record.agent = agent
         record.state, record.message, record.text = WORKING, None, []
+    events = start()
+    ending: WebEvent | None = None
     try:
-        # The turn starts with its first event, before the caller learns the task's id:
-        # from then on a CancelTask reaches the running turn.
-        first = next(events, None)
-        yield {"task": record.snapshot()}
-        yield record.set_state(WORKING)
-        for event in itertools.chain((first,) if first is not None else (), events):
+        # The task goes out with the turn's first event (the turn has started by then,
+        # so a CancelTask from the caller that learns the task's id reaches it).
+        group = [{"task": record.snapshot()}, record.set_state(WORKING)]
+        for event in events:
             if record.cancel_requested:
                 agent.cancel()
-            yield from _updates(record, event)
+            if isinstance(event, TokenDelta):
+                group.append(record.chunk(event.text))
+            elif isinstance(event, ToolCallRequested):
+                group.append(_tool_update(record, event))
+            elif isinstance(event, _ENDINGS) and ending is None:
+                ending = event
+            if group:
+                yield group
+                group = []
+        if group:  # a turn without a single event
+            yield group
     finally:
-        close_iterator(events)
-        resources.close()
-        with record.changed:
-            ours = record.runs == run
-            if ours:
-                record.agent = None
-        if ours and not record.settled:  # closed early: the stream's client went away
-            record.set_state(CANCELED, text_message("cancelled", role=AGENT))
+        try:
+            close_iterator(events)
+        finally:
+            resources.close()
+            with record.changed:  # the end and the task's last state, at once for CancelTask
+                ours = record.runs == run
+                if ours:
+                    record.agent = None
+                final = list(_ending(record, ending)) if ours else []
+    if final:
+        yield final
 
 
-def _updates(record: TaskRecord, event: WebEvent) -> Iterator[JsonObject]:
-    if isinstance(event, TokenDelta):
-        yield record.chunk(event.text)
-    elif isinstance(event, ToolCallRequested):
-        call = event.call
-        note = text_message(f"calling {call.name}", role=AGENT, data={"toolCall": call.name})
-        yield {
-            "statusUpdate": {
-                "taskId": record.id,
-                "contextId": record.context,
-                "status": {"state": WORKING, "message": note, "timestamp": timestamp()},
-            }
+_ENDINGS = (FinalAnswer, TurnPaused, TurnFailed)
+
+
+def _tool_update(record: TaskRecord, event: ToolCallRequested) -> JsonObject:
+    call = event.call
+    note = text_message(f"calling {call.name}", role=AGENT, data={"toolCall": call.name})
+    return {
+        "statusUpdate": {
+            "taskId": record.id,
+            "contextId": record.context,
+            "status": {"state": WORKING, "message": note, "timestamp": timestamp()},
         }
-    elif isinstance(event, FinalAnswer):
+    }
+
+
+def _ending(record: TaskRecord, event: WebEvent | None) -> Iterator[JsonObject]:
+    """The last updates of a turn that ended with ``event`` (None: it was cut short)."""
+    if isinstance(event, FinalAnswer):
         if record.text:
             yield record.chunk("", last=True)
         answer = event.message
@@ -230,6 +256,8 @@ def _updates(record: TaskRecord, event: WebEvent) -> Iterator[JsonObject]:
             state,
             text_message(event.message, role=AGENT, context_id=record.context, task_id=record.id),
         )
+    elif not record.settled:  # closed early: the stream's client went away
+        yield record.set_state(CANCELED, text_message("cancelled", role=AGENT))
 
 
 def _approval_message(record: TaskRecord, requests: tuple[ApprovalRequest, ...]) -> JsonObject:

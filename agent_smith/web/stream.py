@@ -134,11 +134,12 @@ def tool_outcome(message: ToolMessage) -> ToolOutcome:
     return ToolOutcome("denied" if body.get("denied") is True else "error", text)
 
 
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def sse(data: object) -> bytes:
     """One server-sent event whose data is ``data`` as compact JSON."""
-    return (
-        b"data: " + json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
-    )
+    return b"data: " + _compact(data).encode() + b"\n\n"
 
 
 class TurnStream:
