@@ -3,7 +3,9 @@
 ``python -m tests.support.resume`` is the WSGI module gunicorn and the host
 tests serve: ``app`` is a :class:`WebApp` on the sessions and event log the
 environment names (``AGENT_SMITH_TEST_LLM``, ``AGENT_SMITH_TEST_SESSIONS``,
-``AGENT_SMITH_TEST_EVENTS``: a SQLite path or a ``postgresql://`` URL), with
+``AGENT_SMITH_TEST_EVENTS``: a SQLite path or a ``postgresql://`` URL; or, with
+``AGENT_SMITH_TEST_DURABLE`` instead of an event log, durable chat turns on
+that database, each worker an engine of its own), with
 users from the ``X-User`` header (``local`` without one, as a browser); every
 response says which process served it (``X-Worker-Pid``).
 """
@@ -22,7 +24,7 @@ from agent_smith import LlmClient
 from agent_smith.sessions.event_log import EventLog, SqliteEventLog
 from agent_smith.web.app import WebApp
 from tests.support.llm_server import Chunks, Text, sse_frames
-from tests.support.web import factory
+from tests.support.web import factory, get_weather
 
 SseEvent = tuple[str | None, Any]  # (id, data)
 TIMEOUT = 30
@@ -91,14 +93,34 @@ def _user(environ: dict[str, Any]) -> str:
     return environ.get("HTTP_X_USER") or "local"  # a browser sends no X-User
 
 
+def _durable_chat(llm: LlmClient, sessions: str) -> Any:
+    """A launched engine of this worker on ``AGENT_SMITH_TEST_DURABLE``, and its chat."""
+    from agent_smith import Agent
+    from agent_smith.durable import DurableChat, DurableEngine, worker_executor_id
+
+    engine = DurableEngine(os.environ["AGENT_SMITH_TEST_DURABLE"], executor_id=worker_executor_id())
+    chat = DurableChat(engine, lambda: Agent(llm, "You help.", [get_weather]), sessions=sessions)
+    engine.launch()
+    return chat
+
+
 def _served_app() -> Callable[..., Any]:
     llm = LlmClient(os.environ["AGENT_SMITH_TEST_LLM"], "test")
-    web = WebApp(
-        factory(llm),
-        sessions=os.environ["AGENT_SMITH_TEST_SESSIONS"],  # a file or a postgresql:// URL
-        authenticate=_user,
-        streams=open_log(os.environ["AGENT_SMITH_TEST_EVENTS"]),
-    )
+    sessions = os.environ["AGENT_SMITH_TEST_SESSIONS"]  # a file or a postgresql:// URL
+    if os.environ.get("AGENT_SMITH_TEST_DURABLE"):
+        web = WebApp(
+            factory(llm),
+            sessions=sessions,
+            authenticate=_user,
+            durable_chat=_durable_chat(llm, sessions),
+        )
+    else:
+        web = WebApp(
+            factory(llm),
+            sessions=sessions,
+            authenticate=_user,
+            streams=open_log(os.environ["AGENT_SMITH_TEST_EVENTS"]),
+        )
     pid = str(os.getpid())
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
@@ -110,5 +132,5 @@ def _served_app() -> Callable[..., Any]:
     return app
 
 
-if "AGENT_SMITH_TEST_EVENTS" in os.environ:
+if os.environ.get("AGENT_SMITH_TEST_EVENTS") or os.environ.get("AGENT_SMITH_TEST_DURABLE"):
     app = _served_app()
