@@ -21,43 +21,44 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.support.llm_server import ScriptedLlmServer, Text
-from tests.support.resume import gated_text, get, kinds, post, sse_events, text_of
-from tests.support.web import chat_body
-from tests.support.wsgi_servers import gunicorn
-
 pytest.importorskip("gunicorn")
 pytest.importorskip("dbos")
 
-WAIT = 60.0
+from tests.integration.peers import require_npm_bin, require_npm_package
+from tests.integration.test_web_npm import run_node
+from tests.support.llm_server import ScriptedLlmServer, Text
+from tests.support.resume import (
+    gated_text,
+    get,
+    kinds,
+    model_requested,
+    post,
+    running_worker,
+    sse_events,
+    text_of,
+)
+from tests.support.web import chat_body
+from tests.support.wsgi_servers import gunicorn
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def served(
-    request: pytest.FixtureRequest, llm_server: ScriptedLlmServer, tmp_path: Path
-) -> Iterator[str]:
+def databases(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """The sessions' and the durable turns' databases: SQLite files, or PostgreSQL."""
     if request.param == "postgres":
         server = request.getfixturevalue("postgres_server")
-        sessions, durable = server.new_database(), server.new_database()
-    else:
-        sessions, durable = str(tmp_path / "c.db"), str(tmp_path / "turns.sqlite")
+        return server.new_database(), server.new_database()
+    return str(tmp_path / "c.db"), str(tmp_path / "turns.sqlite")
+
+
+@pytest.fixture
+def served(
+    databases: tuple[str, str], llm_server: ScriptedLlmServer, tmp_path: Path
+) -> Iterator[str]:
+    sessions, durable = databases
     with gunicorn(
-        llm_url=llm_server.url,
-        sessions=sessions,
-        durable=durable,
-        log=tmp_path / "gunicorn.log",
+        llm_url=llm_server.url, sessions=sessions, durable=durable, log=tmp_path / "gunicorn.log"
     ) as url:
         yield url
-
-
-def requested(llm_server: ScriptedLlmServer, count: int) -> None:
-    """Wait until the model got ``count`` requests."""
-    pause = threading.Event()
-    for _ in range(int(WAIT / 0.05)):
-        if len(llm_server.requests) >= count:
-            return
-        pause.wait(0.05)
-    raise AssertionError(f"the model got {len(llm_server.requests)} requests, not {count}")
 
 
 def said(conversation: requests.Response) -> list[tuple[str, str]]:
@@ -78,7 +79,7 @@ def test_a_reply_whose_worker_was_killed_completes_on_reconnect_once(
     runner = response.headers["X-Worker-Pid"]
     first = sse_events(response, stop_after=1)  # the start frame: the turn runs
     assert kinds(first) == ["start"]
-    requested(llm_server, 1)  # the model request is in flight
+    model_requested(llm_server, 1)  # the model request is in flight
     os.kill(int(runner), signal.SIGKILL)
     gate.set()  # the first request's connection is gone with its worker
     rest = sse_events(get(f"{served}/api/chat/c1/stream", **{"Last-Event-ID": first[-1][0] or ""}))
@@ -108,7 +109,7 @@ def test_a_durable_turn_resumes_on_any_worker_and_the_next_turn_has_the_history(
     llm_server.script(gated_text("First answer.", gate), Text("Second answer."))
     response = post(f"{served}/api/chat", chat_body("c2", "One"))
     first = sse_events(response, stop_after=1)
-    requested(llm_server, 1)
+    model_requested(llm_server, 1)
     gate.set()
     again = sse_events(get(f"{served}/api/chat/c2/stream", **{"Last-Event-ID": first[-1][0] or ""}))
     replay = sse_events(
@@ -130,3 +131,37 @@ def test_a_durable_turn_resumes_on_any_worker_and_the_next_turn_has_the_history(
     assert get(f"{served}/api/chat/c2/stream").status_code == 204  # no turn runs
     other = get(f"{served}/api/chat/c2/stream", user="bob", **{"Last-Event-ID": first[0][0] or ""})
     assert other.status_code == 404  # another user's turn is not found
+
+
+def test_the_ai_sdk_chat_client_gets_the_whole_reply_once_after_its_worker_was_killed(
+    databases: tuple[str, str], served: str, llm_server: ScriptedLlmServer
+) -> None:
+    require_npm_bin("node")
+    require_npm_package("ai")
+    gate = threading.Event()
+    story = "Once upon a time a worker died and nothing was lost."
+    llm_server.script(gated_text("Lost with its worker.", gate), Text(story))
+    killed: list[int] = []
+
+    def kill_the_runner() -> None:
+        model_requested(llm_server, 1)  # the model request is in flight
+        killed.append(running_worker(databases[1]))
+        os.kill(killed[0], signal.SIGKILL)
+        gate.set()
+
+    killer = threading.Thread(target=kill_the_runner)
+    killer.start()
+    try:
+        # The client's connection drops after the start frame; it resumes the stream.
+        out = run_node("web_resume_client.mjs", served, "vercel", "story-1", '"type":"start"')
+    finally:
+        gate.set()
+        killer.join()
+    assert killed
+    user, answer = out["messages"]
+    assert user["role"] == "user" and answer["role"] == "assistant"
+    assert [p["text"] for p in answer["parts"] if p["type"] == "text"] == [story]  # once
+    assert out["status"] == "ready"
+    assert len(llm_server.requests) == 2  # asked again once, by the turn recovered elsewhere
+    history = said(get(f"{served}/api/conversations/story-1", user="local"))
+    assert history == [("user", "Tell me a story."), ("assistant", story)]

@@ -23,7 +23,7 @@ import requests
 from agent_smith import LlmClient
 from agent_smith.sessions.event_log import EventLog, SqliteEventLog
 from agent_smith.web.app import WebApp
-from tests.support.llm_server import Chunks, Text, sse_frames
+from tests.support.llm_server import Chunks, ScriptedLlmServer, Text, sse_frames
 from tests.support.web import factory, get_weather
 
 SseEvent = tuple[str | None, Any]  # (id, data)
@@ -78,6 +78,34 @@ def gated_text(text: str, gate: threading.Event) -> Chunks:
     """A streamed reply that sends its first word, then waits for ``gate`` to send the rest."""
     frames = list(sse_frames(Text(text), {}))
     return Chunks(*frames[:2], gate, *frames[2:])
+
+
+def model_requested(llm_server: ScriptedLlmServer, count: int) -> None:
+    """Wait until the scripted model got ``count`` requests (bounded by a minute)."""
+    pause = threading.Event()
+    for _ in range(int(60 / 0.05)):
+        if len(llm_server.requests) >= count:
+            return
+        pause.wait(0.05)
+    raise AssertionError(f"the model got {len(llm_server.requests)} requests, not {count}")
+
+
+def running_worker(durable: str) -> int:
+    """The pid of the worker whose engine runs the one pending durable turn on the durable
+    database ``durable`` (its executor id is ``host:pid:starttime:tag``)."""
+    import sqlalchemy as sa
+
+    from agent_smith.durable.engine import database_url, open_database
+
+    database = open_database(database_url(durable))
+    schema = "" if database.url.get_backend_name() == "sqlite" else "dbos."
+    query = f"SELECT executor_id FROM {schema}workflow_status WHERE status = 'PENDING'"
+    try:
+        with database.connect() as connection:
+            (executor,) = connection.execute(sa.text(query)).one()
+    finally:
+        database.dispose()
+    return int(executor.split(":")[1])
 
 
 def open_log(where: str) -> EventLog:
