@@ -7,7 +7,9 @@ database. The worker running a turn is killed with SIGKILL while the model
 request is in flight; the client reconnects with ``Last-Event-ID``; a
 follower notices the dead executor and recovers the turn, which sends the
 model request again and completes. The client gets every frame once, the
-reply once, and the conversation holds the turn once.
+reply once, and the conversation holds the turn once. The same with the
+protocols' own clients (the AI SDK's chat client and AG-UI's HttpAgent, npm),
+whose connection drops after the first frame.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -133,35 +136,66 @@ def test_a_durable_turn_resumes_on_any_worker_and_the_next_turn_has_the_history(
     assert other.status_code == 404  # another user's turn is not found
 
 
+STORY = "Once upon a time a worker died and nothing was lost."
+
+
+@contextmanager
+def killing_the_runner(llm_server: ScriptedLlmServer, durable: str) -> Iterator[list[int]]:
+    """Script a reply whose first model request hangs, kill the worker that sent it, then let
+    the model answer the request sent again: the pid killed, once the block ends."""
+    gate = threading.Event()
+    llm_server.script(gated_text("Lost with its worker.", gate), Text(STORY))
+    killed: list[int] = []
+
+    def kill_the_runner() -> None:
+        model_requested(llm_server, 1)  # the model request is in flight
+        killed.append(running_worker(durable))
+        os.kill(killed[0], signal.SIGKILL)
+        gate.set()
+
+    killer = threading.Thread(target=kill_the_runner, name="test-killer")
+    killer.start()
+    try:
+        yield killed
+    finally:
+        gate.set()
+        killer.join()
+
+
 def test_the_ai_sdk_chat_client_gets_the_whole_reply_once_after_its_worker_was_killed(
     databases: tuple[str, str], served: str, llm_server: ScriptedLlmServer
 ) -> None:
     require_npm_bin("node")
     require_npm_package("ai")
-    gate = threading.Event()
-    story = "Once upon a time a worker died and nothing was lost."
-    llm_server.script(gated_text("Lost with its worker.", gate), Text(story))
-    killed: list[int] = []
-
-    def kill_the_runner() -> None:
-        model_requested(llm_server, 1)  # the model request is in flight
-        killed.append(running_worker(databases[1]))
-        os.kill(killed[0], signal.SIGKILL)
-        gate.set()
-
-    killer = threading.Thread(target=kill_the_runner)
-    killer.start()
-    try:
+    with killing_the_runner(llm_server, databases[1]) as killed:
         # The client's connection drops after the start frame; it resumes the stream.
         out = run_node("web_resume_client.mjs", served, "vercel", "story-1", '"type":"start"')
-    finally:
-        gate.set()
-        killer.join()
     assert killed
     user, answer = out["messages"]
     assert user["role"] == "user" and answer["role"] == "assistant"
-    assert [p["text"] for p in answer["parts"] if p["type"] == "text"] == [story]  # once
+    assert [p["text"] for p in answer["parts"] if p["type"] == "text"] == [STORY]  # once
     assert out["status"] == "ready"
     assert len(llm_server.requests) == 2  # asked again once, by the turn recovered elsewhere
     history = said(get(f"{served}/api/conversations/story-1", user="local"))
-    assert history == [("user", "Tell me a story."), ("assistant", story)]
+    assert history == [("user", "Tell me a story."), ("assistant", STORY)]
+
+
+def test_the_ag_ui_client_gets_the_whole_reply_once_after_its_worker_was_killed(
+    databases: tuple[str, str], served: str, llm_server: ScriptedLlmServer
+) -> None:
+    require_npm_bin("node")
+    require_npm_package("@ag-ui/client")
+    with killing_the_runner(llm_server, databases[1]) as killed:
+        # The connection drops after RUN_STARTED; the client posts the same run again.
+        out = run_node("web_resume_client.mjs", served, "agui", "story-2", "RUN_STARTED")
+    assert killed
+    assert out["firstError"] is not None
+    resumed = out["events"][out["beforeResume"] :]
+    assert [e["type"] for e in resumed].count("RUN_STARTED") == 1
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    text = "".join(e["delta"] for e in resumed if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert text == STORY
+    assert out["result"] == STORY
+    assert len(llm_server.requests) == 2
+    history = said(get(f"{served}/api/conversations/story-2", user="local"))
+    assert history == [("user", "Tell me a story."), ("assistant", STORY)]

@@ -1,10 +1,18 @@
-"""Durable web turns' frames: a pure function of the durable stream's records (no DBOS)."""
+"""Durable web turns: frames a pure function of the durable stream's records, and the app's
+routes to them, against a recorded stream (no DBOS; the real thing runs in
+tests/integration/test_web_durable.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import pytest
+
+from agent_smith import Agent, ConfigError, LlmClient, Session, SqliteEventLog, WebApp
 from agent_smith.base.history_json import message_to_dict, tool_call_to_dict
 from agent_smith.base.json_fields import JsonObject
 from agent_smith.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
@@ -30,23 +38,29 @@ FINAL: JsonObject = {
 
 
 class Recorded:
-    """A durable chat's stream, as written: the records of one turn."""
+    """A durable chat whose every turn writes ``records``: the turn ``alice/c1#t1`` ended,
+    ``busy`` (if given) runs."""
 
-    def __init__(self, records: list[JsonObject]) -> None:
+    def __init__(self, records: list[JsonObject], *, busy: str | None = None) -> None:
         self.records = records
+        self.busy = busy
         self.followed: list[str] = []
+        self.started: list[tuple[str, str, UserMessage]] = []
+        self.cancelled: list[str] = []
+        self.turns = {"alice/c1#t1", busy}
 
     def start(self, turn_id: str, session_id: str, message: UserMessage) -> None:
-        raise AssertionError("not started here")
+        self.started.append((turn_id, session_id, message))
+        self.turns.add(turn_id)
 
     def status(self, turn_id: str) -> str | None:
-        return "SUCCESS"
+        return "SUCCESS" if turn_id in self.turns else None
 
     def running(self, prefix: str) -> str | None:
-        return None
+        return self.busy if self.busy and self.busy.startswith(prefix) else None
 
     def cancel(self, turn_id: str) -> None:
-        raise AssertionError("not cancelled here")
+        self.cancelled.append(turn_id)
 
     def follow(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
         self.followed.append(turn_id)
@@ -117,3 +131,96 @@ def test_a_malformed_record_is_an_error_frame_not_a_crash() -> None:
     frames = [json.loads(d) for _, d in read(Recorded([broken]), 0) if d != "[DONE]"]
     assert frames[-1]["type"] == "error"
     assert "malformed" in frames[-1]["errorText"]
+
+
+def app_on(chat: Recorded, tmp_path: Path) -> WebApp:
+    def build(session: Session) -> Agent:
+        raise AssertionError("a durable chat turn builds its agent in DurableChat")
+
+    def user(environ: dict[str, Any]) -> str:
+        return str(environ.get("HTTP_X_USER", "alice"))
+
+    return WebApp(build, sessions=tmp_path / "c.db", authenticate=user, durable_chat=chat)
+
+
+def call(
+    app: WebApp, method: str, path: str, body: object = None, **headers: str
+) -> tuple[str, str]:
+    seen: dict[str, Any] = {}
+
+    def start_response(status: str, _headers: list[tuple[str, str]]) -> None:
+        seen["status"] = status
+
+    data = json.dumps(body).encode() if body is not None else b""
+    environ = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(data)),
+        "wsgi.input": io.BytesIO(data),
+        **{f"HTTP_{k.upper()}": v for k, v in headers.items()},
+    }
+    answer = app(environ, start_response)
+    try:
+        text = b"".join(answer).decode()
+    finally:
+        getattr(answer, "close", lambda: None)()
+    return seen["status"], text
+
+
+def chat_body(text: str) -> dict[str, Any]:
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": "c1", "messages": [message], "trigger": "submit-message"}
+
+
+def test_a_message_starts_a_durable_turn_and_its_response_follows_the_turns_stream(
+    tmp_path: Path,
+) -> None:
+    chat = Recorded([*RECORDS, FINAL])
+    status, body = call(app_on(chat, tmp_path), "POST", "/api/chat", chat_body("Weather?"))
+    assert status == "200 OK"
+    ((turn_id, session_id, message),) = chat.started
+    assert session_id == "alice/c1" and turn_id.startswith("alice/c1#")
+    assert message == UserMessage("Weather?")
+    assert chat.followed == [turn_id]
+    turn = turn_id.partition("#")[2]
+    assert f'id: {turn}:1\ndata: {{"type":"start","messageId":"{turn}"}}' in body
+    assert "Sunny in Paris." in body and body.endswith("data: [DONE]\n\n")
+
+
+def test_a_reconnect_follows_after_its_last_event_id_and_only_its_users_turn(
+    tmp_path: Path,
+) -> None:
+    app = app_on(Recorded([*RECORDS, FINAL]), tmp_path)
+    whole = read(Recorded([*RECORDS, FINAL]), 0)
+    status, body = call(app, "GET", "/api/chat/c1/stream", LAST_EVENT_ID="t1:4")
+    assert status == "200 OK"
+    assert body.startswith(": t1 after 4\n\nid: t1:5\n")
+    assert body.count("id: t1:") == len(whole) - 4
+    refused, _ = call(app, "GET", "/api/chat/c1/stream", LAST_EVENT_ID="t1:4", X_USER="bob")
+    assert refused.startswith("404")
+    none, _ = call(app, "GET", "/api/chat/c1/stream")  # no Last-Event-ID, no turn runs
+    assert none.startswith("204")
+
+
+def test_a_message_while_the_conversations_turn_runs_is_refused_and_delete_cancels_it(
+    tmp_path: Path,
+) -> None:
+    chat = Recorded([*RECORDS, FINAL], busy="alice/c1#t9")
+    app = app_on(chat, tmp_path)
+    status, body = call(app, "POST", "/api/chat", chat_body("Again?"))
+    assert status.startswith("409") and "busy" in body
+    assert chat.started == []
+    status, body = call(app, "GET", "/api/chat/c1/stream")  # the running turn, from its start
+    assert status == "200 OK" and body.startswith(": t9 after 0")
+    assert call(app, "DELETE", "/api/chat/c1/stream")[0].startswith("204")
+    assert chat.cancelled == ["alice/c1#t9"]
+
+
+def test_durable_chat_and_an_event_log_are_refused_together(tmp_path: Path) -> None:
+    with SqliteEventLog(tmp_path / "events.db") as log, pytest.raises(ConfigError):
+        WebApp(
+            lambda s: Agent(LlmClient("http://127.0.0.1:9", "t")),
+            streams=log,
+            durable_chat=Recorded([]),
+        )
