@@ -60,7 +60,7 @@ from ..steps import use_steps
 from .agent import START, restore, start_turn
 from .engine import DurableEngine, chat_named
 from .event_stream import EVENTS, close_events, write_event
-from .journal import ANSWER
+from .journal import ANSWER, database_errors
 from .operations import CancelWatch
 from .records import message_from
 from .steps import JournalSteps
@@ -117,26 +117,28 @@ class DurableChat:
     def start(self, turn_id: str, session_id: str, message: UserMessage) -> None:
         """Start turn ``turn_id`` of the conversation ``session_id`` in this process."""
         said = json.dumps(message_to_dict(message), ensure_ascii=False)
-        with SetWorkflowID(turn_id):
+        with database_errors(self.engine.url, turn_id), SetWorkflowID(turn_id):
             DBOS.start_workflow(_chat_workflow, self.name, session_id, said)
 
     def status(self, turn_id: str) -> str | None:
         """DBOS's status of turn ``turn_id`` (``PENDING``, ``SUCCESS``, ...); None if unknown."""
-        found = DBOS.get_workflow_status(turn_id)
+        with database_errors(self.engine.url, turn_id):
+            found = DBOS.get_workflow_status(turn_id)
         return None if found is None else str(found.status)
 
     def running(self, prefix: str) -> str | None:
         """The newest turn whose id starts with ``prefix`` if it still runs and its messages
         are not in the session yet (after that, the conversation is free for the next);
         taken over if its process died."""
-        found = DBOS.list_workflows(
-            workflow_id_prefix=prefix,
-            name=CHAT_WORKFLOW,
-            sort_desc=True,
-            limit=1,
-            load_input=False,
-            load_output=False,
-        )
+        with database_errors(self.engine.url):
+            found = DBOS.list_workflows(
+                workflow_id_prefix=prefix,
+                name=CHAT_WORKFLOW,
+                sort_desc=True,
+                limit=1,
+                load_input=False,
+                load_output=False,
+            )
         if not found or found[0].status not in _ACTIVE:
             return None
         turn_id = found[0].workflow_id
@@ -147,7 +149,8 @@ class DurableChat:
 
     def cancel(self, turn_id: str) -> None:
         """Cancel turn ``turn_id`` wherever it runs (its agent stops within a second)."""
-        DBOS.cancel_workflow(turn_id)
+        with database_errors(self.engine.url, turn_id):
+            DBOS.cancel_workflow(turn_id)
 
     def follow(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]:
         """Turn ``turn_id``'s records from ``offset``, then live until it ends; a turn that
@@ -156,18 +159,19 @@ class DurableChat:
         position = offset
         while True:
             try:
-                for record in DBOS.read_stream(
-                    turn_id,
-                    EVENTS,
-                    offset=position,
-                    timeout_seconds=CHECK_EVERY,
-                    polling_interval_sec=READ_POLL,
-                ):
-                    position += 1
-                    if isinstance(record, dict):
-                        yield record
-                        if record.get("type") == "final":
-                            return
+                with database_errors(self.engine.url, turn_id):
+                    for record in DBOS.read_stream(
+                        turn_id,
+                        EVENTS,
+                        offset=position,
+                        timeout_seconds=CHECK_EVERY,
+                        polling_interval_sec=READ_POLL,
+                    ):
+                        position += 1
+                        if isinstance(record, dict):
+                            yield record
+                            if record.get("type") == "final":
+                                return
                 break
             except DBOSStreamTimeoutError:
                 self._take_over(turn_id)
@@ -232,7 +236,8 @@ class DurableChat:
 
     def _take_over(self, turn_id: str) -> None:
         """Recover the executor running ``turn_id`` if it died, unless another did."""
-        found = DBOS.get_workflow_status(turn_id)
+        with database_errors(self.engine.url, turn_id):
+            found = DBOS.get_workflow_status(turn_id)
         if found is None or found.status != "PENDING":
             return
         executor = found.executor_id or ""
@@ -246,7 +251,8 @@ class DurableChat:
             self.engine.recover(executor)
 
     def _failure(self, turn_id: str) -> str:
-        found = DBOS.get_workflow_status(turn_id)
+        with database_errors(self.engine.url, turn_id):
+            found = DBOS.get_workflow_status(turn_id)
         if found is None:
             return f"no durable turn {turn_id!r}"
         if found.status == "CANCELLED":

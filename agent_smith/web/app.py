@@ -23,9 +23,10 @@ Routes (relative to where the app is mounted):
   run posted again with the same ``runId`` follows that run (after
   ``Last-Event-ID``) instead of starting another (:mod:`.resumable`);
 * with ``durable_chat`` (a :class:`~agent_smith.durable.DurableChat`): the
-  chat turns run as durable turns, and every response and reconnect follows
-  the turn's durable stream; a turn whose worker died is taken over and
-  completes (:mod:`.durable_chat`; exclusive with ``streams``);
+  chat turns run as durable turns, on agents from the ``DurableChat``'s own
+  factory, and every response and reconnect (the routes of ``streams``)
+  follows the turn's durable stream; a turn whose worker died is taken over
+  and completes (:mod:`.durable_chat`; exclusive with ``streams``);
 * with ``durable`` (a :class:`~agent_smith.durable.DurableTurns`):
   ``GET /api/durable/<name>`` and ``POST /api/durable/<name>/decisions`` —
   the user's durable turns that wait for a decision (:mod:`.durable`);
@@ -326,11 +327,10 @@ class WebApp:
             lambda: agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
         )
         if self._durable_chat is not None:
-            turn = turn_id(run.run_id)
-            if chat_turns.exists(self._durable_chat, _scoped(user, conversation), turn):
+            turn, scoped = turn_id(run.run_id), _scoped(user, conversation)
+            if chat_turns.exists(self._durable_chat, scoped, turn):  # the same run again
                 mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
                 after = mark[1] if mark is not None and mark[0] == turn else 0
-                scoped = _scoped(user, conversation)
                 return self._follow_durable(scoped, turn, after, protocol, environ)
         if self._relay is not None:
             turn = turn_id(run.run_id)
