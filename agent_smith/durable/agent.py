@@ -37,7 +37,7 @@ from ..messages import AssistantMessage, Message
 from ..steps import use_steps
 from .engine import TURN_WORKFLOW, DurableEngine, _turn_workflow
 from .event_stream import close_events, event_record, note_run, read_events, write_event
-from .journal import ANSWER, Entry
+from .journal import ANSWER, Entry, Journal
 from .operations import CancelWatch
 from .queues import enqueue
 from .records import (
@@ -172,7 +172,7 @@ class DurableAgent:
             entries = journal.entries(turn_id)
             run_id = DBOS.workflow_id or turn_id  # this run's workflow: the turn's, or a later one
             note_run(journal, turn_id, run_id, entries)
-            history = self._start(turn_id, entries.get(START))
+            history = start_turn(journal, self.agent, turn_id, entries.get(START))
             sink = self._sinks.get(turn_id)
             if sink is not None:
                 sink.rewind()
@@ -202,7 +202,7 @@ class DurableAgent:
                         self._approval_timeout,
                     )
                     pause(journal, self.engine.client, turn_id, waiting)
-                    self._restore(history)  # the memory as it was before this turn
+                    restore(self.agent, history)  # the memory as it was before this turn
                     if self._event_stream:
                         close_events()
                     return None
@@ -213,37 +213,40 @@ class DurableAgent:
             journal.done(turn_id, ANSWER, json.dumps(answer, ensure_ascii=False))
             return answer
 
-    def _start(self, turn_id: str, entry: Entry | None) -> tuple[Message, ...]:
-        """Record the turn's start, or check it and restore the history it started from;
-        that history."""
-        agent = self.agent
-        identity = agent._identity
-        current = TurnStart(
-            agent.name,
-            f"{identity.provider}/{identity.model}",
-            schema_digests(agent._tools.registry().schemas()),
-            tuple(agent.memory.messages()),
-        )
-        if entry is None or entry.record is None:
-            self.engine.journal.done(turn_id, START, start_record(current))
-            return current.history
-        recorded = start_from(decode_record(entry.record, "start", turn_id, START), turn_id)
-        difference = _difference(recorded, current)
-        if difference is not None:
-            raise ReplayMismatchError(
-                f"durable turn {turn_id!r} cannot replay: {difference} changed since it was "
-                "recorded",
-                turn_id=turn_id,
-                difference=difference,
-            )
-        self._restore(recorded.history)
-        return recorded.history
 
-    def _restore(self, history: tuple[Message, ...]) -> None:
-        memory = self.agent.memory
-        memory.clear()
-        for past in history:
-            memory.append(past)
+def start_turn(
+    journal: Journal, agent: Agent, turn_id: str, entry: Entry | None
+) -> tuple[Message, ...]:
+    """Record the start of turn ``turn_id`` (``agent``'s memory is the history it starts
+    from), or check the recorded one (``entry``) and restore its history; that history."""
+    identity = agent._identity
+    current = TurnStart(
+        agent.name,
+        f"{identity.provider}/{identity.model}",
+        schema_digests(agent._tools.registry().schemas()),
+        tuple(agent.memory.messages()),
+    )
+    if entry is None or entry.record is None:
+        journal.done(turn_id, START, start_record(current))
+        return current.history
+    recorded = start_from(decode_record(entry.record, "start", turn_id, START), turn_id)
+    difference = _difference(recorded, current)
+    if difference is not None:
+        raise ReplayMismatchError(
+            f"durable turn {turn_id!r} cannot replay: {difference} changed since it was recorded",
+            turn_id=turn_id,
+            difference=difference,
+        )
+    restore(agent, recorded.history)
+    return recorded.history
+
+
+def restore(agent: Agent, history: tuple[Message, ...]) -> None:
+    """Make ``history`` the whole of ``agent``'s memory."""
+    memory = agent.memory
+    memory.clear()
+    for past in history:
+        memory.append(past)
 
 
 class Sink:

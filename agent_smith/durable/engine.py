@@ -42,6 +42,7 @@ from .waiting import RUN_WORKFLOW, deny_at_deadline, register_runs_queue, runs_q
 
 if TYPE_CHECKING:
     from .agent import DurableAgent
+    from .chat import DurableChat
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ DEFAULT_DATABASE = "agent_smith_durable.sqlite"
 
 _registry_lock = threading.Lock()
 _agents: dict[str, DurableAgent] = {}  # registered by name; the workflow finds them here
+_chats: dict[str, DurableChat] = {}  # the same for the chat turns of :mod:`.chat`
 _engine: list[DurableEngine] = []  # the one engine of this process, while it is open
 
 
@@ -85,6 +87,7 @@ class DurableEngine:
         executor_id: str | None = None,
     ) -> None:
         self.url = database_url(database)
+        self.executor_id = executor_id
         self._queues: dict[str, tuple[int | None, int | None]] = {}  # worked here: limits
         with _registry_lock:
             if _engine:
@@ -156,6 +159,7 @@ class DurableEngine:
         with _registry_lock:
             _engine.clear()
             _agents.clear()
+            _chats.clear()
 
     def __enter__(self) -> DurableEngine:
         return self
@@ -169,6 +173,13 @@ class DurableEngine:
             if durable.name in _agents:
                 raise ConfigError(f"a durable agent named {durable.name!r} is registered already")
             _agents[durable.name] = durable
+
+    def register_chat(self, chat: DurableChat) -> None:
+        """Make ``chat``'s turns runnable and recoverable here (before :meth:`launch`)."""
+        with _registry_lock:
+            if chat.name in _chats:
+                raise ConfigError(f"a durable chat named {chat.name!r} is registered already")
+            _chats[chat.name] = chat
 
 
 def open_database(url: str) -> sa.Engine:
@@ -234,3 +245,16 @@ def _agent(agent_name: str, turn_id: str) -> DurableAgent:
             turn_id=turn_id,
         )
     return durable
+
+
+def chat_named(name: str, turn_id: str) -> DurableChat:
+    """The durable chat registered as ``name`` (DurableStateError naming the turn if none)."""
+    with _registry_lock:
+        chat = _chats.get(name)
+    if chat is None:
+        raise DurableStateError(
+            f"durable turn {turn_id!r}: no durable chat named {name!r} is registered in this "
+            "process",
+            turn_id=turn_id,
+        )
+    return chat

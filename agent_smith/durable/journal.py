@@ -76,12 +76,17 @@ class Journal:
         self._engine = engine
         self._url = engine.url.render_as_string(hide_password=True)
         self._lock = threading.Lock()
-        try:
-            _metadata.create_all(engine)
-        except SQLAlchemyError as err:
-            raise DurableStateError(
-                f"cannot open the durable database {self._url!r}: {err}"
-            ) from err
+        for attempt in (1, 2):
+            try:
+                _metadata.create_all(engine)
+                break
+            except SQLAlchemyError as err:
+                # Processes started together (a server's workers) race to create the table:
+                # the loser's CREATE fails on the winner's table, which a second look finds.
+                if attempt == 2:
+                    raise DurableStateError(
+                        f"cannot open the durable database {self._url!r}: {err}"
+                    ) from err
 
     def entries(self, turn_id: str) -> dict[str, Entry]:
         """Every recorded step of ``turn_id`` by its key."""

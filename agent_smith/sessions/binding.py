@@ -115,14 +115,15 @@ class SessionBinding:
     def _load(self) -> None:
         state = self.session.load()
         self._memory.clear()
-        self._memory.extend(_consistent(state))
+        self._memory.extend(consistent_history(state))
         self._revision = state.revision
         self._paused = state.paused_turn
         log.debug("session %s: loaded %d messages", self.session.session_id, len(state.messages))
 
 
-def _consistent(state: SessionState) -> list[Message]:
-    """The stored messages without orphaned tool calls or results.
+def consistent_history(state: SessionState) -> list[Message]:
+    """The history an agent loads from ``state``: the stored messages, compacted, without
+    orphaned tool calls or results.
 
     A paused turn (waiting for approvals) legitimately ends the history with
     its tool-call message, whose results the resume will add: that one stays.

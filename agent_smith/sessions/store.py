@@ -20,6 +20,7 @@ here, so the choice of store is the string alone:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .._internal.closing import Closeable
@@ -84,3 +85,17 @@ class SessionStore(Closeable):
 
     def __repr__(self) -> str:
         return f"SessionStore({self.where!r})"
+
+
+def session_opener(
+    sessions: str | os.PathLike[str] | Callable[[str], Session],
+) -> Callable[[str], Session]:
+    """A function from a session id to its session: ``sessions`` itself when it is one,
+    else the ``open`` of the :class:`SessionStore` at that path or URL."""
+    if isinstance(sessions, str | os.PathLike):
+        return SessionStore(sessions).open  # a SQLite file, or a postgresql:// URL
+    if callable(sessions):
+        return sessions
+    raise ConfigError(
+        "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
+    )

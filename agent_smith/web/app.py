@@ -22,6 +22,11 @@ Routes (relative to where the app is mounted):
   asks; 204 when no turn runs), ``DELETE`` on it stops that turn; an AG-UI
   run posted again with the same ``runId`` follows that run (after
   ``Last-Event-ID``) instead of starting another (:mod:`.resumable`);
+* with ``durable_chat`` (a :class:`~agent_smith.durable.DurableChat`): the
+  chat turns run as durable turns, on agents from the ``DurableChat``'s own
+  factory, and every response and reconnect (the routes of ``streams``)
+  follows the turn's durable stream; a turn whose worker died is taken over
+  and completes (:mod:`.durable_chat`; exclusive with ``streams``);
 * with ``durable`` (a :class:`~agent_smith.durable.DurableTurns`):
   ``GET /api/durable/<name>`` and ``POST /api/durable/<name>/decisions`` —
   the user's durable turns that wait for a decision (:mod:`.durable`);
@@ -87,8 +92,10 @@ from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..metrics.shared import merged_snapshot
 from ..sessions.event_log import EventLog
 from ..sessions.session import Session
+from ..sessions.store import session_opener
 from . import agui, vercel
 from . import durable as durable_turns
+from . import durable_chat as chat_turns
 from .a2a import A2AOptions, A2AServer
 from .eval_reports import EvalReports
 from .http import (
@@ -136,6 +143,7 @@ class WebApp:
         a2a: bool | A2AOptions = False,
         streams: EventLog | None = None,
         durable: durable_turns.TurnDesk | None = None,
+        durable_chat: chat_turns.ChatTurns | None = None,
         eval_reports: str | os.PathLike[str] | None = None,
     ) -> None:
         if not callable(agent_factory):
@@ -143,7 +151,7 @@ class WebApp:
         if max_body_bytes <= 0:
             raise ConfigError(f"max_body_bytes must be positive, got {max_body_bytes!r}")
         self._factory = agent_factory
-        self._open = _session_opener(sessions)
+        self._open = session_opener(sessions)
         self._authenticate = authenticate if authenticate is not None else _local_user
         self._limit = max_body_bytes
         self._origins = frozenset(allowed_origins)
@@ -169,6 +177,9 @@ class WebApp:
         )
         self._relay = TurnRelay(streams) if streams is not None else None
         self._durable = durable
+        self._durable_chat = durable_chat
+        if durable_chat is not None and streams is not None:
+            raise ConfigError("durable_chat and streams are two ways to resume: give one")
         self._evals = EvalReports(eval_reports) if eval_reports is not None else None
 
     def close(self) -> None:
@@ -301,7 +312,7 @@ class WebApp:
             _Protocol(
                 vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
                 vercel.HEADERS,
-                lambda: vercel.UiMessageStream(message_id=None),
+                lambda: vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
             ),
             turn,
             environ,
@@ -315,6 +326,12 @@ class WebApp:
             agui.HEADERS,
             lambda: agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
         )
+        if self._durable_chat is not None:
+            turn, scoped = turn_id(run.run_id), _scoped(user, conversation)
+            if chat_turns.exists(self._durable_chat, scoped, turn):  # the same run again
+                mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
+                after = mark[1] if mark is not None and mark[0] == turn else 0
+                return self._follow_durable(scoped, turn, after, protocol, environ)
         if self._relay is not None:
             turn = turn_id(run.run_id)
             key = stream_key(_scoped(user, conversation), turn)
@@ -331,10 +348,12 @@ class WebApp:
     ) -> Response | _Streamed:
         """The conversation's running turn, from the start or after ``Last-Event-ID``;
         or (``stop``) stop it."""
-        if self._relay is None:
-            return Response(204)  # no stream to resume: the client reloads the conversation
         scoped = _scoped(user, conversation)
         mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
+        if self._durable_chat is not None:
+            return self._resume_durable(scoped, mark, environ, stop=stop)
+        if self._relay is None:
+            return Response(204)  # no stream to resume: the client reloads the conversation
         if mark is not None:
             key, after = stream_key(scoped, mark[0]), mark[1]
             if self._relay.log.info(key) is None:
@@ -353,6 +372,39 @@ class WebApp:
             lambda: vercel.UiMessageStream(message_id=None),
         )
         return self._follow(key, after, protocol, environ)
+
+    def _resume_durable(
+        self, scoped: str, mark: tuple[str, int] | None, environ: dict[str, Any], *, stop: bool
+    ) -> Response | _Streamed:
+        """:meth:`_resume_chat` for durable chat turns."""
+        assert self._durable_chat is not None
+        found = chat_turns.resume_point(self._durable_chat, scoped, mark)
+        if isinstance(found, Response):
+            return found
+        turn, after = found
+        if stop:
+            self._durable_chat.cancel(chat_turns.turn_key(scoped, turn))
+            return Response(204)
+        protocol = _Protocol(
+            vercel.UiMessageStream(message_id=turn),
+            vercel.HEADERS,
+            lambda: vercel.UiMessageStream(message_id=turn),
+        )
+        return self._follow_durable(scoped, turn, after, protocol, environ)
+
+    def _follow_durable(
+        self, scoped: str, turn: str, after: int, protocol: _Protocol, environ: dict[str, Any]
+    ) -> _Streamed:
+        assert self._durable_chat is not None
+        body = chat_turns.follow(
+            self._durable_chat,
+            scoped,
+            turn,
+            after,
+            protocol.fresh(),
+            disconnected=environ.get("waitress.client_disconnected"),
+        )
+        return _Streamed(tuple(protocol.headers), TurnStream(body, ExitStack()))
 
     def _follow(
         self, key: str, after: int, protocol: _Protocol, environ: dict[str, Any]
@@ -377,6 +429,10 @@ class WebApp:
         environ: dict[str, Any],
     ) -> Response | _Streamed:
         """Start a turn (``content``) or resume the paused one (``decisions``), streamed."""
+        if self._durable_chat is not None:
+            scoped = _scoped(user, conversation)
+            refused = chat_turns.start(self._durable_chat, scoped, turn, content)
+            return refused or self._follow_durable(scoped, turn, 0, protocol, environ)
         stack = ExitStack()
         try:
             session = stack.enter_context(self._open(_scoped(user, conversation)))
@@ -474,20 +530,6 @@ class _Streamed:
 
     def __init__(self, headers: tuple[tuple[str, str], ...], body: TurnStream) -> None:
         self.headers, self.body = headers, body
-
-
-def _session_opener(
-    sessions: str | os.PathLike[str] | Callable[[str], Session],
-) -> Callable[[str], Session]:
-    if isinstance(sessions, str | os.PathLike):
-        from ..sessions.store import SessionStore
-
-        return SessionStore(sessions).open  # a SQLite file, or a postgresql:// URL
-    if callable(sessions):
-        return sessions
-    raise ConfigError(
-        "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
-    )
 
 
 def durable_turn_id(user: str, name: str) -> str:

@@ -26,6 +26,7 @@ from agent_smith.web.serve import WebServer
 from tests.support.browser import WAIT, shot
 from tests.support.llm_server import Calls, Chunks, ScriptedLlmServer, Text, sse_frames
 from tests.support.media import PDF, b64, png
+from tests.support.resume import gated_text, model_requested, running_worker
 from tests.support.web import CHART, NOTES, closing_watched, draw_chart, factory
 from tests.support.wsgi_servers import gunicorn, wait_for_workers
 
@@ -313,8 +314,8 @@ def test_a_reply_whose_worker_is_killed_ends_once_with_an_error_and_the_chat_goe
 ) -> None:
     """gunicorn, two sync workers: the worker running the reply is killed mid-reply. The page
     reconnects to the other worker, which tells it the turn died (its words shown once, then
-    the error); the next message is answered. (A turn that outlives its worker needs a
-    durable turn: not what WebApp runs.)"""
+    the error); the next message is answered. (A turn that outlives its worker is a durable
+    turn: the test after this one.)"""
     pytest.importorskip("gunicorn")
     gate = threading.Event()
     frames = list(sse_frames(Text("These words die with their worker."), {}))
@@ -341,3 +342,39 @@ def test_a_reply_whose_worker_is_killed_ends_once_with_an_error_and_the_chat_goe
         gate.set()
         ask(browser, "Again")
         wait.until(lambda d: "Back again." in text_of(d, ".msg.assistant .text"))
+
+
+def test_a_durable_reply_whose_worker_is_killed_completes_on_screen_once(
+    llm_server: ScriptedLlmServer, tmp_path: Path, browser: Any
+) -> None:
+    """gunicorn, two sync workers, durable chat turns: the worker running the turn is killed
+    while the model request is in flight. The page reconnects to another worker, which takes
+    the turn over: the reply completes on screen, once, with no error; a reload shows the
+    conversation once."""
+    pytest.importorskip("gunicorn")
+    pytest.importorskip("dbos")
+    gate = threading.Event()
+    llm_server.script(gated_text("Lost with its worker.", gate), Text(STORY))
+    browser.allowed_errors = ("ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION", "ERR_EMPTY")
+    durable = str(tmp_path / "turns.sqlite")
+    with gunicorn(
+        llm_url=llm_server.url,
+        sessions=str(tmp_path / "c.db"),
+        durable=durable,
+        log=tmp_path / "gunicorn.log",
+    ) as url:
+        wait = open_page(browser, url)
+        ask(browser, "Tell me a story")
+        model_requested(llm_server, 1)  # the model request is in flight
+        os.kill(running_worker(durable), signal.SIGKILL)
+        gate.set()
+        wait.until(lambda d: STORY in text_of(d, ".msg.assistant .text"))
+        wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())
+        shot(browser, "13-durable-worker-killed")
+        assert text_of(browser, ".msg.assistant .text") == STORY  # nothing lost, nothing twice
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 1
+        assert text_of(browser, ".msg.assistant .error") == ""
+        assert len(llm_server.requests) == 2  # asked again once, by the turn taken over
+        browser.refresh()
+        wait.until(lambda d: STORY in text_of(d, ".msg.assistant .text"))
+        assert text_of(browser, ".msg.assistant .text") == STORY

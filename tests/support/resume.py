@@ -3,7 +3,9 @@
 ``python -m tests.support.resume`` is the WSGI module gunicorn and the host
 tests serve: ``app`` is a :class:`WebApp` on the sessions and event log the
 environment names (``AGENT_SMITH_TEST_LLM``, ``AGENT_SMITH_TEST_SESSIONS``,
-``AGENT_SMITH_TEST_EVENTS``: a SQLite path or a ``postgresql://`` URL), with
+``AGENT_SMITH_TEST_EVENTS``: a SQLite path or a ``postgresql://`` URL; or, with
+``AGENT_SMITH_TEST_DURABLE`` instead of an event log, durable chat turns on
+that database, each worker an engine of its own), with
 users from the ``X-User`` header (``local`` without one, as a browser); every
 response says which process served it (``X-Worker-Pid``).
 """
@@ -21,8 +23,8 @@ import requests
 from agent_smith import LlmClient
 from agent_smith.sessions.event_log import EventLog, SqliteEventLog
 from agent_smith.web.app import WebApp
-from tests.support.llm_server import Chunks, Text, sse_frames
-from tests.support.web import factory
+from tests.support.llm_server import Chunks, ScriptedLlmServer, Text, sse_frames
+from tests.support.web import factory, get_weather
 
 SseEvent = tuple[str | None, Any]  # (id, data)
 TIMEOUT = 30
@@ -78,6 +80,34 @@ def gated_text(text: str, gate: threading.Event) -> Chunks:
     return Chunks(*frames[:2], gate, *frames[2:])
 
 
+def model_requested(llm_server: ScriptedLlmServer, count: int) -> None:
+    """Wait until the scripted model got ``count`` requests (bounded by a minute)."""
+    pause = threading.Event()
+    for _ in range(int(60 / 0.05)):
+        if len(llm_server.requests) >= count:
+            return
+        pause.wait(0.05)
+    raise AssertionError(f"the model got {len(llm_server.requests)} requests, not {count}")
+
+
+def running_worker(durable: str) -> int:
+    """The pid of the worker whose engine runs the one pending durable turn on the durable
+    database ``durable`` (its executor id is ``host:pid:starttime:tag``)."""
+    import sqlalchemy as sa
+
+    from agent_smith.durable.engine import database_url, open_database
+
+    database = open_database(database_url(durable))
+    schema = "" if database.url.get_backend_name() == "sqlite" else "dbos."
+    query = f"SELECT executor_id FROM {schema}workflow_status WHERE status = 'PENDING'"
+    try:
+        with database.connect() as connection:
+            (executor,) = connection.execute(sa.text(query)).one()
+    finally:
+        database.dispose()
+    return int(executor.split(":")[1])
+
+
 def open_log(where: str) -> EventLog:
     """The event log at ``where``: a PostgreSQL URL or a SQLite file."""
     if where.startswith("postgresql://"):
@@ -91,14 +121,34 @@ def _user(environ: dict[str, Any]) -> str:
     return environ.get("HTTP_X_USER") or "local"  # a browser sends no X-User
 
 
+def _durable_chat(llm: LlmClient, sessions: str) -> Any:
+    """A launched engine of this worker on ``AGENT_SMITH_TEST_DURABLE``, and its chat."""
+    from agent_smith import Agent
+    from agent_smith.durable import DurableChat, DurableEngine, worker_executor_id
+
+    engine = DurableEngine(os.environ["AGENT_SMITH_TEST_DURABLE"], executor_id=worker_executor_id())
+    chat = DurableChat(engine, lambda: Agent(llm, "You help.", [get_weather]), sessions=sessions)
+    engine.launch()
+    return chat
+
+
 def _served_app() -> Callable[..., Any]:
     llm = LlmClient(os.environ["AGENT_SMITH_TEST_LLM"], "test")
-    web = WebApp(
-        factory(llm),
-        sessions=os.environ["AGENT_SMITH_TEST_SESSIONS"],  # a file or a postgresql:// URL
-        authenticate=_user,
-        streams=open_log(os.environ["AGENT_SMITH_TEST_EVENTS"]),
-    )
+    sessions = os.environ["AGENT_SMITH_TEST_SESSIONS"]  # a file or a postgresql:// URL
+    if os.environ.get("AGENT_SMITH_TEST_DURABLE"):
+        web = WebApp(
+            factory(llm),
+            sessions=sessions,
+            authenticate=_user,
+            durable_chat=_durable_chat(llm, sessions),
+        )
+    else:
+        web = WebApp(
+            factory(llm),
+            sessions=sessions,
+            authenticate=_user,
+            streams=open_log(os.environ["AGENT_SMITH_TEST_EVENTS"]),
+        )
     pid = str(os.getpid())
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
@@ -110,5 +160,5 @@ def _served_app() -> Callable[..., Any]:
     return app
 
 
-if "AGENT_SMITH_TEST_EVENTS" in os.environ:
+if os.environ.get("AGENT_SMITH_TEST_EVENTS") or os.environ.get("AGENT_SMITH_TEST_DURABLE"):
     app = _served_app()

@@ -30,13 +30,17 @@ def gunicorn(
     *,
     llm_url: str,
     sessions: str,
-    events: str,
+    events: str = "",
+    durable: str = "",
     worker_class: str = "sync",
     workers: int = 2,
     threads: int = 8,
     log: Path | None = None,
 ) -> Iterator[str]:
-    """Serve the test app with gunicorn; yields its URL once every worker answers."""
+    """Serve the test app with gunicorn; yields its URL once every worker answers.
+
+    The app resumes streams from the event log ``events``, or with ``durable``
+    runs durable chat turns on that database."""
     port = free_port()
     argv = [
         "gunicorn",
@@ -55,7 +59,7 @@ def gunicorn(
         "--no-control-socket",  # gunicorn>=27 would share one in ~/.gunicorn between tests
         "tests.support.resume:app",
     ]
-    with _serving(argv, port, workers, llm_url, sessions, events, log) as url:
+    with _serving(argv, port, workers, llm_url, sessions, events, log, durable) as url:
         yield url
 
 
@@ -86,6 +90,7 @@ def _serving(
     sessions: str,
     events: str,
     log: Path | None,
+    durable: str = "",
 ) -> Iterator[str]:
     """Serve the test app with ``python -m argv`` on ``port`` until every worker answers."""
     env = {
@@ -94,6 +99,7 @@ def _serving(
         "AGENT_SMITH_TEST_LLM": llm_url,
         "AGENT_SMITH_TEST_SESSIONS": sessions,
         "AGENT_SMITH_TEST_EVENTS": events,
+        "AGENT_SMITH_TEST_DURABLE": durable,
     }
     ready = lambda url: wait_for_workers(url, workers)  # noqa: E731
     with serving(argv, port=port, env=env, ready=ready, log=log) as url:

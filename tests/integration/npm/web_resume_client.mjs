@@ -1,5 +1,5 @@
 // A client whose connection drops mid-reply, then resumes, with the protocols' own clients:
-// node web_resume_client.mjs BASE_URL vercel|agui ID
+// node web_resume_client.mjs BASE_URL vercel|agui ID [MARKER]
 // The fetch given to the client cuts the first response after the reply's first word with
 // the TypeError a lost network gives. vercel: the AI SDK's chat client (the code behind useChat)
 // then calls resumeStream(), which GETs /api/chat/ID/stream and replays the turn;
@@ -9,7 +9,7 @@ import { DefaultChatTransport } from "ai";
 import { Chat } from "./web_vercel_chat.mjs";
 import { HttpAgent } from "@ag-ui/client";
 
-const [base, mode, id] = process.argv.slice(2);
+const [base, mode, id, marker] = process.argv.slice(2);
 
 // A rejection the client leaves unhandled after a drop is what a browser logs and lives on
 // after; it is reported, not fatal.
@@ -17,7 +17,8 @@ const unhandled = [];
 process.on("unhandledRejection", (error) => unhandled.push(String(error)));
 
 // A fetch whose first streamed POST breaks, as a dropped connection does, on the read after
-// the one that brought `marker` (the first word of the reply, sent before the model waits).
+// the one that brought `marker` (the first word of the reply, sent before the model waits;
+// MARKER instead when given: a durable turn sends a reply whole, so its client drops earlier).
 function droppingFetch(marker) {
   let dropped = false;
   return async (url, init) => {
@@ -48,7 +49,7 @@ async function vercel() {
   const errors = [];
   const chat = new Chat({
     id,
-    transport: new DefaultChatTransport({ api: `${base}/api/chat`, fetch: droppingFetch('"text-delta"') }),
+    transport: new DefaultChatTransport({ api: `${base}/api/chat`, fetch: droppingFetch(marker ?? '"text-delta"') }),
     onError: (error) => errors.push(String(error)),
   });
   await chat.sendMessage({ text: "Tell me a story." });
@@ -58,7 +59,7 @@ async function vercel() {
 }
 
 async function agui() {
-  const agent = new HttpAgent({ url: `${base}/api/agui`, threadId: id, fetch: droppingFetch("TEXT_MESSAGE_CONTENT") });
+  const agent = new HttpAgent({ url: `${base}/api/agui`, threadId: id, fetch: droppingFetch(marker ?? "TEXT_MESSAGE_CONTENT") });
   const events = [];
   const subscriber = { onEvent: ({ event }) => { events.push({ ...event }); } };
   agent.addMessage({ id: crypto.randomUUID(), role: "user", content: "Tell me a story." });
