@@ -115,7 +115,9 @@ def test_twenty_waiting_turns_hold_no_thread_and_go_on_after_a_restart(tmp_path:
         for turn in turns:  # each run ends when its turn waits
             durable.start(turn, turn_id=turn)
             waiting_call(durable, turn)
-        assert threading.active_count() <= before + 2  # DBOS's executor thread, reused
+        # A thread held per waiting turn would be 20 more; DBOS's executor may start a few
+        # of its own when the runs overlap (a loaded machine), and reuses them.
+        assert threading.active_count() < before + len(turns) // 2
         assert running_turns() == []
     assert sent == []
     with DurableEngine(database) as engine:  # the process "starts again"
