@@ -5,7 +5,9 @@ Everything that accepts "a session store" — :class:`~agent_smith.web.app.WebAp
 here, so the choice of store is the string alone:
 
 * a path (``"conversations.db"``) is a SQLite file:
-  :class:`~agent_smith.sessions.sqlite.SqliteSession` on it;
+  :class:`~agent_smith.sessions.sqlite.SqliteSession` on it, every session of
+  the store sharing its connections (one per thread: a web server's request
+  threads open no connection and check no schema per request);
 * a ``postgresql://`` (or ``postgres://``) URL is a PostgreSQL database:
   :class:`~agent_smith.sessions.postgres.PostgresSession` on it, every
   session of the store sharing one connection pool.
@@ -20,11 +22,15 @@ here, so the choice of store is the string alone:
 from __future__ import annotations
 
 import os
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..errors import ConfigError
 from .session import Session
+
+if TYPE_CHECKING:
+    from .database import Database
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -41,13 +47,16 @@ class SessionStore(Closeable):
     SQLite: ``synchronous``; PostgreSQL: ``connect_timeout``, ``pool_size``,
     ``schema``: see :class:`~agent_smith.sessions.sqlite.SqliteSession` and
     :class:`~agent_smith.sessions.postgres.PostgresSession`). A PostgreSQL
-    store connects now: an unreachable server is a SessionError here.
-    ``close()`` closes the pool (the sessions opened from it must be closed
-    first).
+    store connects now: an unreachable server is a SessionError here; a
+    SQLite file is opened (and checked) by the first :meth:`open`.
+    ``close()`` closes the pool or the file's connections (the sessions opened
+    from it must be closed first).
     """
 
     def __init__(self, where: str | os.PathLike[str], **options: Any) -> None:
         self._options = options
+        self._file: Database | None = None  # a SQLite file, opened by the first open()
+        self._file_lock = threading.Lock()
         if is_postgres_url(where):
             from .postgres_database import PostgresDatabase
 
@@ -75,12 +84,26 @@ class SessionStore(Closeable):
             return PostgresSession.in_store(self._database, session_id, **self._options)
         from .sqlite import SqliteSession
 
-        return SqliteSession(self.where, session_id, **self._options)
+        options = dict(self._options)
+        lease_seconds = options.pop("lease_seconds", 30.0)
+        database = self._sqlite(options)
+        return SqliteSession.in_store(database, session_id, lease_seconds=lease_seconds)
 
     def close(self) -> None:
-        """Close the store's shared connections (PostgreSQL); calling it again does nothing."""
+        """Close the store's shared connections; calling it again does nothing."""
         if self._database is not None:
             self._database.close()
+        with self._file_lock:
+            if self._file is not None:
+                self._file.close()
+
+    def _sqlite(self, options: dict[str, Any]) -> Database:
+        with self._file_lock:
+            if self._file is None:
+                from .sqlite import open_database
+
+                self._file = open_database(self.where, **options)
+            return self._file
 
     def __repr__(self) -> str:
         return f"SessionStore({self.where!r})"
