@@ -51,7 +51,8 @@ or a function from a session id to any :class:`Session`. With ``streams`` the
 turn runs on a thread of its own and writes its frames to the log, and the
 response follows the log: a client that lost its connection (or its worker)
 reconnects to any worker and gets every frame it missed, then the rest live.
-Call :meth:`WebApp.close` when done (it stops the turns still running).
+Call :meth:`WebApp.close` when done (it stops the turns still running and closes
+the session store it opened from a path or URL).
 
 Safety. ``authenticate(environ)`` returns the user's id (None: 401); every
 conversation id is scoped by it, so one user cannot read, resume or delete
@@ -87,6 +88,7 @@ from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..metrics.shared import merged_snapshot
 from ..sessions.event_log import EventLog
 from ..sessions.session import Session
+from ..sessions.store import SessionStore
 from . import agui, vercel
 from . import durable as durable_turns
 from .a2a import A2AOptions, A2AServer
@@ -143,7 +145,17 @@ class WebApp:
         if max_body_bytes <= 0:
             raise ConfigError(f"max_body_bytes must be positive, got {max_body_bytes!r}")
         self._factory = agent_factory
-        self._open = _session_opener(sessions)
+        self._store: SessionStore | None = None  # the app's own, when given a path or URL
+        if isinstance(sessions, str | os.PathLike):
+            self._store = SessionStore(sessions)  # a SQLite file, or a postgresql:// URL
+            self._open: Callable[[str], Session] = self._store.open
+        elif callable(sessions):
+            self._open = sessions
+        else:
+            raise ConfigError(
+                "sessions must be a SQLite file path, a postgresql:// URL or a function of a "
+                "session id"
+            )
         self._authenticate = authenticate if authenticate is not None else _local_user
         self._limit = max_body_bytes
         self._origins = frozenset(allowed_origins)
@@ -172,12 +184,15 @@ class WebApp:
         self._evals = EvalReports(eval_reports) if eval_reports is not None else None
 
     def close(self) -> None:
-        """Stop the turns this process still runs for resumable streams and join their threads.
+        """Stop the turns this process still runs for resumable streams and join their threads,
+        then close the session store the app opened (given as a path or URL).
 
         The event log stays open: it belongs to the caller.
         """
         if self._relay is not None:
             self._relay.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> WebApp:
         return self
@@ -474,20 +489,6 @@ class _Streamed:
 
     def __init__(self, headers: tuple[tuple[str, str], ...], body: TurnStream) -> None:
         self.headers, self.body = headers, body
-
-
-def _session_opener(
-    sessions: str | os.PathLike[str] | Callable[[str], Session],
-) -> Callable[[str], Session]:
-    if isinstance(sessions, str | os.PathLike):
-        from ..sessions.store import SessionStore
-
-        return SessionStore(sessions).open  # a SQLite file, or a postgresql:// URL
-    if callable(sessions):
-        return sessions
-    raise ConfigError(
-        "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
-    )
 
 
 def durable_turn_id(user: str, name: str) -> str:
