@@ -9,29 +9,45 @@ answering at once with ``--words`` words, so the figures are the web tiers'.
 
 * Ours: ``WebApp`` on a SQLite session file shared by the workers (each turn
   is stored; the peer stores nothing), served by gunicorn with ``gthread``
-  workers, each holding ``ceil(clients / workers) + 8`` streams.
+  workers, each with ``clients + 8`` threads: a gthread worker accepts every
+  connection it is quick enough to take, not its share, so a worker sized for
+  ``clients / workers`` streams queued the surplus behind streams that last a
+  whole turn (p99 first event 1.8 s at 4 workers, against 0.27 s with a
+  thread for every client; traced with timestamps in gunicorn's worker).
 * The peer: pydantic-ai's ``VercelAIAdapter.dispatch_request`` in a Starlette
   app (scripts/peer_chat_app.py) on ``uvicorn --workers N``, run by
   ``--peer-python``: a Python with ``pydantic-ai-slim[openai]``, ``starlette``
   and ``uvicorn`` (not this project's dependencies; without one the peer's
   rows are left out).
 
-The load: one asyncio process keeps ``--clients`` conversations going for
-``--seconds`` after a warm-up; each posts a new conversation's first message
-and reads the stream to its end. Time to first event: request sent -> the
-first ``data:`` line. An error: a status other than 200, a stream that ends
-without ``[DONE]``, or a failed connection.
+The load, from one asyncio process, in two rows per app and worker count:
 
-    python scripts/bench_scaleout.py [--clients 200] [--seconds 20] [--workers 1 2 4]
-        [--peer-python /path/to/peer/bin/python]
+* closed loop: ``--clients`` conversations going at once for ``--seconds``
+  after a warm-up; each posts a new conversation's first message as soon as
+  its last stream ended. Each server gets as much work as it can take, so a
+  faster one is measured under more load;
+* open loop (``--rate``, 0 to leave it out): a new conversation every
+  ``1 / rate`` seconds, whoever answers, for the same time: both apps under
+  the same offered load (choose a rate both sustain).
+
+Each turn reads its stream to the end. The load starts once every worker has
+built its app (each marks itself ready in a folder), not as soon as the port
+listens: a worker still importing would hold the first turns, and that is
+start-up, not streaming. Time to first event: request sent -> the first
+``data:`` line. An error: a status other than 200, a stream that ends without
+``[DONE]``, or a failed connection. The turns counted are those that ended
+in the measured window.
+
+    python scripts/bench_scaleout.py [--clients 200] [--rate 5] [--seconds 20]
+        [--workers 1 2 4] [--peer-python /path/to/peer/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
-import math
 import os
 import platform
 import shutil
@@ -66,7 +82,14 @@ def ours() -> Any:
     def build(session: Session) -> Agent:
         return Agent(llm, "You help.", session=session)
 
-    return WebApp(build, sessions=os.environ["BENCH_SESSIONS"], dev_ui=False)
+    app = WebApp(build, sessions=os.environ["BENCH_SESSIONS"], dev_ui=False)
+    mark_ready()
+    return app
+
+
+def mark_ready() -> None:
+    """Say that this worker process has built its app (see :func:`wait_ready`)."""
+    Path(os.environ["BENCH_READY_DIR"], str(os.getpid())).touch()
 
 
 def words_responder(words: int) -> Any:
@@ -86,41 +109,50 @@ def free_port() -> int:
         return port
 
 
-def wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+def wait_ready(port: int, proc: subprocess.Popen[bytes], ready: str, workers: int) -> None:
+    """Until the port listens and ``workers`` processes marked themselves ready in ``ready``."""
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode} before listening")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
+            raise SystemExit(f"the server exited with {proc.returncode} before it was ready")
+        if len(os.listdir(ready)) >= workers:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    return
         time.sleep(0.1)
-    raise SystemExit(f"nothing listened on port {port} within {READY_SECONDS:.0f} s")
+    raise SystemExit(f"port {port}: {workers} workers not ready within {READY_SECONDS:.0f} s")
 
 
-def start_ours(workers: int, clients: int, model_url: str, store: str) -> tuple[Any, int]:
+def start_ours(
+    workers: int, clients: int, model_url: str, store: str, ready: str
+) -> tuple[Any, int]:
     port = free_port()
-    threads = math.ceil(clients / workers) + 8
+    threads = clients + 8
     gunicorn = Path(sys.executable).with_name("gunicorn")
     options = ["-k", "gthread", "-w", str(workers), "--threads", str(threads)]
     options += ["--backlog", "2048", "-b", f"127.0.0.1:{port}", "--log-level", "warning"]
     proc = subprocess.Popen(
         [str(gunicorn), "--chdir", str(ROOT / "scripts"), *options, "bench_scaleout:ours()"],
-        env={**os.environ, "BENCH_MODEL_URL": model_url, "BENCH_SESSIONS": store},
+        env={
+            **os.environ,
+            "BENCH_MODEL_URL": model_url,
+            "BENCH_SESSIONS": store,
+            "BENCH_READY_DIR": ready,
+        },
     )
-    wait_listening(port, proc)
+    wait_ready(port, proc, ready, workers)
     return proc, port
 
 
-def start_peer(python: str, workers: int, model_url: str) -> tuple[Any, int]:
+def start_peer(python: str, workers: int, model_url: str, ready: str) -> tuple[Any, int]:
     port = free_port()
     options = ["--workers", str(workers), "--port", str(port), "--log-level", "warning"]
     options += ["--backlog", "2048", "--app-dir", str(ROOT / "scripts")]
     proc = subprocess.Popen(
         [python, "-m", "uvicorn", *options, "peer_chat_app:app"],
-        env={**os.environ, "PEER_MODEL_URL": model_url},
+        env={**os.environ, "PEER_MODEL_URL": model_url, "PEER_READY_DIR": ready},
     )
-    wait_listening(port, proc)
+    wait_ready(port, proc, ready, workers)
     return proc, port
 
 
@@ -202,8 +234,8 @@ async def one_turn(port: int, tally: Tally) -> None:
 
 
 async def load(port: int, clients: int, seconds: float, warmup: float) -> Tally:
-    """``clients`` conversations going for ``warmup + seconds``; the turns that ended in the
-    last ``seconds``."""
+    """Closed loop: ``clients`` conversations going for ``warmup + seconds``; the turns
+    that ended in the last ``seconds``."""
     begin = time.perf_counter()
     tally = Tally((begin + warmup, begin + warmup + seconds))
 
@@ -212,6 +244,19 @@ async def load(port: int, clients: int, seconds: float, warmup: float) -> Tally:
             await one_turn(port, tally)
 
     await asyncio.gather(*(client() for _ in range(clients)))
+    return tally
+
+
+async def paced_load(port: int, rate: float, seconds: float, warmup: float) -> Tally:
+    """Open loop: a new conversation every ``1 / rate`` s for ``warmup + seconds``; the
+    turns that ended in the last ``seconds``."""
+    begin = time.perf_counter()
+    tally = Tally((begin + warmup, begin + warmup + seconds))
+    turns: list[asyncio.Task[None]] = []
+    for n in range(int((warmup + seconds) * rate)):
+        await asyncio.sleep(max(0.0, begin + n / rate - time.perf_counter()))
+        turns.append(asyncio.create_task(one_turn(port, tally)))
+    await asyncio.gather(*turns)
     return tally
 
 
@@ -229,6 +274,7 @@ def ms(values: list[float], q: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=5.0, help="open-loop turns/s (0: none)")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--words", type=int, default=20)
@@ -240,35 +286,47 @@ def main() -> None:
         bench_server.serve(words_responder(args.serve_model))
         return
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
-    print(f"{args.clients} concurrent conversations, {args.seconds:.0f} s each row, ", end="")
-    print(f"{args.words}-word replies from the scripted model in its own process\n")
-    print("| app | workers | turns/s | first event p50 (ms) | p99 (ms) | turn p50 (ms) | errors |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print(f"{args.seconds:.0f} s a row, {args.words}-word replies from the scripted model;", end="")
+    print(f" load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
+    print(
+        "| app | workers | load | turns/s | first event p50 (ms) | p99 (ms) "
+        "| turn p50 (ms) | errors |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---|")
+    loads = [(f"closed, {args.clients} clients", "closed")]
+    if args.rate:
+        loads.append((f"open, {args.rate:g} turns/s", "open"))
     model, model_url = bench_server.start(__file__, "--serve-model", str(args.words))
     folder = tempfile.mkdtemp(prefix="bench_scaleout-")
     try:
         for workers in args.workers:
-            rows = [("agent_smith (gunicorn gthread)", "ours")]
+            apps = [("agent_smith (gunicorn gthread)", "ours")]
             if args.peer_python:
-                rows.append(("pydantic-ai (uvicorn)", "peer"))
-            for name, which in rows:
+                apps.append(("pydantic-ai (uvicorn)", "peer"))
+            for (name, which), (load_name, mode) in itertools.product(apps, loads):
+                ready = tempfile.mkdtemp(dir=folder)
                 if which == "ours":
-                    store = os.path.join(folder, f"w{workers}.db")
-                    proc, port = start_ours(workers, args.clients, model_url, store)
+                    store = os.path.join(folder, f"w{workers}-{mode}.db")
+                    proc, port = start_ours(workers, args.clients, model_url, store, ready)
                 else:
-                    proc, port = start_peer(args.peer_python, workers, model_url)
+                    proc, port = start_peer(args.peer_python, workers, model_url, ready)
                 try:
-                    tally = asyncio.run(load(port, args.clients, args.seconds, args.warmup))
+                    if mode == "closed":
+                        run = load(port, args.clients, args.seconds, args.warmup)
+                    else:
+                        run = paced_load(port, args.rate, args.seconds, args.warmup)
+                    tally = asyncio.run(run)
                 finally:
                     stop(proc)
                 errors = sum(tally.errors.values())
                 said = ", ".join(f"{k}: {v}" for k, v in tally.errors.items()) or "0"
                 print(
-                    f"| {name} | {workers} | {len(tally.whole) / args.seconds:.0f} "
+                    f"| {name} | {workers} | {load_name} | {len(tally.whole) / args.seconds:.0f} "
                     f"| {ms(tally.first_event, 0.5)} | {ms(tally.first_event, 0.99)} "
                     f"| {ms(tally.whole, 0.5)} | {said if errors else 0} |",
                     flush=True,
                 )
+        print(f"\nload average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         bench_server.stop(model)
         shutil.rmtree(folder, ignore_errors=True)

@@ -30,3 +30,6 @@ async def chat(request: Request) -> Response:
 
 
 app = Starlette(routes=[Route("/api/chat", chat, methods=["POST"])])
+
+if "PEER_READY_DIR" in os.environ:  # this worker is ready: the benchmark may start its load
+    open(os.path.join(os.environ["PEER_READY_DIR"], str(os.getpid())), "w").close()

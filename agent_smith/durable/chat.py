@@ -97,7 +97,7 @@ class DurableChat:
     turn loads the history); ``sessions`` is a SQLite file, a ``postgresql://``
     URL or a function from a session id to a :class:`Session`. Register it
     with ``engine`` before :meth:`DurableEngine.launch`; ``name`` tells this
-    chat apart from others on the engine.
+    chat apart from others on the engine. Closing the engine closes the chat.
     """
 
     def __init__(
@@ -111,8 +111,14 @@ class DurableChat:
         self.engine = engine
         self.name = name
         self._factory = agent_factory
-        self._open = session_opener(sessions)
+        self._open, self._store = session_opener(sessions)
         engine.register_chat(self)
+
+    def close(self) -> None:
+        """Close the session store this chat opened from a path or URL (the engine's
+        ``close()`` does it); calling it again does nothing."""
+        if self._store is not None:
+            self._store.close()
 
     def start(self, turn_id: str, session_id: str, message: UserMessage) -> None:
         """Start turn ``turn_id`` of the conversation ``session_id`` in this process."""

@@ -152,14 +152,18 @@ class DurableEngine:
         return [w.workflow_id for w in pending if w.name == TURN_WORKFLOW]
 
     def close(self) -> None:
-        """Stop DBOS (a running turn is recovered by the next launch) and the journal."""
+        """Stop DBOS (a running turn is recovered by the next launch), the journal and the
+        registered chats."""
         DBOS.destroy(destroy_registry=False)
         self.client.destroy()
         self._database.dispose()
         with _registry_lock:
+            chats = list(_chats.values())
             _engine.clear()
             _agents.clear()
             _chats.clear()
+        for chat in chats:
+            chat.close()
 
     def __enter__(self) -> DurableEngine:
         return self

@@ -47,22 +47,51 @@ class SqliteSession(StoredSession):
         busy_timeout: float = 5.0,
         synchronous: Literal["normal", "full"] = "normal",
     ) -> None:
-        where = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
-        if not isinstance(where, str) or where in ("", ":memory:"):
-            # ":memory:" would give every thread's connection a database of its own.
-            raise ConfigError(f"SqliteSession needs the path of a database file, got {where!r}")
         check_options(session_id, lease_seconds, busy_timeout)
-        if synchronous not in ("normal", "full"):
-            raise ConfigError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
-        database = Database(where, busy_timeout=busy_timeout, synchronous=synchronous)
-        try:
-            schema.prepare(database)
-        except BaseException:
-            database.close()
-            raise
+        database = open_database(path, busy_timeout=busy_timeout, synchronous=synchronous)
         super().__init__(database, session_id, lease_seconds=lease_seconds, owned=True)
+
+    @classmethod
+    def in_store(
+        cls, database: Database, session_id: str, *, lease_seconds: float = 30.0
+    ) -> SqliteSession:
+        """A session on an open store's shared connections (:func:`open_database`);
+        closing it leaves them open."""
+        check_options(session_id, lease_seconds, database.busy_timeout)
+        session = cls.__new__(cls)
+        StoredSession.__init__(
+            session, database, session_id, lease_seconds=lease_seconds, owned=False
+        )
+        return session
 
     @property
     def path(self) -> str:
         """The database file."""
         return self._db.name
+
+
+def open_database(
+    path: str | os.PathLike[str],
+    *,
+    busy_timeout: float = 5.0,
+    synchronous: Literal["normal", "full"] = "normal",
+) -> Database:
+    """The SQLite session store at ``path``, checked (and set up or migrated) once.
+
+    Sessions opened on it with :meth:`SqliteSession.in_store` share its
+    connections (one per thread), so opening a session costs no connection
+    and no schema check; ``close()`` closes them all.
+    """
+    where = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+    if not isinstance(where, str) or where in ("", ":memory:"):
+        # ":memory:" would give every thread's connection a database of its own.
+        raise ConfigError(f"SqliteSession needs the path of a database file, got {where!r}")
+    if synchronous not in ("normal", "full"):
+        raise ConfigError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
+    database = Database(where, busy_timeout=busy_timeout, synchronous=synchronous)
+    try:
+        schema.prepare(database)
+    except BaseException:
+        database.close()
+        raise
+    return database

@@ -5,7 +5,9 @@ Everything that accepts "a session store" — :class:`~agent_smith.web.app.WebAp
 here, so the choice of store is the string alone:
 
 * a path (``"conversations.db"``) is a SQLite file:
-  :class:`~agent_smith.sessions.sqlite.SqliteSession` on it;
+  :class:`~agent_smith.sessions.sqlite.SqliteSession` on it, every session of
+  the store sharing its connections (one per thread: a web server's request
+  threads open no connection and check no schema per request);
 * a ``postgresql://`` (or ``postgres://``) URL is a PostgreSQL database:
   :class:`~agent_smith.sessions.postgres.PostgresSession` on it, every
   session of the store sharing one connection pool.
@@ -20,12 +22,16 @@ here, so the choice of store is the string alone:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._internal.closing import Closeable
 from ..errors import ConfigError
 from .session import Session
+
+if TYPE_CHECKING:
+    from .database import Database
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -42,13 +48,16 @@ class SessionStore(Closeable):
     SQLite: ``synchronous``; PostgreSQL: ``connect_timeout``, ``pool_size``,
     ``schema``: see :class:`~agent_smith.sessions.sqlite.SqliteSession` and
     :class:`~agent_smith.sessions.postgres.PostgresSession`). A PostgreSQL
-    store connects now: an unreachable server is a SessionError here.
-    ``close()`` closes the pool (the sessions opened from it must be closed
-    first).
+    store connects now: an unreachable server is a SessionError here; a
+    SQLite file is opened (and checked) by the first :meth:`open`.
+    ``close()`` closes the pool or the file's connections (the sessions opened
+    from it must be closed first).
     """
 
     def __init__(self, where: str | os.PathLike[str], **options: Any) -> None:
         self._options = options
+        self._file: Database | None = None  # a SQLite file, opened by the first open()
+        self._file_lock = threading.Lock()
         if is_postgres_url(where):
             from .postgres_database import PostgresDatabase
 
@@ -76,12 +85,26 @@ class SessionStore(Closeable):
             return PostgresSession.in_store(self._database, session_id, **self._options)
         from .sqlite import SqliteSession
 
-        return SqliteSession(self.where, session_id, **self._options)
+        options = dict(self._options)
+        lease_seconds = options.pop("lease_seconds", 30.0)
+        database = self._sqlite(options)
+        return SqliteSession.in_store(database, session_id, lease_seconds=lease_seconds)
 
     def close(self) -> None:
-        """Close the store's shared connections (PostgreSQL); calling it again does nothing."""
+        """Close the store's shared connections; calling it again does nothing."""
         if self._database is not None:
             self._database.close()
+        with self._file_lock:
+            if self._file is not None:
+                self._file.close()
+
+    def _sqlite(self, options: dict[str, Any]) -> Database:
+        with self._file_lock:
+            if self._file is None:
+                from .sqlite import open_database
+
+                self._file = open_database(self.where, **options)
+            return self._file
 
     def __repr__(self) -> str:
         return f"SessionStore({self.where!r})"
@@ -89,13 +112,18 @@ class SessionStore(Closeable):
 
 def session_opener(
     sessions: str | os.PathLike[str] | Callable[[str], Session],
-) -> Callable[[str], Session]:
-    """A function from a session id to its session: ``sessions`` itself when it is one,
-    else the ``open`` of the :class:`SessionStore` at that path or URL."""
+) -> tuple[Callable[[str], Session], SessionStore | None]:
+    """A function from a session id to its session, and the store it opens them from.
+
+    ``sessions`` itself when it is such a function (the store: None, it is the
+    caller's); else the ``open`` of a new :class:`SessionStore` at that path or
+    URL, which the caller closes when done.
+    """
     if isinstance(sessions, str | os.PathLike):
-        return SessionStore(sessions).open  # a SQLite file, or a postgresql:// URL
+        store = SessionStore(sessions)  # a SQLite file, or a postgresql:// URL
+        return store.open, store
     if callable(sessions):
-        return sessions
+        return sessions, None
     raise ConfigError(
         "sessions must be a SQLite file path, a postgresql:// URL or a function of a session id"
     )

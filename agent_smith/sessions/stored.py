@@ -89,6 +89,7 @@ class StoredSession(Session):
         self._lock = threading.Lock()
         self._holder: str | None = None  # set while this object runs a turn
         self._keeper: lease.LeaseKeeper | None = None
+        self._closed = False
 
     @property
     def session_id(self) -> str:
@@ -97,7 +98,7 @@ class StoredSession(Session):
     # -- reading -------------------------------------------------------------
 
     def load(self) -> SessionState:
-        with self._db.read("load") as conn:
+        with self._live().read("load") as conn:
             row = conn.execute(
                 "SELECT revision, paused_turn FROM sessions WHERE session_id = ?", (self._id,)
             ).fetchone()
@@ -109,7 +110,7 @@ class StoredSession(Session):
         return SessionState(messages, revision, paused)
 
     def session_ids(self) -> list[str]:
-        with self._db.read("list sessions") as conn:
+        with self._live().read("list sessions") as conn:
             rows = conn.execute("SELECT session_id FROM sessions ORDER BY session_id").fetchall()
         return [row[0] for row in rows]
 
@@ -145,7 +146,7 @@ class StoredSession(Session):
 
     def delete(self, session_id: str) -> None:
         holder = self._holder if session_id == self._id else None
-        with self._db.write("delete", session_id) as (conn, now):
+        with self._live().write("delete", session_id) as (conn, now):
             lease.check(conn, session_id, holder, now=now, dead=self._db.holder_is_dead)
             for table in ("messages", "sessions", "leases"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
@@ -160,7 +161,7 @@ class StoredSession(Session):
                     f"{type(self).__name__}"
                 )
             holder = lease.new_holder()
-            self._db.claim(holder)
+            self._live().claim(holder)
             try:
                 with self._db.write("begin turn", self._id) as (conn, now):
                     lease.take(
@@ -211,6 +212,7 @@ class StoredSession(Session):
     def close(self) -> None:
         """Release a held lease and close the connections it owns; calling it again does nothing."""
         self.end_turn()
+        self._closed = True
         if self._owned:
             self._db.close()
 
@@ -222,7 +224,7 @@ class StoredSession(Session):
     @contextmanager
     def _write(self, operation: str) -> Iterator[tuple[Sql, float]]:
         """A write transaction that first checks this object may write (the lease fence)."""
-        with self._db.write(operation, self._id) as (conn, now):
+        with self._live().write(operation, self._id) as (conn, now):
             lease.check(conn, self._id, self._holder, now=now, dead=self._db.holder_is_dead)
             yield conn, now
 
@@ -232,6 +234,14 @@ class StoredSession(Session):
         if kept:
             self._db.claim(holder)
         return kept
+
+    def _live(self) -> SessionDatabase:
+        """The database, unless this session was closed (its store may still serve others)."""
+        if self._closed:
+            raise SessionError(
+                f"session {self._id!r} of {self._db.name} is closed", store=self._db.name
+            )
+        return self._db
 
     def _damaged(self, what: str) -> SessionError:
         return SessionError(

@@ -56,7 +56,8 @@ or a function from a session id to any :class:`Session`. With ``streams`` the
 turn runs on a thread of its own and writes its frames to the log, and the
 response follows the log: a client that lost its connection (or its worker)
 reconnects to any worker and gets every frame it missed, then the rest live.
-Call :meth:`WebApp.close` when done (it stops the turns still running).
+Call :meth:`WebApp.close` when done (it stops the turns still running and closes
+the session store it opened from a path or URL).
 
 Safety. ``authenticate(environ)`` returns the user's id (None: 401); every
 conversation id is scoped by it, so one user cannot read, resume or delete
@@ -151,7 +152,8 @@ class WebApp:
         if max_body_bytes <= 0:
             raise ConfigError(f"max_body_bytes must be positive, got {max_body_bytes!r}")
         self._factory = agent_factory
-        self._open = session_opener(sessions)
+        # the store is the app's own (closed by close()) when given as a path or URL
+        self._open, self._store = session_opener(sessions)
         self._authenticate = authenticate if authenticate is not None else _local_user
         self._limit = max_body_bytes
         self._origins = frozenset(allowed_origins)
@@ -183,12 +185,15 @@ class WebApp:
         self._evals = EvalReports(eval_reports) if eval_reports is not None else None
 
     def close(self) -> None:
-        """Stop the turns this process still runs for resumable streams and join their threads.
+        """Stop the turns this process still runs for resumable streams and join their threads,
+        then close the session store the app opened (given as a path or URL).
 
         The event log stays open: it belongs to the caller.
         """
         if self._relay is not None:
             self._relay.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> WebApp:
         return self

@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 
-from agent_smith import LlmClient, PostgresSession, Runtime, Session, SqliteSession, tool
+from agent_smith import (
+    LlmClient,
+    PostgresSession,
+    Runtime,
+    Session,
+    SessionStore,
+    SqliteSession,
+    tool,
+)
 from agent_smith.sessions.postgres_database import DEFAULT_SCHEMA, SESSION_LOCKS
 from tests.support.background import Background
 from tests.support.llm_server import ScriptedLlmServer
@@ -40,17 +48,30 @@ def db(sqlite_store: Store) -> Path:
 
 class Store:
     """The session store under test: ``where`` (a file path or a database URL) and its
-    ``kind``; opens sessions on it and reaches its rows behind the library's back."""
+    ``kind``; opens sessions on it and reaches its rows behind the library's back.
+
+    ``kind`` ``"sqlite-shared"``: SQLite sessions opened from a ``SessionStore``, which
+    share its connections (one store per set of options), as the web app opens them;
+    with ``store_per_open`` each session opens a store of its own (tests of opening).
+    """
 
     def __init__(self, kind: str, where: str) -> None:
-        self.kind = kind
+        self.kind = "sqlite" if kind == "sqlite-shared" else kind
+        self.shared = kind == "sqlite-shared"
         self.where = where
         self.opened: list[Session] = []
+        self.stores: dict[str, SessionStore] = {}
+        self.store_per_open = False
 
     def open(self, session_id: str = "s", **options: Any) -> Session:
         """A session of this store, closed at the end of the test."""
-        opener = SqliteSession if self.kind == "sqlite" else PostgresSession
-        session = opener(self.where, session_id, **options)
+        if self.shared:
+            key = repr(sorted(options.items())) + (str(len(self.opened)) * self.store_per_open)
+            store = self.stores.setdefault(key, SessionStore(self.where, **options))
+            session = store.open(session_id)
+        else:
+            opener = SqliteSession if self.kind == "sqlite" else PostgresSession
+            session = opener(self.where, session_id, **options)
         self.opened.append(session)
         return session
 
@@ -103,12 +124,15 @@ class Store:
     def close(self) -> None:
         for session in self.opened:
             session.close()
+        for store in self.stores.values():
+            store.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "sqlite-shared", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """Each store in turn: a SQLite file, then a fresh PostgreSQL database."""
-    if request.param == "sqlite":
+    """Each store in turn: a SQLite file (sessions of their own, then sessions sharing a
+    ``SessionStore``'s connections), then a fresh PostgreSQL database."""
+    if request.param != "postgres":
         where = str(tmp_path / "sessions.db")
     else:
         where = request.getfixturevalue("postgres_url")

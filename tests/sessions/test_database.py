@@ -1,4 +1,5 @@
-"""SQLite's database layer: a connection per thread, all closed on close(), lock waits typed."""
+"""SQLite's database layer: a connection per thread, all closed on close() (a store's sessions
+share them), lock waits typed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_smith import AgentTimeoutError, UserMessage
+from agent_smith import AgentTimeoutError, SessionStore, UserMessage
 from tests.sessions.conftest import WAIT, Store
 
 
@@ -61,6 +62,20 @@ def test_connections_of_ended_threads_do_not_pile_up(sqlite_store: Store, db: Pa
         thread.join(WAIT)
     session.messages()
     assert _open_fds(db) <= 2
+
+
+def test_sessions_of_one_store_share_its_connections_until_the_store_closes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        for n in range(20):  # a web app's requests, one session each
+            with store.open(f"c{n}") as session:
+                session.append(UserMessage("hi"))
+        assert _open_fds(path) == 1  # this thread's one connection, kept between sessions
+        with store.open("c3") as session:
+            assert session.messages() == [UserMessage("hi")]
+    assert _open_fds(path) == 0
 
 
 def test_a_write_lock_held_past_busy_timeout_is_an_agent_timeout_error(

@@ -32,6 +32,14 @@ def test_an_existing_empty_file_becomes_a_store(sqlite_store: Store, db: Path) -
     assert sqlite_store.open().messages() == [UserMessage("hi")]
 
 
+@pytest.fixture
+def store(store: Store) -> Store:
+    """The store under test, each session opening it anew: opening is what is tested here
+    (the sessions of one ``SessionStore`` share the check it made when it opened)."""
+    store.store_per_open = True
+    return store
+
+
 def test_a_newer_schema_version_is_a_config_error(store: Store) -> None:
     store.open().append(UserMessage("written by a newer agent_smith"))
     store.sql(f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
