@@ -12,14 +12,21 @@ big one, and sends each prompt below as the REPL sends a line (with
 an agent built as ``examples/flask_app.py`` builds it (its ``get_weather``
 and ``save_note``, its system prompt), skill prompts to the demo's agent
 with a skill of ``examples/skills`` active; a follow-up is the second turn
-of one conversation. Per prompt: the tools called, whether the final answer
-holds the right fact, whether any text of a tool call reached the user (the
-streamed ``TokenDelta`` text, and the answer), and the wall time.
+of one conversation. Per prompt: the tools called, whether the answer is
+right (every fact asked for, by a check of its own: the time of day of the
+turn, every item of a list, release notes that are not the request echoed
+back, ...), which calls were needless (an activity line the user saw for a
+tool the prompt did not need), whether it is **right** as a careful reader
+says (a right answer, the needed tool called, no needless call), whether
+any text of a tool call reached the user (the streamed ``TokenDelta``
+text, and the answer), and the wall time. ``--answers FILE`` writes every
+call and whole answer, to be read by a person.
 
     .venv/bin/python scripts/probe_first_answers.py                  # the default model
     .venv/bin/python scripts/probe_first_answers.py --local qwen1.5b
     .venv/bin/python scripts/probe_first_answers.py --all-tools      # every toolkit
     .venv/bin/python scripts/probe_first_answers.py --every 2        # every other prompt
+    .venv/bin/python scripts/probe_first_answers.py --answers answers.md  # and every answer
 
 Ctrl-C prints the table of the prompts asked so far.
 
@@ -85,8 +92,18 @@ def says_any(*words: str) -> Check:
 
 
 def writes_notes(*topics: str) -> Check:
-    """Release notes: every topic named, and not the request echoed back (its ``;`` list)."""
-    return lambda answer, at: says(*topics)(answer, at) and "; " not in answer
+    """Release notes as the skill asks: grouped (Added, Fixed, ...), every topic, no echo.
+
+    The request echoed back holds its ``;`` list; a how-to (commands, a
+    code fence, "To fix ..., you can") is not release notes either.
+    """
+    groups = re.compile(r"\b(Added|Changed|Fixed|Removed)\b")
+
+    def check(answer: str, at: datetime) -> bool:
+        grouped = groups.search(answer) is not None
+        return grouped and says(*topics)(answer, at) and "; " not in answer and "```" not in answer
+
+    return check
 
 
 def says_time(answer: str, at: datetime) -> bool:
@@ -385,7 +402,7 @@ def print_table(rows: list[tuple[Prompt, Outcome]], *, model: str) -> None:
             ", ".join(o.called) or "—",
             "yes" if o.answered(prompt) else "no",
             ", ".join(o.needless(prompt)) or "—",
-            "**yes**" if o.right(prompt) else "no",
+            "yes" if o.right(prompt) else "no",
             "**yes**" if o.shown_call else "no",
             f"{o.seconds:.1f}",
         )
