@@ -91,19 +91,28 @@ def says_any(*words: str) -> Check:
     return lambda answer, at: any(word.lower() in answer.lower() for word in words)
 
 
-def writes_notes(*topics: str) -> Check:
-    """Release notes as the skill asks: grouped (Added, Fixed, ...), every topic, no echo.
+def writes_notes(topics: tuple[str, ...], groups: tuple[str, ...], dropped: str = "") -> Check:
+    """Release notes as the skill asks: each topic under its group, nothing users never see.
 
-    The request echoed back holds its ``;`` list; a how-to (commands, a
-    code fence, "To fix ..., you can") is not release notes either.
+    Each of ``groups`` (Added, Fixed, Removed, ...) heads its change and no
+    other group is used; ``dropped`` (a refactor) is left out. The request
+    echoed back holds its ``;`` list; a how-to (a code fence) is not notes.
     """
-    groups = re.compile(r"\b(Added|Changed|Fixed|Removed)\b")
+    names = re.compile(r"\b(Added|Changed|Fixed|Removed)\b")
 
     def check(answer: str, at: datetime) -> bool:
-        grouped = groups.search(answer) is not None
-        return grouped and says(*topics)(answer, at) and "; " not in answer and "```" not in answer
+        used = set(names.findall(answer))
+        if used != set(groups) or (dropped and dropped.lower() in answer.lower()):
+            return False
+        return says(*topics)(answer, at) and "; " not in answer and "```" not in answer
 
     return check
+
+
+def says_only_numbers_of(text: str) -> Callable[[str], bool]:
+    """Whether an answer's numbers are all numbers of ``text`` (no count made up)."""
+    known = set(re.findall(r"\d+", text))
+    return lambda answer: set(re.findall(r"\d+", answer.replace(",", ""))) <= known
 
 
 def says_time(answer: str, at: datetime) -> bool:
@@ -184,6 +193,7 @@ PROMPTS = (
         lambda answer, at: (
             says("screw")(answer, at)
             and says_any("inventory", "warehouse", "shelf", "shelves")(answer, at)
+            and says_only_numbers_of(FILES["big.txt"])(answer)
         ),
     ),
     Prompt(
@@ -214,14 +224,14 @@ PROMPTS = (
         "Write release notes for: add dark mode; fix crash when saving an empty file; "
         "refactor the tests.",
         None,
-        writes_notes("dark mode", "crash"),
+        writes_notes(("dark mode", "crash"), ("Added", "Fixed"), dropped="refactor"),
         "release-notes",
     ),
     Prompt(
         "skill",
         "Release notes for: remove the legacy CSV export; fix the login timeout.",
         None,
-        writes_notes("CSV", "login"),
+        writes_notes(("CSV", "login"), ("Removed", "Fixed")),
         "release-notes",
     ),
     Prompt(

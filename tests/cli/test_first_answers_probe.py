@@ -62,7 +62,22 @@ def test_release_notes_echoing_the_request_are_wrong(probe: ModuleType) -> None:
     assert not outcome(probe, echo).right(notes)
     assert not outcome(probe, how_to).right(notes)
     assert not outcome(probe, ungrouped).right(notes)
+    misfiled = "**Added**\n- The login timeout is fixed.\n\n**Removed**\n- The legacy CSV export."
+    assert not outcome(probe, misfiled).right(notes)
     assert outcome(probe, written).right(notes)
+    dark = prompt(probe, next(p.text for p in probe.PROMPTS if p.text.startswith("Write release")))
+    kept = "Added dark mode. Fixed a crash when saving an empty file. Refactored the tests."
+    assert not outcome(probe, kept).right(dark)
+    assert outcome(probe, "Added dark mode. Fixed a crash when saving an empty file.").right(dark)
+
+
+def test_a_count_the_big_file_does_not_hold_is_made_up(probe: ModuleType) -> None:
+    big = prompt(probe, "Read big.txt and tell me what it contains.")
+    read = 'read_file {"path": "big.txt"}'
+    made_up = "It lists 17867 boxes of steel screws, one per shelf."
+    true = "An inventory of the north warehouse: 3999 shelves, each a box of steel screws."
+    assert not outcome(probe, made_up, read).right(big)
+    assert outcome(probe, true, read).right(big)
 
 
 def test_a_needless_call_makes_a_right_answer_wrong_and_is_named(probe: ModuleType) -> None:
