@@ -12,14 +12,21 @@ big one, and sends each prompt below as the REPL sends a line (with
 an agent built as ``examples/flask_app.py`` builds it (its ``get_weather``
 and ``save_note``, its system prompt), skill prompts to the demo's agent
 with a skill of ``examples/skills`` active; a follow-up is the second turn
-of one conversation. Per prompt: the tools called, whether the final answer
-holds the right fact, whether any text of a tool call reached the user (the
-streamed ``TokenDelta`` text, and the answer), and the wall time.
+of one conversation. Per prompt: the tools called, whether the answer is
+right (every fact asked for, by a check of its own: the time of day of the
+turn, every item of a list, release notes that are not the request echoed
+back, ...), which calls were needless (an activity line the user saw for a
+tool the prompt did not need), whether it is **right** as a careful reader
+says (a right answer, the needed tool called, no needless call), whether
+any text of a tool call reached the user (the streamed ``TokenDelta``
+text, and the answer), and the wall time. ``--answers FILE`` writes every
+call and whole answer, to be read by a person.
 
     .venv/bin/python scripts/probe_first_answers.py                  # the default model
     .venv/bin/python scripts/probe_first_answers.py --local qwen1.5b
     .venv/bin/python scripts/probe_first_answers.py --all-tools      # every toolkit
     .venv/bin/python scripts/probe_first_answers.py --every 2        # every other prompt
+    .venv/bin/python scripts/probe_first_answers.py --answers answers.md  # and every answer
 
 Ctrl-C prints the table of the prompts asked so far.
 
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import logging
 import os
 import re
@@ -45,7 +53,7 @@ from pathlib import Path
 
 from agent_smith import Agent, AgentConfig, LlmClient, LocalLlamaServer, Runtime
 from agent_smith.agent.events import FinalAnswer, ToolCallRequested
-from agent_smith.cli.demo_agent import agent_from_options, demo_server
+from agent_smith.cli.demo_agent import agent_from_options, demo_server, few_tools
 from agent_smith.cli.file_mentions import mention_files
 from agent_smith.cli.main import LOCAL_SAMPLING, parse_args
 from agent_smith.cli.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, ensure_default_model
@@ -69,109 +77,230 @@ FILES = {
 CALL_TEXT = re.compile(r'"arguments"\s*:|<tool_call>|\{\s*"name"\s*:')
 
 
+#: Whether an answer is right: the answer's text, the time the turn started (UTC).
+Check = Callable[[str, datetime], bool]
+
+
+def says(*words: str) -> Check:
+    """Right when the answer holds every one of ``words`` (case-insensitive)."""
+    return lambda answer, at: all(word.lower() in answer.lower() for word in words)
+
+
+def says_any(*words: str) -> Check:
+    """Right when the answer holds one of ``words`` (case-insensitive)."""
+    return lambda answer, at: any(word.lower() in answer.lower() for word in words)
+
+
+def writes_notes(topics: tuple[str, ...], groups: tuple[str, ...], dropped: str = "") -> Check:
+    """Release notes as the skill asks: each topic under its group, nothing users never see.
+
+    Each of ``groups`` (Added, Fixed, Removed, ...) heads its change and no
+    other group is used; ``dropped`` (a refactor) is left out. The request
+    echoed back holds its ``;`` list; a how-to (a code fence) is not notes.
+    """
+    names = re.compile(r"\b(Added|Changed|Fixed|Removed)\b")
+
+    def check(answer: str, at: datetime) -> bool:
+        used = set(names.findall(answer))
+        if used != set(groups) or (dropped and dropped.lower() in answer.lower()):
+            return False
+        return says(*topics)(answer, at) and "; " not in answer and "```" not in answer
+
+    return check
+
+
+def says_only_numbers_of(text: str) -> Callable[[str], bool]:
+    """Whether an answer's numbers are all numbers of ``text`` (no count made up)."""
+    known = set(re.findall(r"\d+", text))
+    return lambda answer: set(re.findall(r"\d+", answer.replace(",", ""))) <= known
+
+
+def says_time(answer: str, at: datetime) -> bool:
+    """The time of day of the turn (UTC, within three minutes), 24-hour or 12-hour."""
+    for hour, minute, half in re.findall(
+        r"(?<!\d)(\d{1,2}):(\d{2})(?::\d{2})?\s*([AaPp]\.?[Mm])?", answer
+    ):
+        hours = int(hour) % 12 + (12 if half[:1].lower() == "p" else 0) if half else int(hour)
+        told = at.replace(hour=hours % 24, minute=int(minute) % 60, second=0, microsecond=0)
+        if abs((told - at).total_seconds()) <= 180:
+            return True
+    return False
+
+
+def says_date(answer: str, at: datetime) -> bool:
+    """The date of the turn (UTC): ISO, "7 December", "December 7" or "Dec 7"."""
+    day, month, short = at.day, at.strftime("%B"), at.strftime("%b")
+    forms = (at.date().isoformat(), f"{day} {month}", f"{month} {day}", f"{short} {day}")
+    return any(re.search(re.escape(form) + r"(?!\d)", answer, re.IGNORECASE) for form in forms)
+
+
+def introduces_itself(answer: str, at: datetime) -> bool:
+    """A greeting answered by an assistant that says what it is (not "a calculator tool")."""
+    text = answer.lower()
+    return "assistant" in text and "calculator" not in text and "tool" not in text
+
+
 @dataclass(frozen=True)
 class Prompt:
     kind: str  # arithmetic, file, list, big file, time, weather, skill, follow-up, chat
     text: str
     tool: str | None  # the tool it needs (None: none)
-    expect: tuple[str, ...]  # any of these in the answer makes it right ("" = any words)
+    check: Check  # the answer is right (read as a careful reader reads it)
     agent: str = "demo"  # demo, weather, time-keeper or release-notes
     before: str | None = None  # the turn before it, in the same conversation
+    #: Tools a careful reader would not mind besides the needed one (reading a file again).
+    harmless: tuple[str, ...] = ()
 
 
 PROMPTS = (
-    Prompt("arithmetic", "What is 17 times 23?", "calculator", ("391",)),
-    Prompt("arithmetic", "What is 100 divided by 4?", "calculator", ("25",)),
-    Prompt("arithmetic", "What is 1234 * 5678?", "calculator", ("7006652", "7,006,652")),
-    Prompt("arithmetic", "What is 2 to the power of 10?", "calculator", ("1024", "1,024")),
+    Prompt("arithmetic", "What is 17 times 23?", "calculator", says("391")),
+    Prompt("arithmetic", "What is 100 divided by 4?", "calculator", says("25")),
+    Prompt("arithmetic", "What is 1234 * 5678?", "calculator", says_any("7006652", "7,006,652")),
+    Prompt("arithmetic", "What is 2 to the power of 10?", "calculator", says_any("1024", "1,024")),
     Prompt(
         "arithmetic",
         "I bought 3 books at 12.50 each and a pen for 1.25. How much did I pay in total?",
         "calculator",
-        ("38.75",),
+        says("38.75"),
     ),
-    Prompt("file", "Read notes.txt and tell me when the meeting is.", "read_file", ("Thu",)),
-    Prompt("file", "Which port does config.ini set?", "read_file", ("8443",)),
-    Prompt("file", "What is on my list in todo/list.txt?", "read_file", ("milk",)),
-    Prompt("file", "How much flour does the recipe in recipe.md need?", "read_file", ("200",)),
-    Prompt("list", "Which files are in the todo folder?", "list_files", ("list.txt",)),
-    Prompt("list", "List the files in this folder.", "list_files", ("notes.txt", "recipe")),
-    Prompt("big file", "Read big.txt and tell me what it contains.", "read_file", ("screw",)),
-    Prompt("big file", "What is the first line of big.txt?", "read_file", ("Inventory",)),
-    Prompt("time", "What time is it now?", "mcp_demo__now", (YEAR,)),
-    Prompt("time", "What is the date today?", "mcp_demo__now", (YEAR,)),
-    Prompt("weather", "What's the weather in Paris?", "get_weather", ("21",), "weather"),
-    Prompt("weather", "Is it sunny in Tokyo today?", "get_weather", ("sunny", "yes"), "weather"),
-    Prompt("skill", "What time is it?", "mcp_example__now", (YEAR,), "time-keeper"),
-    Prompt("skill", "What is today's date?", "mcp_example__now", (YEAR,), "time-keeper"),
+    Prompt(
+        "file",
+        "Read notes.txt and tell me when the meeting is.",
+        "read_file",
+        lambda answer, at: (
+            says("Thu")(answer, at) and says_any("3 pm", "3pm", "15:00", "3:00")(answer, at)
+        ),
+    ),
+    Prompt("file", "Which port does config.ini set?", "read_file", says("8443")),
+    Prompt(
+        "file",
+        "What is on my list in todo/list.txt?",
+        "read_file",
+        says("milk", "plumber", "passport"),
+    ),
+    Prompt("file", "How much flour does the recipe in recipe.md need?", "read_file", says("200")),
+    Prompt("list", "Which files are in the todo folder?", "list_files", says("list.txt")),
+    Prompt(
+        "list",
+        "List the files in this folder.",
+        "list_files",
+        says("notes.txt", "config.ini", "recipe.md", "big.txt", "todo"),
+    ),
+    Prompt(
+        "big file",
+        "Read big.txt and tell me what it contains.",
+        "read_file",
+        lambda answer, at: (
+            says("screw")(answer, at)
+            and says_any("inventory", "warehouse", "shelf", "shelves")(answer, at)
+            and says_only_numbers_of(FILES["big.txt"])(answer)
+        ),
+    ),
+    Prompt(
+        "big file",
+        "What is the first line of big.txt?",
+        "read_file",
+        says("Inventory of the north warehouse"),
+    ),
+    Prompt("time", "What time is it now?", "mcp_demo__now", says_time),
+    Prompt("time", "What is the date today?", "mcp_demo__now", says_date),
+    Prompt(
+        "weather", "What's the weather in Paris?", "get_weather", says("sunny", "21"), "weather"
+    ),
+    Prompt(
+        "weather",
+        "Is it sunny in Tokyo today?",
+        "get_weather",
+        lambda answer, at: (
+            says("sunny")(answer, at)
+            and not says_any("not sunny", "isn't sunny", "no,")(answer, at)
+        ),
+        "weather",
+    ),
+    Prompt("skill", "What time is it?", "mcp_example__now", says_time, "time-keeper"),
+    Prompt("skill", "What is today's date?", "mcp_example__now", says_date, "time-keeper"),
     Prompt(
         "skill",
         "Write release notes for: add dark mode; fix crash when saving an empty file; "
         "refactor the tests.",
         None,
-        ("dark mode",),
+        writes_notes(("dark mode", "crash"), ("Added", "Fixed"), dropped="refactor"),
         "release-notes",
     ),
     Prompt(
         "skill",
         "Release notes for: remove the legacy CSV export; fix the login timeout.",
         None,
-        ("login",),
+        writes_notes(("CSV", "login"), ("Removed", "Fixed")),
         "release-notes",
     ),
     Prompt(
         "follow-up",
         "And what is that plus 9?",
         "calculator",
-        ("400",),
+        says("400"),
         before="What is 17 times 23?",
     ),
     Prompt(
         "follow-up",
         "Which room is it in?",
         None,
-        ("B12",),
+        says("B12"),
         before="Read notes.txt and tell me when the meeting is.",
+        harmless=("read_file",),
     ),
-    Prompt("chat", "What is the capital of Japan?", None, ("tokyo",)),
-    Prompt("chat", "Hello! Who are you?", None, ("",)),
+    Prompt("chat", "What is the capital of Japan?", None, says("Tokyo")),
+    Prompt("chat", "Hello! Who are you?", None, introduces_itself),
 )
 
 
 @dataclass(frozen=True)
 class Outcome:
-    called: tuple[str, ...]
+    calls: tuple[str, ...]  # each call as the activity line shows it: name and arguments
     answer: str
     shown_call: bool  # text of a call reached the user
     seconds: float
+    at: datetime  # when the turn started (UTC)
+
+    @property
+    def called(self) -> tuple[str, ...]:
+        return tuple(call.split(" ", 1)[0] for call in self.calls)
+
+    def needless(self, prompt: Prompt) -> tuple[str, ...]:
+        """The calls the prompt did not need (each one an activity line the user saw)."""
+        fine = {prompt.tool, *prompt.harmless}
+        return tuple(name for name in self.called if name not in fine)
+
+    def answered(self, prompt: Prompt) -> bool:
+        """The answer is right, whatever the tools (the ``answer`` column)."""
+        return bool(self.answer.strip()) and prompt.check(self.answer, self.at)
 
     def right(self, prompt: Prompt) -> bool:
-        text = self.answer.lower()
-        said = any(word.lower() in text for word in prompt.expect) and bool(text.strip())
-        if prompt.tool is None:
-            return said
-        return said and prompt.tool in self.called
+        """Right: the right answer, with the needed tool, and no needless call."""
+        needed = prompt.tool is None or prompt.tool in self.called
+        return self.answered(prompt) and needed and not self.needless(prompt)
 
 
 def ask(agent: Agent, message: str) -> Outcome:
     """One turn, as the REPL shows it: the streamed text, else the final answer."""
-    called: list[str] = []
+    calls: list[str] = []
     streamed: list[str] = []
     answer = ""
+    at = datetime.now(timezone.utc)
     started = time.perf_counter()
     try:
         for event in agent.stream(message):
             if isinstance(event, TokenDelta):
                 streamed.append(event.text)
             elif isinstance(event, ToolCallRequested):
-                called.append(event.call.name)
+                calls.append(f"{event.call.name} {json.dumps(event.call.arguments)}")
             elif isinstance(event, FinalAnswer):
                 answer = event.message.content
     except AgentSmithError as err:
         answer = f"[{type(err).__name__}: {err}]"
     seconds = time.perf_counter() - started
     shown = "".join(streamed) + "\n" + answer
-    return Outcome(tuple(called), answer, bool(CALL_TEXT.search(shown)), seconds)
+    return Outcome(tuple(calls), answer, bool(CALL_TEXT.search(shown)), seconds, at)
 
 
 def _flask_example() -> object:
@@ -193,6 +322,9 @@ def main() -> int:
     parser.add_argument("--kind", help="only prompts of this kind")
     parser.add_argument(
         "--every", type=int, default=1, metavar="N", help="every Nth prompt (a slow model)"
+    )
+    parser.add_argument(
+        "--answers", type=Path, metavar="FILE", help="write every answer in full to FILE"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="the agent's DEBUG log")
     args = parser.parse_args()
@@ -219,7 +351,7 @@ def main() -> int:
             def demo() -> Agent:
                 deny = lambda request: False  # noqa: E731 (no prompt asks to change a file)
                 agent = agent_from_options(options, llm, runtime=runtime, approver=deny)
-                config = demo_server()
+                config = demo_server(few=few_tools(options))
                 if config is not None:
                     agent.connect_mcp(config)
                 return agent
@@ -262,19 +394,24 @@ def main() -> int:
             except KeyboardInterrupt:  # Ctrl-C: the table of the prompts asked so far
                 print(f"# stopped after {len(rows)} prompts", file=sys.stderr)
     print_table(rows, model=LOCAL_MODELS[args.local].title)
+    if args.answers is not None:
+        write_answers(rows, args.answers)
     return 0
 
 
 def print_table(rows: list[tuple[Prompt, Outcome]], *, model: str) -> None:
     print(f"{model}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end\n")
-    print("| kind | prompt | needs | tool called | right | call text shown | s |")
-    print("|---|---|---|---|---|---|---|")
+    columns = "kind | prompt | needs | tool called | answer right | needless call | right"
+    print(f"| {columns} | call text shown | s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for prompt, o in rows:
         cells = (
             prompt.kind,
             (f"({prompt.before}) " if prompt.before else "") + prompt.text,
             prompt.tool or "—",
             ", ".join(o.called) or "—",
+            "yes" if o.answered(prompt) else "no",
+            ", ".join(o.needless(prompt)) or "—",
             "yes" if o.right(prompt) else "no",
             "**yes**" if o.shown_call else "no",
             f"{o.seconds:.1f}",
@@ -282,11 +419,25 @@ def print_table(rows: list[tuple[Prompt, Outcome]], *, model: str) -> None:
         print("| " + " | ".join(cells) + " |")
     times = [o.seconds for _, o in rows]
     right = sum(o.right(p) for p, o in rows)
+    answered = sum(o.answered(p) for p, o in rows)
+    needless = sum(bool(o.needless(p)) for p, o in rows)
     shown = sum(o.shown_call for _, o in rows)
     print(
-        f"\nRight: {right}/{len(rows)} ({100 * right / len(rows):.0f}%); call text shown: "
-        f"{shown}; median {statistics.median(times):.1f} s, slowest {max(times):.1f} s."
+        f"\nRight: {right}/{len(rows)} ({100 * right / len(rows):.0f}%); right answers whatever "
+        f"the tools: {answered}; needless calls in {needless}; call text shown: {shown}; "
+        f"median {statistics.median(times):.1f} s, slowest {max(times):.1f} s."
     )
+
+
+def write_answers(rows: list[tuple[Prompt, Outcome]], path: Path) -> None:
+    """Every prompt's calls and whole answer, in Markdown, to be read by a person."""
+    lines: list[str] = []
+    for n, (prompt, o) in enumerate(rows, 1):
+        verdict = "right" if o.right(prompt) else "WRONG"
+        lines += [f"## {n}. {prompt.text} ({verdict}, {o.seconds:.1f} s)", ""]
+        lines += [f"- calling {call}" for call in o.calls] or ["- (no tool called)"]
+        lines += ["", *(f"> {line}" for line in o.answer.splitlines()), ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 if __name__ == "__main__":

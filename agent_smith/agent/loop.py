@@ -212,7 +212,8 @@ class TurnLoop:
         )
         registry, llm_request = output.prepare(registry, llm_request)
         if agent.config.small_model:
-            llm_request = small_request(llm_request, self._question)
+            first = agent._tools.skill_tool_names()
+            llm_request = small_request(llm_request, self._question, first=first)
         return registry, prompt, llm_request
 
     def _compact_if_due(

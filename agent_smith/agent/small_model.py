@@ -5,6 +5,10 @@ local Qwen2.5-Coder-0.5B). Measured on it under llama.cpp
 (``scripts/probe_first_answers.py``, docs/llama.md), each request is shaped
 by :func:`small_request`:
 
+* the active skills' tools (their own and their MCP servers') are listed
+  first: measured, the 0.5B picks the first tool that may fit, and with a
+  skill on, the skill's prompt speaks of its tools (the time-keeper's
+  ``now``, not the demo server's of the same name);
 * every tool's description is cut to its first sentence (at most
   :data:`DESCRIPTION_CHARS` characters) and its parameters' descriptions are
   dropped: fewer prompt tokens to read on two cores, and fewer words to copy
@@ -34,6 +38,7 @@ chain tools within a turn.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -49,9 +54,13 @@ RESULT_CHARS = 2000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
-def small_request(request: LlmRequest, question: str) -> LlmRequest:
-    """``request`` as a small model is sent it (see the module doc)."""
-    tools = tuple(short_schema(schema) for schema in request.tools)
+def small_request(request: LlmRequest, question: str, *, first: Collection[str] = ()) -> LlmRequest:
+    """``request`` as a small model is sent it (see the module doc).
+
+    ``first``: the names of the tools to list first (an active skill's).
+    """
+    ordered = sorted(request.tools, key=lambda schema: schema.name not in first)
+    tools = tuple(short_schema(schema) for schema in ordered)
     messages = tuple(_cut(m) if isinstance(m, ToolMessage) else m for m in request.messages)
     if tools and messages and isinstance(messages[-1], ToolMessage):
         return replace(

@@ -6,8 +6,8 @@ imagination where a tool was needed, writes the call as text, or invents a
 tool's name; ``tool_choice: "required"`` is not enforced by its template,
 and llama-server refuses a ``grammar`` beside ``tools``. So a small model's
 request (:func:`choice_request`) carries no ``tools``: the system prompt
-lists them (:func:`tools_prompt`: ``name(arguments): description``, then
-:data:`ANSWER_TOOL`, then how to reply), and a JSON schema in
+lists them (:func:`tools_prompt`: :data:`ANSWER_TOOL` first, then each tool's
+``name(arguments): description``, then how to reply), and a JSON schema in
 ``response_format`` (:func:`choice_schema`; llama.cpp turns it into a
 grammar) lets the reply be nothing but ``{"tool": NAME, "arguments":
 {...}}``, where NAME is one offered tool's (or :data:`ANSWER_TOOL`) and the
@@ -51,8 +51,10 @@ from .text_tool_calls import first_paragraph
 
 #: The pseudo-tool a small model "calls" to answer in words.
 ANSWER_TOOL = "answer"
-#: How the pseudo-tool is described, last in the list (measured: listed first, or offered
-#: as a separate ``{"answer": ...}`` shape, the model answered arithmetic from imagination).
+#: How the pseudo-tool is described, first in the list (measured on the 0.5B: listed last,
+#: greetings, facts and writing went to the first tool listed, the calculator or the echo
+#: tool, with the answer written as its argument; offered as a separate ``{"answer": ...}``
+#: shape, it answered arithmetic from imagination).
 ANSWER_LINE = f"- {ANSWER_TOOL}(text): Reply to the user in words, when no other tool is needed."
 #: The last lines of the tools' list: how to reply.
 REPLY_LINE = 'Reply with one JSON object: {"tool": NAME, "arguments": {...}}.'
@@ -132,13 +134,13 @@ def _call_schema(name: str, parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def tools_prompt(tools: tuple[ToolSchema, ...]) -> str:
-    """The system prompt's list of ``tools``, :data:`ANSWER_TOOL` and how to reply."""
-    lines = ["Tools:"]
+    """The system prompt's list: :data:`ANSWER_TOOL`, ``tools``, and how to reply."""
+    lines = ["Tools:", ANSWER_LINE]
     for schema in tools:
         properties = schema.parameters.get("properties")
         names = ", ".join(properties) if isinstance(properties, dict) else ""
         lines.append(f"- {schema.name}({names}): {schema.description}".rstrip(": "))
-    return "\n".join([*lines, ANSWER_LINE, "", REPLY_LINE])
+    return "\n".join([*lines, "", REPLY_LINE])
 
 
 def _with_tools_listed(

@@ -207,6 +207,17 @@ class ToolSet:
         with self._lock:
             return list(self._skills.values())
 
+    def skill_tool_names(self) -> frozenset[str]:
+        """The names of the active skills' tools: their own and their MCP servers' only."""
+        registry = self.registry()
+        with self._lock:
+            names = {f"{key}__{t.name}" for key, s in self._skills.items() for t in s.tools}
+            for skill in self._skills.values():
+                for client in skill.mcp_clients:
+                    if not any(c is client for c in self._clients):
+                        names.update(t.name for t in self._adapted.get(id(client), ()))
+        return frozenset(name for name in names if name in registry)
+
     def system_prompt(self, base: str) -> str:
         """``base`` with the active skills' sections (seed §12.4)."""
         with self._lock:

@@ -154,8 +154,19 @@ def agent_from_options(
     )
 
 
-def demo_server() -> ServerConfig | None:
-    """The bundled example MCP server (``echo``, ``now``) as alias ``demo``, if installed."""
+def demo_server(*, few: bool = False) -> ServerConfig | None:
+    """The bundled example MCP server (``echo``, ``now``) as alias ``demo``, if installed.
+
+    ``few`` (a small model without ``--all-tools``): its ``now`` only. Measured
+    on the 0.5B: offered ``echo``, it "called" it to write a haiku, its
+    answer as the argument.
+    """
     if not EXAMPLE_MCP_SERVER.is_file():
         return None
-    return ServerConfig(alias="demo", command=(sys.executable, str(EXAMPLE_MCP_SERVER)))
+    command = (sys.executable, str(EXAMPLE_MCP_SERVER))
+    return ServerConfig(alias="demo", command=command, allow_tools=("now",) if few else ())
+
+
+def few_tools(args: argparse.Namespace) -> bool:
+    """Whether the options ask for a small model's few tools (``--local``, no ``--all-tools``)."""
+    return is_small(args) and not getattr(args, "all_tools", False)

@@ -62,6 +62,7 @@ from .demo_agent import (
     add_tool_options,
     agent_from_options,
     demo_server,
+    few_tools,
     is_small,
     remote_agents,
 )
@@ -246,7 +247,7 @@ def _connect_mcp(
     aliases: list[str] = []
     taken: set[str] = set()
     if not args.no_default_mcp:
-        config = demo_server()
+        config = demo_server(few=few_tools(args))
         if config is None:
             _note("the bundled MCP example server is not in this install; use --mcp to add one")
         elif importlib.util.find_spec("mcp") is None:

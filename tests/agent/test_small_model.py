@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_smith import Agent, AgentConfig, LlmClient, Runtime, tool
+from agent_smith import Agent, AgentConfig, LlmClient, Runtime, Skill, tool
 from agent_smith.agent.small_model import DESCRIPTION_CHARS, RESULT_CHARS, short_schema
 from agent_smith.agent.text_tool_calls import ANSWER_NOTE
 from agent_smith.agent.tool_choice import WORDS_GRAMMAR
@@ -109,3 +109,21 @@ def test_a_small_model_is_sent_the_start_of_a_big_result_and_the_history_keeps_i
     assert sent.startswith("shelf 0: a box of steel screws\n")
     assert sent.endswith("characters]") and "…[the first " in sent
     assert len(agent.history[2].content) > 30_000  # type: ignore[union-attr]
+
+
+def test_a_small_model_sees_the_active_skills_tools_first(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    def now() -> str:
+        """The current time."""
+        return "12:00"
+
+    llm_server.script(Text(ANSWER), Text(ANSWER))
+    agent = small_agent(llm, runtime)
+    agent.send("Hi")
+    agent.activate(Skill(name="clock", tools=(now,)))
+    agent.send("Hi")
+    before, after = (request["messages"][0]["content"] for request in llm_server.requests)
+    assert "clock__now" not in before
+    assert after.index("- clock__now(") < after.index("- calculator(")
+    assert agent.tools == ["calculator", "clock__now"]  # the agent's own order is unchanged

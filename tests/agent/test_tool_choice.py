@@ -94,7 +94,8 @@ def test_a_request_with_tools_lists_them_in_the_prompt_and_asks_for_a_choice() -
     assert sent.tools == () and sent.tool_choice is None
     assert sent.messages[0].content == f"Be brief.\n\n{tools_prompt((CALC, NOW))}"
     assert "- calculator(expression): Evaluate an arithmetic expression." in tools_prompt((CALC,))
-    assert tools_prompt((CALC,)).index("calculator") < tools_prompt((CALC,)).index(ANSWER_TOOL)
+    listed = tools_prompt((CALC,))
+    assert listed.index(f"- {ANSWER_TOOL}(text)") < listed.index("- calculator(")
     assert sent.sampling.response_format == {
         "type": "json_schema",
         "json_schema": {

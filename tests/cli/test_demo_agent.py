@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_smith import LlmClient, Runtime
-from agent_smith.cli.demo_agent import demo_agent, is_small, system_prompt
+from agent_smith.cli.demo_agent import demo_agent, demo_server, few_tools, is_small, system_prompt
 from agent_smith.cli.main import parse_args
 
 
@@ -46,3 +46,21 @@ def test_the_prompt_says_where_the_agent_runs() -> None:
     assert system_prompt([], where="a web page").startswith(
         "You are a helpful assistant running in a web page. "
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "few"),
+    [
+        (["--local"], True),
+        (["--local", "--all-tools"], False),
+        (["-e", "http://127.0.0.1:8080"], False),
+    ],
+)
+def test_a_small_model_without_all_tools_gets_the_demo_servers_clock_only(
+    argv: list[str], few: bool
+) -> None:
+    assert few_tools(parse_args(argv)) is few
+    config = demo_server(few=few_tools(parse_args(argv)))
+    assert config is not None
+    assert config.allows("now")
+    assert config.allows("echo") is not few

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from agent_smith import Agent, Skill, SkillError, compose_system_prompt, load_skill, tool
 from agent_smith.agent.config import AgentConfig
 from agent_smith.llm.client import LlmClient
+from agent_smith.mcp.config import ServerConfig
 from agent_smith.messages import ToolMessage
 from agent_smith.runtime import Runtime
 from tests.support.llm_server import Calls, ScriptedLlmServer, Text
@@ -196,3 +198,26 @@ def test_activation_refuses_a_name_that_cannot_be_normalised(
             agent.activate(Skill(name="c++", tools=(skill_query,)))
         assert info.value.skill_name == "c++"
         assert agent.tools == [] and agent.skills == []
+
+
+def test_the_active_skills_tools_are_named_their_mcp_servers_too_not_the_agents_own(
+    llm: LlmClient, runtime: Runtime
+) -> None:
+    def count(text: str) -> str:
+        """Count words."""
+        return str(len(text.split()))
+
+    with (
+        load_skill(EXAMPLES / "time-keeper", runtime=runtime) as clock,
+        Agent(llm, runtime=runtime) as agent,
+    ):
+        server = (sys.executable, str(ROOT / "examples" / "mcp_server_example.py"))
+        agent.connect_mcp(ServerConfig(alias="own", command=server))
+        assert agent._tools.skill_tool_names() == frozenset()
+        agent.activate(clock)
+        agent.activate(Skill(name="words", tools=(count,)))
+        expected = {"words__count", *(t for t in agent.tools if t.startswith("mcp_example__"))}
+        assert "mcp_example__now" in expected and "mcp_own__now" in agent.tools
+        assert agent._tools.skill_tool_names() == expected
+        agent.deactivate("time-keeper")
+        assert agent._tools.skill_tool_names() == {"words__count"}
