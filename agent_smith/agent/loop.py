@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from .._internal.closing import close_iterator
 from ..base.cancellation import CancellationToken
 from ..errors import AgentStopped, ContextOverflowError, ParseError
-from ..llm.events import Finished
+from ..llm.events import Finished, TokenDelta
 from ..llm.request import LlmRequest, LlmResponse, SamplingParams
 from ..llm.server_tools import PAUSED
 from ..logs import invoke_hook
@@ -58,7 +58,7 @@ from .reply_bounds import REPETITION, StreamBounds, reply_sampling
 from .request import AgentRequest, refuse_unsendable
 from .small_chat import SmallChat
 from .small_model import small_request
-from .text_tool_calls import WrittenCalls
+from .text_tool_calls import CUT_NOTE, CUT_OFF_NOTE, WrittenCalls
 from .turn import Turn, done_message
 
 if TYPE_CHECKING:
@@ -158,6 +158,8 @@ class TurnLoop:
                 turn.add_reply_usage(response.message.usage, model, response.model)
                 self.record(written.note)
                 continue
+            if read.finish_reason == "length" and type(output) is TurnOutput:
+                read = yield from _note_cut_off(read, streaming)
             if read.finish_reason == REPETITION:
                 raise self._stop_repeating(response.message)
             message = output.read(read.message)
@@ -414,3 +416,16 @@ class TurnLoop:
 
     def _final(self, message: AssistantMessage) -> FinalAnswer:
         return FinalAnswer(replace(message, usage=self._turn.usage))
+
+
+def _note_cut_off(
+    response: LlmResponse, streaming: bool
+) -> Generator[AgentEvent, None, LlmResponse]:
+    """A text answer the token cap cut off ends with :data:`CUT_OFF_NOTE`, shown and kept,
+    so the user reads why it stops mid-sentence (a reply with calls is left as it is)."""
+    message = response.message
+    if message.tool_calls or not message.content.strip() or message.content == CUT_NOTE:
+        return response  # a call, nothing, or a cut call that says so already
+    if streaming:
+        yield TokenDelta(CUT_OFF_NOTE)
+    return replace(response, message=replace(message, content=message.content + CUT_OFF_NOTE))

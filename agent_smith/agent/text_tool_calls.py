@@ -69,6 +69,8 @@ log = logging.getLogger(__name__)
 ANSWER_NOTE = "Using the tool results above, answer in plain words, without calling a tool: {}"
 #: The answer recorded for a reply that was only a tool call cut off by the token cap.
 CUT_NOTE = "(The reply was cut off by its token cap while the model wrote a tool call.)"
+#: What ends a text answer the token cap cut off (shown and recorded; see ``agent/loop.py``).
+CUT_OFF_NOTE = "\n\n(The reply was cut off by its token cap.)"
 #: The answer made from a round of tool results that all failed (their names filled in).
 FAILED_NOTE = "(No answer: the model's call to {} failed, and it wrote no answer.)"
 #: The longest question the note quotes (a longer one is cut).

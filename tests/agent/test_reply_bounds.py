@@ -16,7 +16,7 @@ from agent_smith.agent.reply_bounds import (
     repeating_tail,
     reply_sampling,
 )
-from agent_smith.agent.text_tool_calls import ANSWER_NOTE
+from agent_smith.agent.text_tool_calls import ANSWER_NOTE, CUT_OFF_NOTE
 from agent_smith.errors import AgentStopped, ConfigError
 from agent_smith.llm.client import LlmClient
 from agent_smith.llm.events import TokenDelta
@@ -95,7 +95,7 @@ def test_a_reply_cut_by_the_cap_is_logged(
     llm_server.script(Text("Hello from", finish_reason="length"))
     with caplog.at_level(logging.WARNING, "agent_smith"):
         reply = Agent(llm).send("hi")
-    assert reply.content == "Hello from"
+    assert reply.content == "Hello from" + CUT_OFF_NOTE  # the user is told too
     assert "cut off by its token cap (max_tokens=1024)" in caplog.text
     assert "max_reply_tokens" in caplog.text
 

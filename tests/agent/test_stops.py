@@ -11,8 +11,10 @@ import pytest
 from agent_smith import Agent
 from agent_smith.agent.config import AgentConfig
 from agent_smith.agent.guards import STEERING_NOTE
+from agent_smith.agent.text_tool_calls import CUT_OFF_NOTE
 from agent_smith.errors import AgentStopped, ConfigError
 from agent_smith.llm.client import LlmClient
+from agent_smith.llm.events import TokenDelta
 from agent_smith.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from agent_smith.runtime import Runtime
 from agent_smith.tools.base import ToolContext
@@ -265,3 +267,27 @@ def test_a_successful_round_resets_the_failure_count(
 
     assert info.value.condition == "max_iterations"
     assert not any(isinstance(m, UserMessage) and "Note" in m.content for m in agent.history)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "not streamed"])
+def test_an_answer_cut_off_by_the_token_cap_ends_with_a_note_the_user_sees(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime, stream: bool
+) -> None:
+    llm_server.script(
+        Calls(("noop", {})), Text("shelf 1: a box\nshelf 2: a", finish_reason="length")
+    )
+    agent = Agent(llm, tools=[noop], config=AgentConfig(stream=stream), runtime=runtime)
+    shown = [e.text for e in agent.stream("What is on the shelves?") if isinstance(e, TokenDelta)]
+    answer = agent.history[-1]
+    assert isinstance(answer, AssistantMessage)
+    assert answer.content == "shelf 1: a box\nshelf 2: a" + CUT_OFF_NOTE
+    assert CUT_OFF_NOTE.startswith("\n\n(") and "token cap" in CUT_OFF_NOTE
+    if stream:
+        assert "".join(shown) == answer.content  # the note is shown as it is kept
+
+
+def test_a_finished_answer_gets_no_cut_off_note(
+    llm_server: ScriptedLlmServer, llm: LlmClient, runtime: Runtime
+) -> None:
+    llm_server.script(Text("All done."))
+    assert Agent(llm, runtime=runtime).send("Done?").content == "All done."
