@@ -17,6 +17,7 @@ import requests
 from agent_smith.cli.main import main
 from tests.support.llm_server import ScriptedLlmServer, Text
 from tests.support.provider_wire import speak
+from tests.support.signals import default_sigint
 
 ROOT = Path(__file__).resolve().parents[2]
 #: How long the child may take to start or to stop (seconds).
@@ -36,6 +37,7 @@ def _web(*args: str, cwd: Path = ROOT, data_home: Path | None = None) -> Iterato
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         env=env,
+        preexec_fn=default_sigint,  # Ctrl-C reaches it also from a background job
     )
     try:
         assert proc.stderr is not None

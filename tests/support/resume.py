@@ -74,6 +74,18 @@ def text_of(events: Iterable[SseEvent]) -> str:
     )
 
 
+def agui_resumed_once(out: dict[str, Any], story: str) -> None:
+    """The AG-UI client's run after its drop (``web_resume_client.mjs``'s output) told
+    ``story`` whole, once: one RUN_STARTED, then RUN_FINISHED, the text and the result."""
+    assert out["firstError"] is not None  # it did lose its connection
+    resumed = out["events"][out["beforeResume"] :]
+    assert [e["type"] for e in resumed].count("RUN_STARTED") == 1
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    text = "".join(e["delta"] for e in resumed if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert text == story
+    assert out["result"] == story
+
+
 def gated_text(text: str, gate: threading.Event) -> Chunks:
     """A streamed reply that sends its first word, then waits for ``gate`` to send the rest."""
     frames = list(sse_frames(Text(text), {}))
