@@ -38,8 +38,11 @@ start-up, not streaming. Time to first event: request sent -> the first
 ``[DONE]``, or a failed connection. The turns counted are those that ended
 in the measured window.
 
+``--streams`` gives our app resumable streams (``WebApp(streams=SqliteEventLog(...))``,
+a file of its own shared by the workers): every frame is stored before it is sent.
+
     python scripts/bench_scaleout.py [--clients 200] [--rate 5] [--seconds 20]
-        [--workers 1 2 4] [--peer-python /path/to/peer/bin/python]
+        [--workers 1 2 4] [--streams] [--peer-python /path/to/peer/bin/python]
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ READY_SECONDS = 60.0
 
 def ours() -> Any:
     """The WSGI app gunicorn serves: ``bench_scaleout:ours()`` in each worker."""
-    from agent_smith import Agent, LlmClient, Runtime, Session, WebApp
+    from agent_smith import Agent, LlmClient, Runtime, Session, SqliteEventLog, WebApp
 
     runtime = Runtime()  # one per worker process, for the life of the worker
     llm = LlmClient(os.environ["BENCH_MODEL_URL"], "scripted", runtime=runtime, max_retries=0)
@@ -82,7 +85,9 @@ def ours() -> Any:
     def build(session: Session) -> Agent:
         return Agent(llm, "You help.", session=session)
 
-    app = WebApp(build, sessions=os.environ["BENCH_SESSIONS"], dev_ui=False)
+    streams = os.environ.get("BENCH_STREAMS")
+    log = SqliteEventLog(streams) if streams else None
+    app = WebApp(build, sessions=os.environ["BENCH_SESSIONS"], streams=log, dev_ui=False)
     mark_ready()
     return app
 
@@ -124,7 +129,7 @@ def wait_ready(port: int, proc: subprocess.Popen[bytes], ready: str, workers: in
 
 
 def start_ours(
-    workers: int, clients: int, model_url: str, store: str, ready: str
+    workers: int, clients: int, model_url: str, store: str, ready: str, streams: bool
 ) -> tuple[Any, int]:
     port = free_port()
     threads = clients + 8
@@ -138,6 +143,7 @@ def start_ours(
             "BENCH_MODEL_URL": model_url,
             "BENCH_SESSIONS": store,
             "BENCH_READY_DIR": ready,
+            **({"BENCH_STREAMS": f"{store}.events"} if streams else {}),
         },
     )
     wait_ready(port, proc, ready, workers)
@@ -279,6 +285,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--words", type=int, default=20)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument(
+        "--streams", action="store_true", help="ours with resumable streams (SqliteEventLog)"
+    )
     parser.add_argument("--peer-python", help="a Python with pydantic-ai, starlette, uvicorn")
     parser.add_argument("--serve-model", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -307,7 +316,9 @@ def main() -> None:
                 ready = tempfile.mkdtemp(dir=folder)
                 if which == "ours":
                     store = os.path.join(folder, f"w{workers}-{mode}.db")
-                    proc, port = start_ours(workers, args.clients, model_url, store, ready)
+                    proc, port = start_ours(
+                        workers, args.clients, model_url, store, ready, args.streams
+                    )
                 else:
                     proc, port = start_peer(args.peer_python, workers, model_url, ready)
                 try:

@@ -41,6 +41,7 @@ Streams are kept after they close so late readers can replay them;
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -56,6 +57,7 @@ from typing import TypeVar
 from .._internal.closing import Closeable
 from ..errors import ConfigError, SessionError, StreamLostError
 from .database import Database
+from .group_commit import GroupCommit, Row
 from .lease import holder_is_dead
 
 #: How many events one read returns at most.
@@ -106,6 +108,7 @@ class EventLog(Closeable):
         # Per stream with readers waiting in this process: a counter bumped on each
         # append (here, or notified by the store) and how many readers wait on it.
         self._generation: dict[str, list[int]] = {}
+        self._appends = GroupCommit(self._write_events, self._wake)
 
     # -- the store -----------------------------------------------------------
 
@@ -113,9 +116,18 @@ class EventLog(Closeable):
     def open_stream(self, stream: str, *, conversation: str, writer: str) -> None:
         """Create ``stream`` for a turn of ``conversation``, or make ``writer`` its writer."""
 
-    @abstractmethod
     def append(self, stream: str, first: int, events: Sequence[str]) -> bool:
-        """Store ``events`` as numbers ``first, first + 1, ...`` (each once); False if cancelled."""
+        """Store ``events`` as numbers ``first, first + 1, ...`` (each once); False if cancelled.
+
+        Appends from other threads that arrive while a write is going on are
+        written together in the next transaction (:mod:`.group_commit`).
+        """
+        rows = [(stream, first + i, data) for i, data in enumerate(events)]
+        return self._appends.append(stream, rows)
+
+    @abstractmethod
+    def _write_events(self, rows: Sequence[Row], streams: Sequence[str]) -> set[str]:
+        """Store ``rows`` (each once) in one transaction; which of ``streams`` are not cancelled."""
 
     def close_stream(self, stream: str) -> None:
         """Mark ``stream`` ended: readers stop after its last event."""
@@ -286,17 +298,17 @@ class SqliteEventLog(EventLog):
                 (stream, conversation, writer, time.time()),
             )
 
-    def append(self, stream: str, first: int, events: Sequence[str]) -> bool:
-        rows = [(stream, first + i, data) for i, data in enumerate(events)]
+    def _write_events(self, rows: Sequence[Row], streams: Sequence[str]) -> set[str]:
         with self._db.write("append events") as (conn, _):
             conn.executemany(
                 "INSERT OR IGNORE INTO events (stream, seq, data) VALUES (?, ?, ?)", rows
             )
-            row = conn.execute(
-                "SELECT cancelled FROM event_streams WHERE stream = ?", (stream,)
-            ).fetchone()
-        self._wake(stream)
-        return row is not None and not row[0]
+            running = conn.execute(
+                "SELECT stream FROM event_streams WHERE cancelled = 0"
+                " AND stream IN (SELECT value FROM json_each(?))",
+                (json.dumps(streams),),
+            ).fetchall()
+        return {str(row[0]) for row in running}
 
     def _mark(self, stream: str, flag: str) -> None:
         with self._db.write(f"mark stream {flag}") as (conn, _):

@@ -24,6 +24,7 @@ from typing import Any
 from .._internal.extras import install_hint
 from ..errors import ConfigError, SessionError
 from .event_log import READ_LIMIT, RETRY_SECONDS, Batch, EventLog, StreamInfo
+from .group_commit import Row
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +114,8 @@ class PostgresEventLog(EventLog):
                 (stream, conversation, writer, time.time()),
             )
 
-    def append(self, stream: str, first: int, events: Sequence[str]) -> bool:
-        rows = [(stream, first + i, data) for i, data in enumerate(events)]
+    def _write_events(self, rows: Sequence[Row], streams: Sequence[str]) -> set[str]:
+        names = list(streams)
         with self._transaction("append events") as cur:
             cur.executemany(
                 "INSERT INTO agent_smith_events (stream, seq, data) VALUES (%s, %s, %s)"
@@ -122,12 +123,15 @@ class PostgresEventLog(EventLog):
                 rows,
             )
             cur.execute(
-                "SELECT cancelled FROM agent_smith_event_streams WHERE stream = %s", (stream,)
+                "SELECT stream FROM agent_smith_event_streams"
+                " WHERE stream = ANY(%s) AND NOT cancelled",
+                (names,),
             )
-            row = cur.fetchone()
-            cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, stream))
-        self._wake(stream)
-        return row is not None and not row[0]
+            running = {str(row[0]) for row in cur.fetchall()}
+            cur.execute(
+                "SELECT pg_notify(%s, name) FROM unnest(%s::text[]) AS name", (CHANNEL, names)
+            )
+        return running
 
     def _mark(self, stream: str, flag: str) -> None:
         with self._transaction(f"mark stream {flag}") as cur:

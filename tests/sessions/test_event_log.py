@@ -198,3 +198,29 @@ def test_outlast_tries_a_failing_store_again_then_gives_up_with_its_error(
     with pytest.raises(SessionError):  # a closed log is not tried again
         log.outlast("append", failing)
     assert len(calls) == 1
+
+
+def test_many_threads_appending_to_many_streams_keep_every_stream_whole_and_in_order(
+    log: EventLog,
+) -> None:
+    streams = [f"s{i}" for i in range(24)]
+    for stream in streams:
+        log.open_stream(stream, conversation=f"c-{stream}", writer=new_holder())
+    log.cancel("s3")
+    going: dict[str, list[bool]] = {stream: [] for stream in streams}
+
+    def write(stream: str) -> None:
+        for seq in range(1, 41, 2):  # two events an append: 1-2, 3-4, ...
+            going[stream].append(
+                log.append(stream, seq, [f"{stream}.{seq}", f"{stream}.{seq + 1}"])
+            )
+
+    threads = [threading.Thread(target=write, args=(stream,)) for stream in streams]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for stream in streams:
+        events = log.read(stream, 0).events
+        assert events == tuple((seq, f"{stream}.{seq}") for seq in range(1, 41))
+        assert going[stream] == [stream != "s3"] * 20
