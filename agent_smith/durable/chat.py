@@ -230,10 +230,11 @@ class DurableChat:
         with self._open(session_id) as session:
             _claim(session, turn_id)
             try:
-                journal.first(turn_id, SAVE_FROM, str(len(session.load().messages)))
+                size = len(session.load().messages)
+                journal.first(turn_id, SAVE_FROM, str(size))
                 before = journal.entry(turn_id, SAVE_FROM)
                 assert before is not None and before.record is not None
-                saved = len(session.load().messages) - int(before.record)  # by an earlier run
+                saved = size - int(before.record)  # by an earlier run
                 for message in said[saved:]:
                     session.append(message)
             finally:

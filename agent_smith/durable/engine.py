@@ -28,7 +28,7 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig
@@ -173,17 +173,11 @@ class DurableEngine:
 
     def register(self, durable: DurableAgent) -> None:
         """Make ``durable``'s turns runnable and recoverable here (before :meth:`launch`)."""
-        with _registry_lock:
-            if durable.name in _agents:
-                raise ConfigError(f"a durable agent named {durable.name!r} is registered already")
-            _agents[durable.name] = durable
+        _add(_agents, "agent", durable.name, durable)
 
     def register_chat(self, chat: DurableChat) -> None:
         """Make ``chat``'s turns runnable and recoverable here (before :meth:`launch`)."""
-        with _registry_lock:
-            if chat.name in _chats:
-                raise ConfigError(f"a durable chat named {chat.name!r} is registered already")
-            _chats[chat.name] = chat
+        _add(_chats, "chat", chat.name, chat)
 
 
 def open_database(url: str) -> sa.Engine:
@@ -240,25 +234,31 @@ def _run(agent_name: str, turn_id: str, message: str) -> str:
 
 
 def _agent(agent_name: str, turn_id: str) -> DurableAgent:
-    with _registry_lock:
-        durable = _agents.get(agent_name)
-    if durable is None:
-        raise DurableStateError(
-            f"durable turn {turn_id!r}: no durable agent named {agent_name!r} is registered "
-            "in this process",
-            turn_id=turn_id,
-        )
-    return durable
+    return _registered(_agents, "agent", agent_name, turn_id)
 
 
 def chat_named(name: str, turn_id: str) -> DurableChat:
     """The durable chat registered as ``name`` (DurableStateError naming the turn if none)."""
+    return _registered(_chats, "chat", name, turn_id)
+
+
+_T = TypeVar("_T")
+
+
+def _add(registry: dict[str, _T], kind: str, name: str, value: _T) -> None:
     with _registry_lock:
-        chat = _chats.get(name)
-    if chat is None:
+        if name in registry:
+            raise ConfigError(f"a durable {kind} named {name!r} is registered already")
+        registry[name] = value
+
+
+def _registered(registry: dict[str, _T], kind: str, name: str, turn_id: str) -> _T:
+    with _registry_lock:
+        value = registry.get(name)
+    if value is None:
         raise DurableStateError(
-            f"durable turn {turn_id!r}: no durable chat named {name!r} is registered in this "
-            "process",
+            f"durable turn {turn_id!r}: no durable {kind} named {name!r} is registered in "
+            "this process",
             turn_id=turn_id,
         )
-    return chat
+    return value
