@@ -334,16 +334,13 @@ class WebApp:
         if self._durable_chat is not None:
             turn, scoped = turn_id(run.run_id), _scoped(user, conversation)
             if chat_turns.exists(self._durable_chat, scoped, turn):  # the same run again
-                mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
-                after = mark[1] if mark is not None and mark[0] == turn else 0
+                after = _seen_of(turn, environ)
                 return self._follow_durable(scoped, turn, after, protocol, environ)
         if self._relay is not None:
             turn = turn_id(run.run_id)
             key = stream_key(_scoped(user, conversation), turn)
             if self._relay.log.info(key) is not None:  # the same run again: follow it
-                mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
-                after = mark[1] if mark is not None and mark[0] == turn else 0
-                return self._follow(key, after, protocol, environ)
+                return self._follow(key, _seen_of(turn, environ), protocol, environ)
         return self._turn(
             user, conversation, run.content, run.decisions, protocol, run.run_id, environ
         )
@@ -388,7 +385,7 @@ class WebApp:
             return found
         turn, after = found
         if stop:
-            self._durable_chat.cancel(chat_turns.turn_key(scoped, turn))
+            self._durable_chat.cancel(stream_key(scoped, turn))
             return Response(204)
         protocol = _Protocol(
             vercel.UiMessageStream(message_id=turn),
@@ -535,6 +532,12 @@ class _Streamed:
 
     def __init__(self, headers: tuple[tuple[str, str], ...], body: TurnStream) -> None:
         self.headers, self.body = headers, body
+
+
+def _seen_of(turn: str, environ: dict[str, Any]) -> int:
+    """How many of ``turn``'s frames the client had (its ``Last-Event-ID``; 0 if of another)."""
+    mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
+    return mark[1] if mark is not None and mark[0] == turn else 0
 
 
 def durable_turn_id(user: str, name: str) -> str:

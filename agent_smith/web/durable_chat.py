@@ -45,6 +45,7 @@ from ..base.parts import Content
 from ..errors import ParseError
 from ..messages import AssistantMessage, ToolMessage, UserMessage
 from .http import Response, error_response
+from .resumable import stream_key
 from .stream import FrameMapper, TurnFailed, WebEvent
 
 log = logging.getLogger(__name__)
@@ -64,14 +65,9 @@ class ChatTurns(Protocol):
     def follow(self, turn_id: str, offset: int = 0) -> Iterator[JsonObject]: ...
 
 
-def turn_key(session_id: str, turn: str) -> str:
-    """The durable turn id of ``turn`` in the conversation ``session_id``."""
-    return f"{session_id}#{turn}"
-
-
 def exists(chat: ChatTurns, session_id: str, turn: str) -> bool:
     """Whether the conversation ``session_id`` has a durable turn ``turn``."""
-    return chat.status(turn_key(session_id, turn)) is not None
+    return chat.status(stream_key(session_id, turn)) is not None
 
 
 def start(chat: ChatTurns, session_id: str, turn: str, content: Content | None) -> Response | None:
@@ -79,9 +75,9 @@ def start(chat: ChatTurns, session_id: str, turn: str, content: Content | None) 
     refusal (409) when it cannot start."""
     if content is None:
         return error_response(409, "a durable chat turn does not pause: nothing to decide")
-    if chat.running(turn_key(session_id, "")) is not None:
+    if chat.running(stream_key(session_id, "")) is not None:
         return error_response(409, "this conversation is busy with another turn")
-    chat.start(turn_key(session_id, turn), session_id, UserMessage(content))
+    chat.start(stream_key(session_id, turn), session_id, UserMessage(content))
     return None
 
 
@@ -95,7 +91,7 @@ def resume_point(
         if not exists(chat, session_id, mark[0]):
             return error_response(404, f"no stream {mark[0]!r} in this conversation")
         return mark
-    running = chat.running(turn_key(session_id, ""))
+    running = chat.running(stream_key(session_id, ""))
     if running is None:
         return Response(204)
     return running.rpartition("#")[2], 0
@@ -127,7 +123,7 @@ def follow(
         return b"".join(out)
 
     yield numbered(mapper.begin())
-    for record in chat.follow(turn_key(session_id, turn)):
+    for record in chat.follow(stream_key(session_id, turn)):
         if disconnected is not None and disconnected():
             return  # the turn goes on: the client may come back
         event = web_event(record)
