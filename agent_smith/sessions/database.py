@@ -94,14 +94,17 @@ class Database:
     ) -> Iterator[tuple[sqlite3.Connection, float]]:
         """A write transaction holding the file's write lock (so no other write of any
         session interleaves), and the time it began; rolled back if the block raises."""
-        writer = _writer_lock(self.path)
-        if not writer.acquire(timeout=self.busy_timeout):
-            raise self._waited_too_long(operation)
-        try:
-            with self._transaction(operation, "BEGIN IMMEDIATE") as conn:
-                yield conn, time.time()
-        finally:
-            writer.release()
+        with self._writer(operation), self._transaction(operation, "BEGIN IMMEDIATE") as conn:
+            yield conn, time.time()
+
+    @contextmanager
+    def alone(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """This thread's connection outside a transaction, holding the file's write lock:
+        for a statement that needs the file to itself, such as a journal mode change.
+        Run without the lock, two threads of one process switching a new file to WAL
+        while a third writes deadlock in SQLite, and one fails at once as busy."""
+        with self._writer(operation), self.errors(operation):
+            yield self.connection()
 
     @property
     def name(self) -> str:
@@ -153,6 +156,16 @@ class Database:
             connections = [self._connections.pop(key) for key in ours]
         for conn in connections:
             conn.close()
+
+    @contextmanager
+    def _writer(self, operation: str) -> Iterator[None]:
+        writer = _writer_lock(self.path)
+        if not writer.acquire(timeout=self.busy_timeout):
+            raise self._waited_too_long(operation)
+        try:
+            yield
+        finally:
+            writer.release()
 
     @contextmanager
     def _transaction(self, operation: str, begin: str) -> Iterator[sqlite3.Connection]:

@@ -119,9 +119,9 @@ def prepare(db: Database) -> None:
     if found == SCHEMA_VERSION:
         return
     if found is None:
-        with db.errors("open"):
+        with db.alone("open") as conn:
             # Persistent: set once, every later connection of every process is in WAL mode.
-            mode = db.connection().execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             log.warning(
                 "session store %s: WAL mode unavailable (%s); writers block readers", db.path, mode

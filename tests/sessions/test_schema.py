@@ -3,6 +3,7 @@ and strangers refused."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from agent_smith import ConfigError, SessionError, SqliteSession, UserMessage
 from agent_smith.sessions import schema
 from agent_smith.sessions.schema import FORMAT, SCHEMA_VERSION
-from tests.sessions.conftest import Store, sql
+from tests.sessions.conftest import WAIT, Store, on_threads, sql
 
 
 def test_a_new_store_gets_a_versioned_meta_table(store: Store) -> None:
@@ -24,6 +25,26 @@ def test_a_new_store_gets_a_versioned_meta_table(store: Store) -> None:
 def test_a_new_file_gets_wal_mode(sqlite_store: Store, db: Path) -> None:
     sqlite_store.open()
     assert sql(db, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_threads_opening_a_new_file_at_once_all_get_the_store(tmp_path: Path) -> None:
+    # Switching a new file to WAL needs the file to itself: two threads switching
+    # while a third writes once deadlocked in SQLite, and one open failed at once
+    # as "waited over 5.0 s for the database lock" (about 1 round in 100).
+    for round_ in range(100):
+        path = tmp_path / f"new-{round_}.db"
+        start = threading.Barrier(8)
+
+        def open_it(i: int, path: Path = path, start: threading.Barrier = start) -> None:
+            start.wait(WAIT)
+            session = SqliteSession(path, f"user-{i}")
+            try:
+                session.append(UserMessage(str(i)))
+            finally:
+                session.close()
+
+        on_threads(8, open_it)
+        assert sql(path, "PRAGMA journal_mode") == [("wal",)]
 
 
 def test_an_existing_empty_file_becomes_a_store(sqlite_store: Store, db: Path) -> None:
