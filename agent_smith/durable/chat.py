@@ -14,7 +14,9 @@ turn. When the loop has its answer, the turn's new messages are appended to
 the session once (:meth:`DurableChat._save`: the session's size before the
 append is recorded first, so a run recovered in the middle appends only
 what is missing), then the ``final`` record is written: a reader that has
-the final answer finds it in the session too.
+the final answer finds it in the session too. A turn that fails or is
+cancelled saves what it has the same way (the user's message, the steps
+before the end), as a plain turn keeps them.
 
 The turn's events go to its durable stream (:mod:`.event_stream`: agent-level
 records, a reply's text whole, not per token). :meth:`DurableChat.follow`
@@ -60,7 +62,7 @@ from ..steps import use_steps
 from .agent import START, restore, start_turn
 from .engine import DurableEngine, chat_named
 from .event_stream import EVENTS, close_events, write_event
-from .journal import ANSWER, database_errors
+from .journal import ANSWER, Entry, database_errors
 from .operations import CancelWatch
 from .records import message_from
 from .steps import JournalSteps
@@ -205,22 +207,35 @@ class DurableChat:
                 with self._open(session_id) as session:
                     restore(agent, tuple(consistent_history(session.load())))
             history = start_turn(journal, agent, turn_id, entries.get(START))
-            final: FinalAnswer | None = None
-            with use_steps(JournalSteps(journal, turn_id, entries)), CancelWatch(agent, turn_id):
-                for event in agent.stream(message):
-                    if type(event) is ApprovalRequested:
-                        event.deny(NO_APPROVALS)
-                    elif type(event) is FinalAnswer:
-                        final = event  # written once the session has the turn
-                    else:
-                        write_event(event)
-            assert final is not None  # the loop only returns after a FinalAnswer
-            self._save(turn_id, session_id, agent.memory.messages()[len(history) :])
+            try:
+                final = self._loop(agent, message, turn_id, entries)
+            finally:
+                # Failed or cancelled too, as a plain turn keeps it: the user's message and
+                # the steps before the end stay in the conversation.
+                self._save(turn_id, session_id, agent.memory.messages()[len(history) :])
         write_event(final)
         close_events()
         answer = json.dumps(message_to_dict(final.message), ensure_ascii=False)
         journal.done(turn_id, ANSWER, answer)
         return answer
+
+    def _loop(
+        self, agent: Agent, message: UserMessage, turn_id: str, entries: dict[str, Entry]
+    ) -> FinalAnswer:
+        """Run the turn's loop, its events to the stream but the final answer (written once
+        the session has the turn); the final answer."""
+        final: FinalAnswer | None = None
+        journal = self.engine.journal
+        with use_steps(JournalSteps(journal, turn_id, entries)), CancelWatch(agent, turn_id):
+            for event in agent.stream(message):
+                if type(event) is ApprovalRequested:
+                    event.deny(NO_APPROVALS)
+                elif type(event) is FinalAnswer:
+                    final = event
+                else:
+                    write_event(event)
+        assert final is not None  # the loop only returns after a FinalAnswer
+        return final
 
     def _save(self, turn_id: str, session_id: str, said: list[Message]) -> None:
         """Append the turn's messages ``said`` to the session, once over every run."""

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("dbos")
 
-from agent_smith import Agent, SqliteSession, TestModel, UserMessage, tool
+from agent_smith import Agent, SqliteSession, TestModel, TransportError, UserMessage, tool
 from agent_smith.durable import DurableChat, DurableEngine
 from agent_smith.durable.chat import SAVE_FROM
 from agent_smith.llm.testing import call
@@ -70,13 +70,20 @@ def test_a_save_cut_short_by_a_crash_appends_only_what_is_missing(
     assert stored(sessions, "u/c") == turn
 
 
-def test_a_chat_turn_that_fails_ends_its_stream_with_a_failed_record(
+def test_a_chat_turn_that_fails_ends_its_stream_with_a_failed_record_keeping_the_message(
     engine: DurableEngine, tmp_path: Path
 ) -> None:
-    chat = DurableChat(engine, lambda: Agent(TestModel([])), sessions=tmp_path / "c.db")
+    gone = TransportError("the model server is gone", operation="chat", endpoint_or_server="m")
+    model = TestModel([gone, "Now I can answer."])
+    chat = DurableChat(engine, lambda: Agent(model), sessions=tmp_path / "c.db")
     engine.launch()
     chat.start("u/c#t3", "u/c", UserMessage("Anything"))
     records = list(chat.follow("u/c#t3"))
     assert records[-1]["type"] == "failed"
     assert "the turn failed" in records[-1]["message"]
-    assert stored(tmp_path / "c.db", "u/c") == []
+    # As a plain turn keeps it: the message is in the conversation, which is free again.
+    assert stored(tmp_path / "c.db", "u/c") == [UserMessage("Anything")]
+    assert chat.running("u/c#") is None
+    chat.start("u/c#t4", "u/c", UserMessage("Again?"))
+    assert [r["type"] for r in chat.follow("u/c#t4")] == ["assistant", "final"]
+    assert model.requests[-1].messages[-2:] == (UserMessage("Anything"), UserMessage("Again?"))
