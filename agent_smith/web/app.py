@@ -75,29 +75,23 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import re
-import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Collection, Iterable
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from ..agent.agent import Agent
-from ..base.parts import Content
-from ..base.paused_turn import Decision, PausedTurn
-from ..errors import AgentBusyError, AgentSmithError, ConfigError, ParseError
-from ..messages import UserMessage
+from ..errors import AgentSmithError, ConfigError, ParseError
 from ..metrics.collector import MetricsCollector
 from ..metrics.prometheus import CONTENT_TYPE, ScrapePage
 from ..metrics.shared import merged_snapshot
 from ..sessions.event_log import EventLog
 from ..sessions.session import Session
 from ..sessions.store import session_opener
-from . import agui, vercel
+from . import conversations
 from . import durable as durable_turns
 from . import durable_chat as chat_turns
 from .a2a import A2AOptions, A2AServer
+from .conversations import conversation_id, scoped
 from .eval_reports import EvalReports
 from .http import (
     Refused,
@@ -109,18 +103,13 @@ from .http import (
     read_json,
     status_line,
 )
-from .resumable import TurnRelay, last_event, stream_key, turn_id
-from .stream import FrameMapper, TurnStream, frames, turn_events
+from .resumable import TurnRelay
+from .turns import AgentFactory, Streamed, TurnRoutes
 
 log = logging.getLogger(__name__)
 
-#: ``agent_factory(session)``: a new agent on that session, for one request.
-AgentFactory = Callable[[Session], Agent]
 #: ``authenticate(environ)``: the user's id, or None to refuse the request (401).
 Authenticate = Callable[[dict[str, Any]], "str | None"]
-
-_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-_LISTED = 200  # conversations listed at most, newest ids first
 
 
 def _local_user(environ: dict[str, Any]) -> str:
@@ -167,7 +156,7 @@ class WebApp:
         self._a2a = (
             A2AServer(
                 agent_factory,
-                lambda user, context: self._open(_scoped(user, context)),
+                lambda user, context: self._open(scoped(user, context)),
                 authenticate=self._authenticate,
                 options=a2a if isinstance(a2a, A2AOptions) else A2AOptions(),
                 authenticated=authenticate is not None,
@@ -177,11 +166,13 @@ class WebApp:
             if a2a
             else None
         )
-        self._relay = TurnRelay(streams) if streams is not None else None
-        self._durable = durable
-        self._durable_chat = durable_chat
         if durable_chat is not None and streams is not None:
             raise ConfigError("durable_chat and streams are two ways to resume: give one")
+        self._relay = TurnRelay(streams) if streams is not None else None
+        self._turns = TurnRoutes(
+            agent_factory, self._open, relay=self._relay, durable_chat=durable_chat
+        )
+        self._durable = durable
         self._evals = EvalReports(eval_reports) if eval_reports is not None else None
 
     def close(self) -> None:
@@ -213,7 +204,7 @@ class WebApp:
         except AgentSmithError as err:
             log.warning("web request failed: %s", err)
             answer = error_response(500, str(err))
-        if isinstance(answer, _Streamed):
+        if isinstance(answer, Streamed):
             start_response(status_line(200), list(answer.headers))
             return answer.body
         start_response(answer.status_line, list(answer.headers))
@@ -221,7 +212,7 @@ class WebApp:
 
     # -- routing -------------------------------------------------------------
 
-    def _route(self, environ: dict[str, Any]) -> Response | _Streamed:
+    def _route(self, environ: dict[str, Any]) -> Response | Streamed:
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO", "") or ""
         if path == "":  # mounted at /prefix and asked for /prefix: the page's links need the /
@@ -249,23 +240,23 @@ class WebApp:
             return self._eval_reports(path)
         if path == "/api/chat":
             _allow(method, "POST")
-            return self._chat(user, read_json(environ, limit=self._limit), environ)
+            return self._turns.chat(user, read_json(environ, limit=self._limit), environ)
         if path.startswith("/api/chat/") and path.endswith("/stream"):
-            conversation = _conversation_id(path[len("/api/chat/") : -len("/stream")])
+            conversation = conversation_id(path[len("/api/chat/") : -len("/stream")])
             _allow(method, "GET", "DELETE")
-            return self._resume_chat(user, conversation, environ, stop=method == "DELETE")
+            return self._turns.resume(user, conversation, environ, stop=method == "DELETE")
         if path == "/api/agui":
             _allow(method, "POST")
-            return self._agui(user, read_json(environ, limit=self._limit), environ)
+            return self._turns.agui(user, read_json(environ, limit=self._limit), environ)
         if path == "/api/conversations":
             _allow(method, "GET")
-            return json_response(200, self._conversations(user))
+            return json_response(200, conversations.listing(self._open, user))
         if path.startswith("/api/conversations/"):
-            conversation = _conversation_id(path.removeprefix("/api/conversations/"))
+            conversation = conversation_id(path.removeprefix("/api/conversations/"))
             _allow(method, "GET", "DELETE")
             if method == "DELETE":
-                return self._delete(user, conversation)
-            return self._conversation(user, conversation)
+                return conversations.delete(self._open, user, conversation)
+            return conversations.show(self._open, user, conversation)
         if path.startswith("/api/durable/"):
             return self._durable_turn(user, method, path, environ)
         return error_response(404, f"no such resource: {path}")
@@ -274,7 +265,7 @@ class WebApp:
         if self._durable is None:
             return error_response(404, "no durable turns here (WebApp(durable=...) is not set)")
         name, _, rest = path.removeprefix("/api/durable/").partition("/")
-        turn_id = durable_turn_id(user, _conversation_id(name))
+        turn_id = durable_turn_id(user, conversation_id(name))
         if rest == "decisions":
             _allow(method, "POST")
             body = read_json(environ, limit=self._limit)
@@ -303,270 +294,11 @@ class WebApp:
             return json_response(200, self._evals.listing())
         return self._evals.page(path.removeprefix("/evals/"))
 
-    # -- turns ---------------------------------------------------------------
-
-    def _chat(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
-        ask = vercel.read_chat_request(body)
-        turn = uuid.uuid4().hex
-        message_id = turn if ask.content is not None else None
-        return self._turn(
-            user,
-            _conversation_id(ask.conversation),
-            ask.content,
-            ask.decisions,
-            _Protocol(
-                vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
-                vercel.HEADERS,
-                lambda: vercel.UiMessageStream(message_id=message_id, decisions=ask.decisions),
-            ),
-            turn,
-            environ,
-        )
-
-    def _agui(self, user: str, body: object, environ: dict[str, Any]) -> Response | _Streamed:
-        run = agui.read_run_input(body)
-        conversation = _conversation_id(run.thread_id)
-        protocol = _Protocol(
-            agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
-            agui.HEADERS,
-            lambda: agui.AguiStream(thread_id=run.thread_id, run_id=run.run_id),
-        )
-        if self._durable_chat is not None:
-            turn, scoped = turn_id(run.run_id), _scoped(user, conversation)
-            if chat_turns.exists(self._durable_chat, scoped, turn):  # the same run again
-                after = _seen_of(turn, environ)
-                return self._follow_durable(scoped, turn, after, protocol, environ)
-        if self._relay is not None:
-            turn = turn_id(run.run_id)
-            key = stream_key(_scoped(user, conversation), turn)
-            if self._relay.log.info(key) is not None:  # the same run again: follow it
-                return self._follow(key, _seen_of(turn, environ), protocol, environ)
-        return self._turn(
-            user, conversation, run.content, run.decisions, protocol, run.run_id, environ
-        )
-
-    def _resume_chat(
-        self, user: str, conversation: str, environ: dict[str, Any], *, stop: bool
-    ) -> Response | _Streamed:
-        """The conversation's running turn, from the start or after ``Last-Event-ID``;
-        or (``stop``) stop it."""
-        scoped = _scoped(user, conversation)
-        mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
-        if self._durable_chat is not None:
-            return self._resume_durable(scoped, mark, environ, stop=stop)
-        if self._relay is None:
-            return Response(204)  # no stream to resume: the client reloads the conversation
-        if mark is not None:
-            key, after = stream_key(scoped, mark[0]), mark[1]
-            if self._relay.log.info(key) is None:
-                return error_response(404, f"no stream {mark[0]!r} in this conversation")
-        else:
-            latest = self._relay.log.latest(scoped)
-            if latest is None or latest.closed:
-                return Response(204)
-            key, after = latest.stream, 0
-        if stop:
-            self._relay.cancel(key)
-            return Response(204)
-        protocol = _Protocol(
-            vercel.UiMessageStream(message_id=None),
-            vercel.HEADERS,
-            lambda: vercel.UiMessageStream(message_id=None),
-        )
-        return self._follow(key, after, protocol, environ)
-
-    def _resume_durable(
-        self, scoped: str, mark: tuple[str, int] | None, environ: dict[str, Any], *, stop: bool
-    ) -> Response | _Streamed:
-        """:meth:`_resume_chat` for durable chat turns."""
-        assert self._durable_chat is not None
-        found = chat_turns.resume_point(self._durable_chat, scoped, mark)
-        if isinstance(found, Response):
-            return found
-        turn, after = found
-        if stop:
-            self._durable_chat.cancel(stream_key(scoped, turn))
-            return Response(204)
-        protocol = _Protocol(
-            vercel.UiMessageStream(message_id=turn),
-            vercel.HEADERS,
-            lambda: vercel.UiMessageStream(message_id=turn),
-        )
-        return self._follow_durable(scoped, turn, after, protocol, environ)
-
-    def _follow_durable(
-        self, scoped: str, turn: str, after: int, protocol: _Protocol, environ: dict[str, Any]
-    ) -> _Streamed:
-        assert self._durable_chat is not None
-        body = chat_turns.follow(
-            self._durable_chat,
-            scoped,
-            turn,
-            after,
-            protocol.fresh(),
-            disconnected=environ.get("waitress.client_disconnected"),
-        )
-        return _Streamed(tuple(protocol.headers), TurnStream(body, ExitStack()))
-
-    def _follow(
-        self, key: str, after: int, protocol: _Protocol, environ: dict[str, Any]
-    ) -> _Streamed:
-        assert self._relay is not None
-        body = self._relay.follow(
-            key,
-            after,
-            lost=protocol.fresh(),
-            disconnected=environ.get("waitress.client_disconnected"),
-        )
-        return _Streamed(tuple(protocol.headers), TurnStream(body, ExitStack()))
-
-    def _turn(
-        self,
-        user: str,
-        conversation: str,
-        content: Content | None,
-        decisions: Mapping[str, Decision],
-        protocol: _Protocol,
-        turn: str,
-        environ: dict[str, Any],
-    ) -> Response | _Streamed:
-        """Start a turn (``content``) or resume the paused one (``decisions``), streamed."""
-        if self._durable_chat is not None:
-            scoped = _scoped(user, conversation)
-            refused = chat_turns.start(self._durable_chat, scoped, turn, content)
-            return refused or self._follow_durable(scoped, turn, 0, protocol, environ)
-        stack = ExitStack()
-        try:
-            session = stack.enter_context(self._open(_scoped(user, conversation)))
-            agent = stack.enter_context(self._factory(session))
-            if content is not None:
-                events = turn_events(lambda: agent.stream(UserMessage(content)))
-            else:
-                paused = agent.paused_turn
-                refusal = _refusal(paused, decisions)
-                if refusal is not None or paused is None:
-                    stack.close()
-                    return error_response(409, refusal or "nothing waits for approval")
-                events = turn_events(lambda: agent.resume_stream(paused, decisions))
-            if self._relay is not None:
-                key = self._relay.start(
-                    conversation=_scoped(user, conversation),
-                    turn=turn,
-                    mapper=protocol.mapper,
-                    events=events,
-                    resources=stack,
-                )
-                return self._follow(key, 0, protocol, environ)
-            disconnected = environ.get("waitress.client_disconnected")
-            body = frames(protocol.mapper, events, disconnected=disconnected)
-            return _Streamed(tuple(protocol.headers), TurnStream(body, stack))
-        except BaseException:
-            stack.close()
-            raise
-
-    # -- conversations -------------------------------------------------------
-
-    def _conversations(self, user: str) -> list[dict[str, Any]]:
-        prefix = _scoped(user, "")
-        with self._open(prefix + "-") as store:
-            ids = sorted((i for i in store.session_ids() if i.startswith(prefix)), reverse=True)
-        listed = []
-        for session_id in ids[:_LISTED]:
-            with self._open(session_id) as session:
-                state = session.load()
-            said = [m.text for m in state.messages if isinstance(m, UserMessage)]
-            listed.append(
-                {
-                    "id": session_id[len(prefix) :],
-                    "title": said[0][:80] if said else "",
-                    "messages": len(state.messages),
-                    "paused": state.paused_turn is not None,
-                }
-            )
-        return listed
-
-    def _conversation(self, user: str, conversation: str) -> Response:
-        with self._open(_scoped(user, conversation)) as session:
-            state = session.load()
-        if not state.messages:
-            return error_response(404, f"no conversation {conversation!r}")
-        paused = PausedTurn.from_json(state.paused_turn) if state.paused_turn else None
-        return json_response(
-            200,
-            {
-                "id": conversation,
-                "messages": vercel.ui_messages(state.messages, paused),
-                "waiting": list(paused.waiting) if paused is not None else [],
-            },
-        )
-
-    def _delete(self, user: str, conversation: str) -> Response:
-        session_id = _scoped(user, conversation)
-        with self._open(session_id) as session:
-            try:
-                session.delete(session_id)
-            except AgentBusyError as err:
-                return error_response(409, f"the conversation is running a turn ({err})")
-        return Response(204)
-
-
-class _Protocol:
-    """A turn's wire protocol: its frame mapper, its response headers, and a fresh mapper
-    (what a reader of a resumed stream reports a failure with)."""
-
-    __slots__ = ("fresh", "headers", "mapper")
-
-    def __init__(
-        self,
-        mapper: FrameMapper,
-        headers: Iterable[tuple[str, str]],
-        fresh: Callable[[], FrameMapper],
-    ) -> None:
-        self.mapper, self.headers, self.fresh = mapper, headers, fresh
-
-
-class _Streamed:
-    """A streamed answer: 200 with ``headers``, then ``body`` (which owns the turn)."""
-
-    __slots__ = ("body", "headers")
-
-    def __init__(self, headers: tuple[tuple[str, str], ...], body: TurnStream) -> None:
-        self.headers, self.body = headers, body
-
-
-def _seen_of(turn: str, environ: dict[str, Any]) -> int:
-    """How many of ``turn``'s frames the client had (its ``Last-Event-ID``; 0 if of another)."""
-    mark = last_event(environ.get("HTTP_LAST_EVENT_ID"))
-    return mark[1] if mark is not None and mark[0] == turn else 0
-
 
 def durable_turn_id(user: str, name: str) -> str:
     """The id under which an app starts ``user``'s durable turn ``name``: the web app
     decides it for that user only (``/api/durable/<name>``)."""
-    return _scoped(user, name)
-
-
-def _scoped(user: str, conversation: str) -> str:
-    """The session id of ``user``'s conversation: no user can name another's."""
-    return f"{quote(user, safe='')}/{conversation}"
-
-
-def _conversation_id(value: str) -> str:
-    if not _CONVERSATION_ID.fullmatch(value):
-        raise ParseError(
-            f"conversation id {value[:40]!r} must be 1-128 letters, digits or ._:- characters"
-        )
-    return value
-
-
-def _refusal(paused: PausedTurn | None, decisions: Mapping[str, Decision]) -> str | None:
-    """Why ``decisions`` cannot resume ``paused`` (unknown or already decided calls)."""
-    if paused is None:
-        return "nothing waits for approval in this conversation (already decided?)"
-    unknown = [call_id for call_id in decisions if call_id not in paused.waiting]
-    if unknown:
-        return f"no call {unknown[0]!r} waits for approval (waiting: {', '.join(paused.waiting)})"
-    return None
+    return scoped(user, name)
 
 
 def _allow(method: str, *allowed: str) -> None:
