@@ -19,6 +19,7 @@ from agent_smith.a2a.wire import (
     read_stream_item,
     read_task,
     text_message,
+    text_of,
 )
 from agent_smith.tools.base import ToolSchema
 
@@ -134,6 +135,22 @@ def test_stream_items_read_as_their_kinds() -> None:
     assert isinstance(read_stream_item({"task": task}, agent=AGENT), TaskView)
     with pytest.raises(A2AProtocolError, match="unknown stream event"):
         read_stream_item({"other": 1}, agent=AGENT)
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [
+        ([{"text": "one"}], "one"),
+        ([{"text": "a"}, {"data": {}}, {"text": "b"}], "ab"),
+        ([{"data": {"text": "no"}}], ""),
+        ([{"text": 5}], ""),
+        (["text"], ""),
+        ([], ""),
+        ({"text": "not a list"}, ""),
+    ],
+)
+def test_text_of_joins_the_text_parts_only(parts: object, text: str) -> None:
+    assert text_of(parts) == text
 
 
 def test_approvals_are_read_from_the_data_part() -> None:
