@@ -26,8 +26,8 @@ text being the reason).
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,7 +94,11 @@ APPROVING_WORDS = frozenset({"yes", "y", "approve", "approved", "ok", "allow", "
 
 
 def new_id() -> str:
-    return uuid.uuid4().hex
+    """A random (version 4) UUID as 32 hex digits: ``uuid.uuid4().hex`` without the UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # the version
+    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 def timestamp() -> str:
