@@ -74,7 +74,6 @@ class Served:
         from agent_smith.messages import UserMessage
         from agent_smith.sessions.store import SessionStore
 
-        self.store, self.hold = store, hold
         self.reply = " ".join(["word"] * words)
         self.lock = threading.Lock()
         self.flight = {"now": 0, "peak": 0}
@@ -82,7 +81,7 @@ class Served:
 
         def respond(request: LlmRequest) -> str:
             last = request.messages[-1]
-            if isinstance(last, UserMessage) and last.content.startswith("slow"):
+            if isinstance(last, UserMessage) and last.text.startswith("slow"):
                 with self.lock:
                     self.flight["now"] += 1
                     self.flight["peak"] = max(self.flight["peak"], self.flight["now"])
@@ -91,7 +90,7 @@ class Served:
                     self.flight["now"] -= 1
             return self.reply
 
-        self.model = TestModel(respond=respond)  # type: ignore[arg-type]
+        self.model = TestModel(respond=respond)
         self.sessions = SessionStore(store)  # the app's and the own turns' alike
         self.app = Finished(WebApp(self.build, sessions=self.sessions.open, a2a=True))
 
@@ -212,7 +211,11 @@ class Child:
             stdout=subprocess.PIPE,
             text=True,
         )
-        self.url = self._line()
+        try:
+            self.url = self._line()
+        except BaseException:
+            self.close()
+            raise
 
     def _line(self) -> str:
         assert self.process.stdout is not None
@@ -261,11 +264,13 @@ def serve(store: str, words: int, hold: float, threads: int) -> None:
 
 
 def answer(served: Served, url: str, commands: IO[str], out: IO[str]) -> None:
+    """Say ``url``, then answer each command line (``own N 0|1``, ``settle``, ``peak``)."""
     out.write(url + "\n")
     out.flush()
     mark = time.process_time()
     for line in commands:
         words = line.split()
+        reply: tuple[float, ...]
         if words[0] == "own":
             reply = served.own_turn(int(words[1]), streaming=words[2] == "1")
         elif words[0] == "settle":
