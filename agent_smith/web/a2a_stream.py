@@ -25,8 +25,11 @@ from .stream import TurnStream, compact_json, sse
 
 log = logging.getLogger(__name__)
 
-# Stands for a chunk's text while its frame is cut; no id or name can hold a NUL.
-_MARKER = compact_json("\0text\0").encode()
+# Stands for a chunk's text while its frame is cut. Only fixed fields follow the
+# text, so its last occurrence is the text's place (a caller's request id, which
+# comes before, could hold anything).
+_MARKER = "\0text\0"
+_ENCODED_MARKER = compact_json(_MARKER).encode()
 
 
 def rpc_result(request_id: Any, result: Any) -> JsonObject:
@@ -65,10 +68,10 @@ class Frames:
 
     def _cut(self, update: JsonObject) -> None:
         chunk = update["artifactUpdate"]
-        artifact = {**chunk["artifact"], "parts": [{"text": "\0text\0"}]}
+        artifact = {**chunk["artifact"], "parts": [{"text": _MARKER}]}
         marked = {**update, "artifactUpdate": {**chunk, "artifact": artifact}}
         frame = sse(rpc_result(self._id, marked) if self._rpc else marked)
-        self._before, _, self._after = frame.partition(_MARKER)
+        self._before, _, self._after = frame.rpartition(_ENCODED_MARKER)
 
 
 def event_stream(

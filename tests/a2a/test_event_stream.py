@@ -30,7 +30,7 @@ def whole(group: list[JsonObject], *, request_id: object | None) -> bytes:
     return b"".join(sse(wrap(update)) for update in group)
 
 
-@pytest.mark.parametrize("request_id", [7, "req-1", None])
+@pytest.mark.parametrize("request_id", [7, "req-1", "\0text\0", None])
 def test_frames_are_the_bytes_of_each_update_encoded_whole(
     tmp_path: Path, request_id: object | None
 ) -> None:
