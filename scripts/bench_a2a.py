@@ -2,28 +2,39 @@
 """Benchmark: what A2A adds to a turn, and 50 concurrent streaming tasks, both sides ours.
 
 The served agent (``WebApp(..., a2a=True)`` on a SQLite session store in
-``/dev/shm``, served by ``WebServer``: waitress, in this process) runs on a
+``/dev/shm``, served by ``WebServer``: waitress) runs on a
 :class:`~agent_smith.TestModel` that answers at once (``--words`` words,
 streamed word by word), so the figures are the framework's, not a model's.
+As a user deploys it, the server runs in a process of its own (this script,
+started as a child with ``--serve``, on 127.0.0.1; stopped and reaped at
+the end) and the caller, :class:`~agent_smith.A2AClient`, in this one.
+``--in-process`` serves from this process instead (both sides then share
+one interpreter lock).
 
-Framework time per message. Two things alternate, ``--messages`` times per
-binding (JSON-RPC, HTTP+JSON) and mode (blocking ``SendMessage``, streaming
-``SendStreamingMessage`` read to the final status): the agent's own turn as
-an in-process caller pays for it (a session of a new conversation opened,
-the agent built on it, ``agent.send(text)`` or ``agent.stream(text)`` read
-to its end, closed), then the same message
-sent with :class:`~agent_smith.A2AClient` to the served agent (a new task in
-a new context; the server does the same turn). The round trip ends when the
-caller has its answer *and* the server has finished the request (its
-response body closed: the turn's session and agent closed), as the own turn
-ends with them closed; a stream's caller has its last event before the
-server is done, and stopping the clock there would leave that work out of
-the round trip and put it in the next own turn. Framework time = the round
-trip's p50 - the own turn's p50: both sides' share (HTTP on loopback, JSON,
-the task, the events translated and read back), in wall time and in this
-process's CPU time (both sides run in it; CPU time is what other work on
-the machine disturbs least). Alternating keeps the two under the same load;
-the budget is 2 ms.
+Framework time per message: what a caller pays to reach the agent over A2A
+beyond what the agent's own turn costs. Two things alternate,
+``--messages`` times per binding (JSON-RPC, HTTP+JSON) and mode (blocking
+``SendMessage``, streaming ``SendStreamingMessage`` read to its final
+status):
+
+* the agent's own turn as an in-process caller pays for it, run *in the
+  server's process* (a session of a new conversation opened, the agent
+  built on it, ``agent.send(text)`` or ``agent.stream(text)`` read to its
+  end, closed), timed there: wall time and that process's CPU time;
+* the same message sent with ``A2AClient`` to the served agent (a new task
+  in a new context: the server does that same turn). The round trip is
+  the caller's wall time from the call to the answer in its hands (``send``
+  returned the task; a stream's final status read). The server sends the
+  answer (or the final status) only once the turn's session and agent are
+  closed, so the round trip holds the whole own turn. Its CPU time is both
+  sides': this process's during the round trip plus the server process's
+  from the own turn's end until the server has closed the request's
+  response (asked after the round trip, so it does not delay it).
+
+Framework time = the round trip's p50 - the own turn's p50, in wall time and
+in CPU time (what other work on the machine disturbs least). Alternating
+keeps the two under the same load; the budget is 2 ms. Before each own turn
+the server has finished the previous request, so nothing of it is left.
 
 Concurrency. ``--concurrent`` threads (default 50) each stream one task at
 once, ``--rounds`` times; the agent's model waits ``--hold`` seconds before
@@ -31,7 +42,7 @@ answering, so every task of a round is open at the same time (the server
 counts the peak). Every task must end ``TASK_STATE_COMPLETED`` with the
 exact text; anything else is an error, and errors are counted.
 
-    python scripts/bench_a2a.py [--messages 1000] [--concurrent 50] [--rounds 4]
+    python scripts/bench_a2a.py [--messages 1000] [--concurrent 50] [--rounds 4] [--in-process]
 
 Two cores shared with other work make single runs noisy: compare p50s.
 """
@@ -42,12 +53,13 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -57,11 +69,11 @@ class Served:
     """The agent (a TestModel answering at once), its SQLite store, and its web app over A2A."""
 
     def __init__(self, store: str, words: int, hold: float) -> None:
-        from agent_smith import TestModel
+        from agent_smith import TestModel, WebApp
         from agent_smith.llm.request import LlmRequest
         from agent_smith.messages import UserMessage
+        from agent_smith.sessions.store import SessionStore
 
-        self.store, self.hold = store, hold
         self.reply = " ".join(["word"] * words)
         self.lock = threading.Lock()
         self.flight = {"now": 0, "peak": 0}
@@ -69,7 +81,7 @@ class Served:
 
         def respond(request: LlmRequest) -> str:
             last = request.messages[-1]
-            if isinstance(last, UserMessage) and last.content.startswith("slow"):
+            if isinstance(last, UserMessage) and last.text.startswith("slow"):
                 with self.lock:
                     self.flight["now"] += 1
                     self.flight["peak"] = max(self.flight["peak"], self.flight["now"])
@@ -78,7 +90,9 @@ class Served:
                     self.flight["now"] -= 1
             return self.reply
 
-        self.model = TestModel(respond=respond)  # type: ignore[arg-type]
+        self.model = TestModel(respond=respond)
+        self.sessions = SessionStore(store)  # the app's and the own turns' alike
+        self.app = Finished(WebApp(self.build, sessions=self.sessions.open, a2a=True))
 
     def build(self, session: Any) -> Any:
         from agent_smith import Agent
@@ -87,15 +101,14 @@ class Served:
 
     def own_turn(self, n: int, *, streaming: bool) -> tuple[float, float]:
         """The agent's own turn as an in-process caller pays for it (wall, CPU; s)."""
-        from agent_smith.sessions.sqlite import SqliteSession
-
         start = clock()
-        with SqliteSession(self.store, f"own-{n}") as session, self.build(session) as agent:
+        with self.sessions.open(f"own-{n}") as session, self.build(session) as agent:
             if streaming:
                 for _ in agent.stream("hello"):
                     pass
             else:
                 agent.send("hello")
+        self.model.requests.clear()
         return since(start)
 
 
@@ -110,17 +123,21 @@ class Finished:
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         with self.changed:
             self.started += 1
-        return _Closing(self.app(environ, start_response), self)
+        body = self.app(environ, start_response)
+        if isinstance(body, list):  # a whole answer: the app's work is done; and a list
+            self.closed()  # it stays, so waitress sends its length and keeps the connection
+            return body
+        return _Closing(body, self)
 
     def closed(self) -> None:
         with self.changed:
             self.count += 1
             self.changed.notify_all()
 
-    def wait(self, count: int) -> None:
-        """Until ``count`` requests were finished (60 s at most)."""
+    def settle(self) -> None:
+        """Until every request taken was finished (60 s at most)."""
         with self.changed:
-            if not self.changed.wait_for(lambda: self.count >= count, 60):
+            if not self.changed.wait_for(lambda: self.count >= self.started, 60):
                 raise RuntimeError("the server did not finish a request within 60 s")
 
 
@@ -143,7 +160,7 @@ class _Closing:
 
 
 def clock() -> tuple[float, float]:
-    """Now: wall time, and this process's CPU time (both sides' threads: one process)."""
+    """Now: wall time, and this process's CPU time."""
     return time.perf_counter(), time.process_time()
 
 
@@ -152,20 +169,132 @@ def since(start: tuple[float, float]) -> tuple[float, float]:
     return wall - start[0], cpu - start[1]
 
 
-def message_times(
-    served: Served, finished: Finished, url: str, binding: str, streaming: bool, count: int
-) -> Any:
-    """The own turns and the A2A round trips (wall, CPU; s) of ``count`` messages, alternating."""
+class Server(Protocol):
+    """The served agent, wherever it runs: what the measurements ask of it."""
+
+    url: str
+
+    def own_turn(self, n: int, *, streaming: bool) -> tuple[float, float]: ...
+
+    def settle(self) -> float:
+        """Wait until the server finished every request; its CPU time (s) not counted yet."""
+        ...
+
+    def peak(self) -> int: ...
+
+
+class InProcess:
+    """The server in this process: its CPU time is this process's, counted by the caller."""
+
+    def __init__(self, served: Served, url: str) -> None:
+        self.served, self.url = served, url
+
+    def own_turn(self, n: int, *, streaming: bool) -> tuple[float, float]:
+        return self.served.own_turn(n, streaming=streaming)
+
+    def settle(self) -> float:
+        self.served.app.settle()
+        return 0.0
+
+    def peak(self) -> int:
+        return self.served.flight["peak"]
+
+
+class Child:
+    """The server in a child process (this script with ``--serve``), driven over its stdin."""
+
+    def __init__(self, store: str, args: argparse.Namespace) -> None:
+        command = [sys.executable, __file__, "--serve", store, str(args.words), str(args.hold)]
+        self.process = subprocess.Popen(
+            [*command, str(args.concurrent + 16)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            self.url = self._line()
+        except BaseException:
+            self.close()
+            raise
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the server process ended (exit status {self.process.wait()})")
+        return line.strip()
+
+    def ask(self, command: str) -> list[float]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return [float(value) for value in self._line().split()]
+
+    def own_turn(self, n: int, *, streaming: bool) -> tuple[float, float]:
+        wall, cpu = self.ask(f"own {n} {int(streaming)}")
+        return wall, cpu
+
+    def settle(self) -> float:
+        return self.ask("settle")[0]
+
+    def peak(self) -> int:
+        return int(self.ask("peak")[0])
+
+    def close(self) -> None:
+        """Stop the server and reap the process (killed if it does not stop within 30 s)."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()  # end of input: the server stops
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def serve(store: str, words: int, hold: float, threads: int) -> None:
+    """The child: serve the agent, print the URL, answer the parent's commands until stdin ends."""
+    from agent_smith import WebServer
+
+    served = Served(store, words, hold)
+    with WebServer(served.app, threads=threads).start() as server:
+        answer(served, server.url, sys.stdin, sys.stdout)
+    served.sessions.close()
+
+
+def answer(served: Served, url: str, commands: IO[str], out: IO[str]) -> None:
+    """Say ``url``, then answer each command line (``own N 0|1``, ``settle``, ``peak``)."""
+    out.write(url + "\n")
+    out.flush()
+    mark = time.process_time()
+    for line in commands:
+        words = line.split()
+        reply: tuple[float, ...]
+        if words[0] == "own":
+            reply = served.own_turn(int(words[1]), streaming=words[2] == "1")
+        elif words[0] == "settle":
+            served.app.settle()
+            reply = (time.process_time() - mark,)
+        else:  # peak
+            reply = (served.flight["peak"],)
+        out.write(" ".join(map(str, reply)) + "\n")
+        out.flush()
+        mark = time.process_time()
+
+
+def message_times(server: Server, binding: str, streaming: bool, count: int) -> Any:
+    """``count`` own turns (wall, CPU) and A2A round trips (wall, the caller's CPU, the
+    server's CPU; s), alternating."""
     from agent_smith import A2AClient
     from agent_smith.a2a.wire import StatusUpdate, TaskView, text_message
 
-    client = A2AClient(url, binding=binding)
+    client = A2AClient(server.url, binding=binding)
     client.card()
+    server.settle()
     own, remote = [], []
     for n in range(count):
-        finished.wait(finished.started)  # nothing of the last message left on the server
-        own.append(served.own_turn(n, streaming=streaming))
-        done = finished.started + 1
+        own.append(server.own_turn(n, streaming=streaming))
         start = clock()
         if streaming:
             last = list(client.stream(text_message("hello")))[-1]
@@ -173,11 +302,10 @@ def message_times(
         else:
             task = client.send(text_message("hello"))
             state = task.state if isinstance(task, TaskView) else ""
-        finished.wait(done)
-        remote.append(since(start))
+        wall, cpu = since(start)
+        remote.append((wall, cpu, server.settle()))
         if state != "TASK_STATE_COMPLETED":
             raise RuntimeError(f"a task ended {state!r}")
-        served.model.requests.clear()
     return own, remote
 
 
@@ -220,8 +348,10 @@ def concurrent_round(url: str, threads: int, expected: str) -> tuple[list[float]
 
 
 def main() -> None:
-    from agent_smith import WebApp, WebServer
-
+    if sys.argv[1:2] == ["--serve"]:
+        store, words, hold, threads = sys.argv[2:6]
+        serve(store, int(words), float(hold), int(threads))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=1000, help="per binding and mode")
     parser.add_argument("--warmup", type=int, default=100)
@@ -229,54 +359,70 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--hold", type=float, default=1.0, help="the model's wait (s) per task")
+    parser.add_argument(
+        "--in-process", action="store_true", help="serve from this process, not a child"
+    )
     args = parser.parse_args()
     where = "/dev/shm" if os.path.isdir("/dev/shm") else None  # no disk in the figures
     with tempfile.TemporaryDirectory(dir=where) as tmp:
-        served = Served(os.path.join(tmp, "bench.db"), args.words, args.hold)
-        app = Finished(WebApp(served.build, sessions=served.store, a2a=True))
-        with WebServer(app, threads=args.concurrent + 16).start() as server:
-            results = measure(args, served, app, server.url)
-    report(args, results, served.flight["peak"])
+        store = os.path.join(tmp, "bench.db")
+        if args.in_process:
+            from agent_smith import WebServer
+
+            served = Served(store, args.words, args.hold)
+            with WebServer(served.app, threads=args.concurrent + 16).start() as web:
+                results = measure(args, InProcess(served, web.url), served.reply)
+            served.sessions.close()
+        else:
+            child = Child(store, args)
+            try:
+                results = measure(args, child, " ".join(["word"] * args.words))
+            finally:
+                child.close()
+    report(args, results)
 
 
-def measure(
-    args: argparse.Namespace, served: Served, finished: Finished, url: str
-) -> dict[str, Any]:
+def measure(args: argparse.Namespace, server: Server, reply: str) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for binding in ("JSONRPC", "HTTP+JSON"):
         for streaming in (False, True):
-            message_times(served, finished, url, binding, streaming, args.warmup)
-            pairs = message_times(served, finished, url, binding, streaming, args.messages)
+            message_times(server, binding, streaming, args.warmup)
+            pairs = message_times(server, binding, streaming, args.messages)
             results[f"{binding} {'stream' if streaming else 'send'}"] = pairs
     durations, errors = [], []
     for _ in range(args.rounds):
-        done, failed = concurrent_round(url, args.concurrent, served.reply)
+        done, failed = concurrent_round(server.url, args.concurrent, reply)
         durations += done
         errors += failed
-    results["concurrent"] = (durations, errors)
+    results["concurrent"] = (durations, errors, server.peak())
     return results
 
 
-def report(args: argparse.Namespace, results: dict[str, Any], peak: int) -> None:
+def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     def ms(seconds: float) -> str:
         return f"{seconds * 1000:.2f}"
 
+    where = "in this process" if args.in_process else "in a child process"
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores")
     print(
-        f"{args.messages} messages per row after {args.warmup} warm-up, {args.words} words "
-        "per reply; own turn and A2A round trip alternate"
+        f"server {where}; {args.messages} messages per row after {args.warmup} warm-up, "
+        f"{args.words} words per reply; own turn and A2A round trip alternate"
     )
-    for name, (own, remote) in results.items():
+    for name, times in results.items():
         if name == "concurrent":
             continue
+        own, remote = times
         wall = [statistics.median(t[0] for t in times) for times in (own, remote)]
-        cpu = [statistics.median(t[1] for t in times) for times in (own, remote)]
+        cpu = [statistics.median(t[1] for t in own), statistics.median(c + s for _, c, s in remote)]
+        caller = statistics.median(t[1] for t in remote)
+        served = statistics.median(t[2] for t in remote)
         print(
             f"  {name:16} own turn p50 {ms(wall[0])} ms ({ms(cpu[0])} CPU); A2A round trip "
-            f"p50 {ms(wall[1])} ms ({ms(cpu[1])} CPU); framework time p50 "
-            f"{ms(wall[1] - wall[0])} ms ({ms(cpu[1] - cpu[0])} CPU)"
+            f"p50 {ms(wall[1])} ms ({ms(cpu[1])} CPU: caller {ms(caller)}, server "
+            f"{ms(served)}); framework time p50 {ms(wall[1] - wall[0])} ms "
+            f"({ms(cpu[1] - cpu[0])} CPU)"
         )
-    durations, errors = results["concurrent"]
+    durations, errors, peak = results["concurrent"]
     print(
         f"{args.rounds} rounds of {args.concurrent} concurrent streaming tasks "
         f"(model holds {args.hold} s): {len(durations)} completed, {len(errors)} errors, "

@@ -79,18 +79,23 @@ class SseReader(SSEClient):
         """Every event of the body in order, data-less ones included.
 
         Servers flush one event per HTTP chunk: while each chunk is exactly one
-        event of the usual shape it is read here directly (:func:`_whole_event`);
-        from the first chunk that is anything else on, the rest of the body goes
-        through sseclient-py's framing.
+        event of the usual shape (:func:`_whole_event`), or several one-line
+        data events (:func:`_whole_data_events`), it is read here directly;
+        from the first chunk that is anything else on, the rest of the body
+        goes through sseclient-py's framing.
         """
         source = iter(self._event_source)
         for chunk in source:
             event = _whole_event(chunk)
-            if event is None:
+            if event is not None:
+                yield event
+                continue
+            events = _whole_data_events(chunk)
+            if events is None:
                 self._event_source = itertools.chain((chunk,), source)
                 yield from self._framed_events()
                 return
-            yield event
+            yield from events
 
     def _framed_events(self) -> Iterator[SseEvent]:
         new = tuple.__new__  # SseEvent(...) would add a Python-level call per event
@@ -138,6 +143,22 @@ def _whole_event(chunk: bytes) -> SseEvent | None:
             data, name = chunk[cut + 6 : -2], chunk[7 : cut - 1]
             return _new(SseEvent, (data.decode("utf-8", "replace"), name.decode(), None, None))
     return None
+
+
+def _whole_data_events(chunk: bytes) -> list[SseEvent] | None:
+    """``chunk`` as the events it holds if it is several of one ``data:`` line each, else None.
+
+    A server that writes the events ready together at once (an A2A task,
+    its first status and first token) sends such a chunk; LF line ends only.
+    """
+    if not chunk.endswith(b"\n\n") or b"\r" in chunk:
+        return None
+    events = []
+    for block in chunk[:-2].split(b"\n\n"):
+        if not block.startswith(b"data: ") or b"\n" in block:
+            return None
+        events.append(_new(SseEvent, (block[6:].decode("utf-8", "replace"), "message", None, None)))
+    return events
 
 
 def _parse(text: str) -> SseEvent | None:

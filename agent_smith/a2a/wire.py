@@ -26,8 +26,8 @@ text being the reason).
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,7 +94,11 @@ APPROVING_WORDS = frozenset({"yes", "y", "approve", "approved", "ok", "allow", "
 
 
 def new_id() -> str:
-    return uuid.uuid4().hex
+    """A random (version 4) UUID as 32 hex digits: ``uuid.uuid4().hex`` without the UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # the version
+    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 def timestamp() -> str:
@@ -122,6 +126,9 @@ def text_of(parts: object) -> str:
     """The text parts of ``parts`` joined (other parts skipped)."""
     if not isinstance(parts, list):
         return ""
+    if len(parts) == 1:  # the usual case (a streamed token): no generator
+        text = parts[0].get("text") if isinstance(parts[0], dict) else None
+        return text if isinstance(text, str) else ""
     return "".join(
         p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
     )
@@ -267,15 +274,7 @@ def read_send_result(value: object, *, agent: str) -> TaskView | AgentMessage:
 def read_stream_item(value: object, *, agent: str) -> StreamItem:
     """One ``StreamResponse``: a task, a message, a status update or an artifact update."""
     item = _object(value, "stream event", agent)
-    if "statusUpdate" in item:
-        update = _object(item["statusUpdate"], "statusUpdate", agent)
-        state, message = _status(update.get("status"), "statusUpdate", agent)
-        return StatusUpdate(
-            _string(update, "taskId", "statusUpdate", agent, required=True),
-            _string(update, "contextId", "statusUpdate", agent, required=False),
-            state,
-            message,
-        )
+    # An artifact update first: a streamed answer sends one per token.
     if "artifactUpdate" in item:
         update = _object(item["artifactUpdate"], "artifactUpdate", agent)
         artifact = _object(update.get("artifact"), "artifactUpdate.artifact", agent)
@@ -289,6 +288,15 @@ def read_stream_item(value: object, *, agent: str) -> StreamItem:
             text_of(parts),
             update.get("append") is True,
             update.get("lastChunk") is True,
+        )
+    if "statusUpdate" in item:
+        update = _object(item["statusUpdate"], "statusUpdate", agent)
+        state, message = _status(update.get("status"), "statusUpdate", agent)
+        return StatusUpdate(
+            _string(update, "taskId", "statusUpdate", agent, required=True),
+            _string(update, "contextId", "statusUpdate", agent, required=False),
+            state,
+            message,
         )
     if "task" in item:
         return read_task(item["task"], agent=agent)

@@ -35,7 +35,7 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -75,9 +75,10 @@ from ..base.paused_turn import Decision
 from ..errors import AgentSmithError
 from ..sessions.session import Session
 from ..tools.base import ToolSchema
+from .a2a_stream import Frames, event_stream, rpc_result
 from .a2a_tasks import TaskBoard, TaskRecord, run_task
 from .http import JSON_TYPE, Refused, cross_site_refusal, read_json, status_line
-from .stream import TurnStream, sse, turn_events
+from .stream import turn_events
 
 log = logging.getLogger(__name__)
 
@@ -258,12 +259,12 @@ class A2AServer:
                 raise _Refusal(INVALID_PARAMS, "params must be an object")
             if method == "SendStreamingMessage":
                 _record, items = self._start(user, params, environ)
-                wrapped = ([_rpc_result(request_id, i) for i in group] for group in items)
-                return 200, _SSE_HEADERS, _sse_body(wrapped, environ, items)
+                frames = Frames(rpc=True, request_id=request_id)
+                return 200, _SSE_HEADERS, event_stream(items, frames, environ)
             result = self._unary(user, method, params, environ)
         except _Refusal as refusal:
             return _refused(refusal, rest=False, request_id=request_id)
-        return _json(200, _rpc_result(request_id, result))
+        return _json(200, rpc_result(request_id, result))
 
     def _unary(self, user: str, method: str, params: JsonObject, environ: dict[str, Any]) -> Any:
         if method == "SendMessage":
@@ -299,7 +300,7 @@ class A2AServer:
                 )
             if path == "/message:stream":
                 _record, items = self._start(user, params, environ)
-                return 200, _SSE_HEADERS, _sse_body(items, environ, items)
+                return 200, _SSE_HEADERS, event_stream(items, Frames(rpc=False), environ)
             return _json(200, self._unary(user, "SendMessage", params, environ))
         query = {k: v[-1] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
         if path == "/tasks":
@@ -499,28 +500,3 @@ def _refused(
         return _json(status, {"error": error})
     error = {"code": refusal.code, "message": refusal.message}
     return _json(refusal.http_status or 200, {"jsonrpc": "2.0", "id": request_id, "error": error})
-
-
-def _rpc_result(request_id: Any, result: Any) -> JsonObject:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-def _sse_body(
-    groups: Iterator[list[JsonObject]],
-    environ: dict[str, Any],
-    owner: Generator[list[JsonObject], None, None],
-) -> TurnStream:
-    """The event stream of ``groups`` (a write each); closing it (client gone) closes ``owner``."""
-    disconnected = environ.get("waitress.client_disconnected")
-
-    def body() -> Generator[bytes, None, None]:
-        try:
-            for group in groups:
-                if disconnected is not None and disconnected():
-                    log.info("A2A stream client went away: cancelling its task")
-                    return
-                yield b"".join([sse(item) for item in group])
-        finally:
-            owner.close()
-
-    return TurnStream(body(), ExitStack())

@@ -71,7 +71,8 @@ class TaskRecord:
         self.agent: Agent | None = None  # while a turn runs: what CancelTask stops
         self.runs = 0  # turns started: a run's late clean-up must not touch the next one's
         self.cancel_requested = False
-        self.changed = threading.Condition()
+        self._lock = threading.RLock()  # taken by itself where no one waits (a token's chunk)
+        self.changed = threading.Condition(self._lock)
 
     @property
     def settled(self) -> bool:
@@ -115,14 +116,15 @@ class TaskRecord:
         return {"artifactId": f"{self.id}-answer", "name": "answer", "parts": [{"text": text}]}
 
     def chunk(self, text: str, *, last: bool = False) -> JsonObject:
-        """The ``artifactUpdate`` adding ``text`` to the answer."""
-        with self.changed:
+        """The ``artifactUpdate`` adding ``text`` to the answer (one per token: kept lean)."""
+        with self._lock:
             append = bool(self.text)
             self.text.append(text)
+        artifact = {"artifactId": f"{self.id}-answer", "name": "answer", "parts": [{"text": text}]}
         update = {
             "taskId": self.id,
             "contextId": self.context,
-            "artifact": self._artifact(text),
+            "artifact": artifact,
             "append": append,
             "lastChunk": last,
         }

@@ -134,12 +134,13 @@ def tool_outcome(message: ToolMessage) -> ToolOutcome:
     return ToolOutcome("denied" if body.get("denied") is True else "error", text)
 
 
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: ``value`` as compact JSON text (no spaces, non-ASCII kept as it is).
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def sse(data: object) -> bytes:
     """One server-sent event whose data is ``data`` as compact JSON."""
-    return b"data: " + _compact(data).encode() + b"\n\n"
+    return b"data: " + compact_json(data).encode() + b"\n\n"
 
 
 class TurnStream:

@@ -184,6 +184,10 @@ WHOLE_EVENTS = [
     'data: {"x": "é🌍"}\r\n\r\n'.encode(),
     b'event: content_block_delta\ndata: {"b": 2}\n\n',
     b"data: one\n\ndata: two\n\n",  # two events in one chunk
+    'data: {"t": 1}\n\ndata: é🌍\n\ndata: \n\n'.encode(),  # three, one of them empty
+    b"data: a\n\ndata: b\nmore\n\n",  # several, one of two lines: framed
+    b"data: a\n\n: note\n\n",  # an event and a comment: framed
+    b"data: a\n\n\n\n",  # an event and a blank line: framed
     b'event: e\r\ndata: {"c": 3}\r\n\r\n',
     b": keep-alive\n\n",
     b"data: last\n\n",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -15,10 +16,12 @@ from agent_smith.a2a.wire import (
     approvals_of,
     error_code,
     error_info,
+    new_id,
     read_send_result,
     read_stream_item,
     read_task,
     text_message,
+    text_of,
 )
 from agent_smith.tools.base import ToolSchema
 
@@ -134,6 +137,31 @@ def test_stream_items_read_as_their_kinds() -> None:
     assert isinstance(read_stream_item({"task": task}, agent=AGENT), TaskView)
     with pytest.raises(A2AProtocolError, match="unknown stream event"):
         read_stream_item({"other": 1}, agent=AGENT)
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [
+        ([{"text": "one"}], "one"),
+        ([{"text": "a"}, {"data": {}}, {"text": "b"}], "ab"),
+        ([{"data": {"text": "no"}}], ""),
+        ([{"text": 5}], ""),
+        (["text"], ""),
+        ([], ""),
+        ({"text": "not a list"}, ""),
+    ],
+)
+def test_text_of_joins_the_text_parts_only(parts: object, text: str) -> None:
+    assert text_of(parts) == text
+
+
+def test_ids_are_random_version_4_uuids_in_hex() -> None:
+    ids = [new_id() for _ in range(200)]
+    assert len(set(ids)) == 200
+    for value in ids:
+        parsed = uuid.UUID(hex=value)
+        assert parsed.hex == value
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
 
 
 def test_approvals_are_read_from_the_data_part() -> None:
