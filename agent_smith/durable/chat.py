@@ -59,8 +59,8 @@ from ..sessions.store import session_opener
 from ..steps import use_steps
 from .agent import START, restore, start_turn
 from .engine import DurableEngine, chat_named
-from .event_stream import EVENTS, close_events, write_event
-from .journal import ANSWER, database_errors
+from .event_stream import EVENTS, write_event
+from .journal import database_errors
 from .operations import CancelWatch
 from .records import message_from
 from .steps import JournalSteps
@@ -186,9 +186,6 @@ class DurableChat:
     def run(self, turn_id: str, session_id: str, said: str) -> str:
         """One run of turn ``turn_id``, by its workflow: the final answer as JSON text."""
         journal = self.engine.journal
-        answered = journal.entry(turn_id, ANSWER)
-        if answered is not None and answered.record is not None:
-            return answered.record  # a late run of a turn that ended
         message = message_from(json_input.loads(said), "message", turn_id)
         if not isinstance(message, UserMessage):
             raise DurableStateError(
@@ -216,11 +213,8 @@ class DurableChat:
                         write_event(event)
             assert final is not None  # the loop only returns after a FinalAnswer
             self._save(turn_id, session_id, agent.memory.messages()[len(history) :])
-        write_event(final)
-        close_events()
-        answer = json.dumps(message_to_dict(final.message), ensure_ascii=False)
-        journal.done(turn_id, ANSWER, answer)
-        return answer
+        write_event(final)  # the stream's end (see .event_stream)
+        return json.dumps(message_to_dict(final.message), ensure_ascii=False)
 
     def _save(self, turn_id: str, session_id: str, said: list[Message]) -> None:
         """Append the turn's messages ``said`` to the session, once over every run."""
