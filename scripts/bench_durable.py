@@ -3,7 +3,10 @@
 
 One run measures, side by side, on SQLite (a file in a temporary folder) and
 on PostgreSQL (a private server on loopback, fsync on, as in production, or
-off with ``--no-fsync``; skipped without Debian's postgresql):
+off with ``--no-fsync``; skipped without Debian's postgresql), each with the
+engine's default ``synchronous`` and the other one (SQLite ``"normal"`` and
+``"full"``; PostgreSQL ``"full"``, the server's ``synchronous_commit=on``, and
+``"normal"``, ``synchronous_commit=off`` on the engine's connections):
 
 * ``step``: recording one step's result in the journal (the write each
   model request and each tool call adds), median and p95;
@@ -40,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 from dbos import DBOS, SetWorkflowID  # noqa: E402
 
 from agent_smith import Agent, LlmRequest, TestModel, ToolResult, tool  # noqa: E402
+from agent_smith.durable.engine import Synchronous  # noqa: E402
 from agent_smith.llm.testing import Reply, call  # noqa: E402
 from agent_smith.steps import current_steps  # noqa: E402
 from tests.support.postgres import running_server  # noqa: E402
@@ -101,8 +105,11 @@ def unused_seam(runs: int) -> list[float]:
     return [t / batch for t in timed(lambda: [once() for _ in range(batch)], runs)]
 
 
-def in_process(turns: int, databases: dict[str, str]) -> None:
-    """The plain turn, then each store's durable figures (``databases``: store -> database)."""
+Store = tuple[str, Synchronous | None]  # a database and the engine's synchronous
+
+
+def in_process(turns: int, databases: dict[str, Store]) -> None:
+    """The plain turn, then each store's durable figures (``databases``: name -> store)."""
     plain = Agent(TestModel(respond=respond), tools=[add], name="plain")
     for _ in range(20):
         fresh(plain).send("Add 1 and 2.")
@@ -110,16 +117,17 @@ def in_process(turns: int, databases: dict[str, str]) -> None:
     print("| measure | median | p95 |")
     print("| --- | --- | --- |")
     row("1-tool turn, plain", plain_times)
-    for store, database in databases.items():
-        durable_figures(turns, store, database, statistics.median(plain_times))
+    for name, store in databases.items():
+        durable_figures(turns, name, store, statistics.median(plain_times))
     row("unused seam, per tool call", unused_seam(50), 1e9, "ns")
 
 
-def durable_figures(turns: int, store: str, database: str, plain: float) -> None:
-    """A step's write and the durable turn on ``database``, against ``plain`` (seconds)."""
+def durable_figures(turns: int, name: str, store: Store, plain: float) -> None:
+    """A step's write and the durable turn on ``store``, against ``plain`` (seconds)."""
     from agent_smith.durable import DurableAgent, DurableEngine
 
-    with DurableEngine(database) as engine:
+    database, synchronous = store
+    with DurableEngine(database, synchronous=synchronous) as engine:
         agent = Agent(TestModel(respond=respond), tools=[add], name="durable")
         durable = DurableAgent(agent, engine)
         quiet_agent = Agent(TestModel(respond=respond), tools=[add], name="no-stream")
@@ -152,21 +160,23 @@ def durable_figures(turns: int, store: str, database: str, plain: float) -> None
         step_times = timed(
             lambda: engine.journal.done("bench-steps", f"t{next(steps)}", record), turns * 3
         )
-    row(f"one step recorded ({store})", step_times)
-    row(f"1-tool turn, durable ({store})", durable_times)
-    row(f"1-tool turn, durable, no event stream ({store})", quiet_times)
-    row(f"an empty DBOS workflow, no steps ({store})", workflow_times)
+    row(f"one step recorded ({name})", step_times)
+    row(f"1-tool turn, durable ({name})", durable_times)
+    row(f"1-tool turn, durable, no event stream ({name})", quiet_times)
+    row(f"an empty DBOS workflow, no steps ({name})", workflow_times)
     extra = statistics.median(quiet_times) - plain
     ours = extra - statistics.median(workflow_times)
-    print(f"| durable (no event stream) minus plain, per turn ({store}) | {extra * 1e3:.3f} ms | |")
-    print(f"| of which not DBOS's workflow, per record (5) ({store}) | {ours / 5 * 1e3:.3f} ms | |")
+    print(f"| durable (no event stream) minus plain, per turn ({name}) | {extra * 1e3:.3f} ms | |")
+    print(f"| of which not DBOS's workflow, per record (5) ({name}) | {ours / 5 * 1e3:.3f} ms | |")
 
 
-def recovery(store: str, database: str, folder: Path) -> None:
+def recovery(name: str, store: Store, folder: Path) -> None:
     """Kill a process mid-turn, then time a fresh one until the turn's answer."""
     reached = folder / "reached"
     reached.unlink(missing_ok=True)
-    child = subprocess.Popen([sys.executable, __file__, "--child", "crash", database, str(reached)])
+    database, synchronous = store
+    argv = [sys.executable, __file__, "--child", database, str(reached), synchronous or ""]
+    child = subprocess.Popen([*argv, "crash"])
     deadline = time.monotonic() + 120
     while not reached.exists():
         if time.monotonic() > deadline or child.poll() is not None:
@@ -175,16 +185,16 @@ def recovery(store: str, database: str, folder: Path) -> None:
     child.send_signal(signal.SIGKILL)
     child.wait()
     out = subprocess.run(
-        [sys.executable, __file__, "--child", "recover", database, str(reached)],
+        [*argv, "recover"],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     )
-    print(f"| recovery: engine opened to the turn's answer ({store}) | {out.stdout.strip()} | |")
+    print(f"| recovery: engine opened to the turn's answer ({name}) | {out.stdout.strip()} | |")
 
 
-def child(mode: str, database: str, reached: str) -> None:
+def child(database: str, reached: str, synchronous: str, mode: str) -> None:
     """A process of the recovery measure: one that is killed in its tool, one that recovers."""
     from agent_smith.durable import DurableAgent, DurableEngine
 
@@ -197,7 +207,8 @@ def child(mode: str, database: str, reached: str) -> None:
         return a + b
 
     start = time.perf_counter()
-    with DurableEngine(database) as engine:
+    level: Synchronous | None = {"normal": "normal", "full": "full", "": None}[synchronous]
+    with DurableEngine(database, synchronous=level) as engine:
         agent = Agent(TestModel(respond=respond), tools=[slow_add], name="recovering")
         durable = DurableAgent(agent, engine)
         engine.launch()
@@ -215,7 +226,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--no-postgres", action="store_true", help="measure SQLite alone")
     parser.add_argument("--no-fsync", action="store_true", help="PostgreSQL without fsync")
-    parser.add_argument("--child", nargs=3, metavar=("MODE", "DATABASE", "REACHED"))
+    parser.add_argument("--child", nargs=4, metavar=("DATABASE", "REACHED", "SYNC", "MODE"))
     args = parser.parse_args()
     if args.child:
         child(*args.child)
@@ -225,13 +236,20 @@ def main() -> None:
         contextlib.nullcontext() if args.no_postgres else running_server(fsync=not args.no_fsync)
     )
     with tempfile.TemporaryDirectory() as folder, postgres as server:
-        databases = {"SQLite": str(Path(folder) / "bench.sqlite")}
+        databases: dict[str, Store] = {
+            "SQLite": (str(Path(folder) / "bench.sqlite"), None),
+            "SQLite, synchronous=full": (str(Path(folder) / "full.sqlite"), "full"),
+        }
         if server is not None:
-            databases["PostgreSQL"] = server.new_database()
+            databases["PostgreSQL"] = (server.new_database(), None)
+            databases["PostgreSQL, synchronous=normal"] = (server.new_database(), "normal")
         in_process(args.turns, databases)
-        recovery("SQLite", str(Path(folder) / "recovery.sqlite"), Path(folder))
+        recovery("SQLite", (str(Path(folder) / "recovery.sqlite"), None), Path(folder))
         if server is not None:
-            recovery("PostgreSQL", server.new_database(), Path(folder))
+            recovery("PostgreSQL", (server.new_database(), None), Path(folder))
+            recovery(
+                "PostgreSQL, synchronous=normal", (server.new_database(), "normal"), Path(folder)
+            )
 
 
 if __name__ == "__main__":

@@ -166,10 +166,10 @@ class DurableAgent:
         or None when the turn paused for a decision."""
         journal = self.engine.journal
         with self._lock:
-            answered = journal.entry(turn_id, ANSWER)
+            entries = journal.entries(turn_id)
+            answered = entries.get(ANSWER)
             if answered is not None and answered.record is not None:
                 return message_to_dict(_answer(answered.record, turn_id))  # a late run
-            entries = journal.entries(turn_id)
             run_id = DBOS.workflow_id or turn_id  # this run's workflow: the turn's, or a later one
             note_run(journal, turn_id, run_id, entries)
             history = start_turn(journal, self.agent, turn_id, entries.get(START))
@@ -206,12 +206,11 @@ class DurableAgent:
                     if self._event_stream:
                         close_events()
                     return None
-            if self._event_stream:
-                close_events()
             assert final is not None  # the loop only returns after a FinalAnswer
             answer = message_to_dict(final)
-            journal.done(turn_id, ANSWER, json.dumps(answer, ensure_ascii=False))
-            return answer
+            if run_id != turn_id:  # a later run: the turn's first run returned "" long ago
+                journal.done(turn_id, ANSWER, json.dumps(answer, ensure_ascii=False))
+            return answer  # a first run's answer is its workflow's output
 
 
 def start_turn(

@@ -61,8 +61,8 @@ from ..sessions.store import session_opener
 from ..steps import use_steps
 from .agent import START, restore, start_turn
 from .engine import DurableEngine, chat_named
-from .event_stream import EVENTS, close_events, write_event
-from .journal import ANSWER, Entry, database_errors
+from .event_stream import EVENTS, write_event
+from .journal import Entry, database_errors
 from .operations import CancelWatch
 from .records import message_from
 from .steps import JournalSteps
@@ -188,9 +188,6 @@ class DurableChat:
     def run(self, turn_id: str, session_id: str, said: str) -> str:
         """One run of turn ``turn_id``, by its workflow: the final answer as JSON text."""
         journal = self.engine.journal
-        answered = journal.entry(turn_id, ANSWER)
-        if answered is not None and answered.record is not None:
-            return answered.record  # a late run of a turn that ended
         message = message_from(json_input.loads(said), "message", turn_id)
         if not isinstance(message, UserMessage):
             raise DurableStateError(
@@ -213,11 +210,8 @@ class DurableChat:
                 # Failed or cancelled too, as a plain turn keeps it: the user's message and
                 # the steps before the end stay in the conversation.
                 self._save(turn_id, session_id, agent.memory.messages()[len(history) :])
-        write_event(final)
-        close_events()
-        answer = json.dumps(message_to_dict(final.message), ensure_ascii=False)
-        journal.done(turn_id, ANSWER, answer)
-        return answer
+        write_event(final)  # the stream's end (see .event_stream)
+        return json.dumps(message_to_dict(final.message), ensure_ascii=False)
 
     def _loop(
         self, agent: Agent, message: UserMessage, turn_id: str, entries: dict[str, Entry]

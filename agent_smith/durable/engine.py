@@ -20,6 +20,12 @@ its engine with an ``executor_id`` of its own (stable across its restarts:
 started itself; the turns of a process that died for good are taken over by
 any other with :meth:`DurableEngine.recover` (DBOS resumes them on its
 queue, and the journal replays their recorded steps).
+
+What a commit survives is the engine's ``synchronous`` (:func:`open_database`):
+``"normal"``, the death of this process, without waiting for the disk;
+``"full"``, a power cut too (and on PostgreSQL a crash of the server), each
+commit waiting for its flush. SQLite defaults to ``"normal"``, PostgreSQL to
+``"full"`` (docs/durable.md says why).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig
@@ -52,6 +58,9 @@ TURN_WORKFLOW = "agent_smith.durable_turn"
 #: The database a :class:`DurableEngine` uses when given none: a file in the working folder.
 DEFAULT_DATABASE = "agent_smith_durable.sqlite"
 
+#: What a commit survives: the death of this process (``"normal"``), or a power cut too.
+Synchronous = Literal["normal", "full"]
+
 _registry_lock = threading.Lock()
 _agents: dict[str, DurableAgent] = {}  # registered by name; the workflow finds them here
 _chats: dict[str, DurableChat] = {}  # the same for the chat turns of :mod:`.chat`
@@ -73,7 +82,10 @@ class DurableEngine:
 
     ``app`` is the DBOS application name (lowercase letters, digits, ``-``,
     ``_``); ``executor_id`` names this process among those sharing the
-    database (DBOS's default, ``"local"``, when there is one). Only one engine
+    database (DBOS's default, ``"local"``, when there is one). ``synchronous``
+    says what each of its commits survives (:func:`open_database`): ``"normal"``
+    (SQLite's default) the death of this process, ``"full"`` (PostgreSQL's
+    default) a power cut or a crash of the database server too. Only one engine
     may be open in a process. Raises
     :class:`~agent_smith.errors.DurableStateError` at once when the database
     cannot be reached.
@@ -85,9 +97,12 @@ class DurableEngine:
         *,
         app: str = "agent-smith",
         executor_id: str | None = None,
+        synchronous: Synchronous | None = None,
     ) -> None:
         self.url = database_url(database)
         self.executor_id = executor_id
+        #: What each commit survives, ``synchronous`` or the database's default.
+        self.synchronous = commit_durability(self.url, synchronous)
         self._queues: dict[str, tuple[int | None, int | None]] = {}  # worked here: limits
         with _registry_lock:
             if _engine:
@@ -96,7 +111,7 @@ class DurableEngine:
                 )
             _engine.append(self)
         try:
-            self._database = open_database(self.url)
+            self._database = open_database(self.url, self.synchronous)
             self.journal = Journal(self._database)
             config: DBOSConfig = {
                 "name": app,
@@ -180,20 +195,41 @@ class DurableEngine:
         _add(_chats, "chat", chat.name, chat)
 
 
-def open_database(url: str) -> sa.Engine:
+def commit_durability(url: str, synchronous: Synchronous | None) -> Synchronous:
+    """``synchronous`` checked, or the default of the database at ``url``: ``"normal"`` on
+    SQLite, ``"full"`` on PostgreSQL."""
+    if synchronous is None:
+        return "normal" if url.startswith("sqlite") else "full"
+    if synchronous not in ("normal", "full"):
+        raise ConfigError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
+    return synchronous
+
+
+def open_database(url: str, synchronous: Synchronous | None = None) -> sa.Engine:
     """The database's engine, connected once: an unreachable database fails now, not later.
 
-    SQLite runs in WAL mode with ``synchronous=NORMAL``: a commit survives the
-    death of the process (what durable turns are about) without an fsync per step.
+    Its connections (the journal's and DBOS's: DBOS runs on this engine) commit
+    as ``synchronous`` says (the database's default if None). SQLite runs in
+    WAL mode, ``"normal"`` with ``synchronous=NORMAL``: a commit survives the
+    death of the process (what durable turns are about) without an fsync;
+    ``"full"`` with ``synchronous=FULL``, an fsync per commit. On PostgreSQL
+    ``"normal"`` sets ``synchronous_commit=off`` on these connections alone (a
+    libpq option, not the server's setting): a commit returns before its WAL
+    flush, which the server does within a fraction of a second; ``"full"``
+    leaves the server's own ``synchronous_commit`` (``on`` unless set otherwise).
     """
     sqlite = url.startswith("sqlite")
+    level = commit_durability(url, synchronous)
     args: dict[str, Any] = {"timeout": 30} if sqlite else {"connect_timeout": 5}
+    if not sqlite and level == "normal":
+        args["options"] = _with_option(url, "-c synchronous_commit=off")
     try:
         engine = sa.create_engine(url, connect_args=args)
     except ModuleNotFoundError as err:
         raise DurableStateError(f"no driver for the durable database {url!r}: {err}") from err
     if sqlite:
-        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        pragma = f"PRAGMA synchronous={level.upper()}"
+        sa.event.listen(engine, "connect", lambda conn, _record: _sqlite_pragmas(conn, pragma))
     try:
         with engine.connect():
             pass
@@ -203,11 +239,17 @@ def open_database(url: str) -> sa.Engine:
     return engine
 
 
-def _sqlite_pragmas(connection: Any, _record: object) -> None:
+def _sqlite_pragmas(connection: Any, synchronous: str) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(synchronous)
     cursor.close()
+
+
+def _with_option(url: str, option: str) -> str:
+    """libpq's ``options`` of ``url`` (its ``?options=``, if any) with ``option`` added."""
+    given = sa.make_url(url).query.get("options", ())
+    return " ".join([*([given] if isinstance(given, str) else given), option])
 
 
 @DBOS.workflow(name=TURN_WORKFLOW)

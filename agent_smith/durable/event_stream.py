@@ -3,10 +3,12 @@
 The turn writes each agent-level event (a reply recorded, a call requested,
 a result, a call waiting for approval, a guardrail verdict, a compaction, the
 final answer) to the stream :data:`EVENTS` of its workflow as a JSON record
-(:func:`event_record`), and closes the stream when it ends. A reader —
-:meth:`DurableTurns.events <agent_smith.durable.DurableTurns.events>`, in any
-process — gets every record from the offset it asks for, then the rest as
-they are written, until the turn ends.
+(:func:`event_record`). A reader — :meth:`DurableTurns.events
+<agent_smith.durable.DurableTurns.events>`, in any process — gets every
+record from the offset it asks for, then the rest as they are written, until
+the ``final`` record. That record ends the stream: closing it too would cost
+one more commit a turn, and DBOS's own reader stops when the workflow ends.
+A run that pauses closes its stream (it has no ``final`` record).
 
 The model's stream events (token deltas) are not written: a reply's text
 arrives whole in its ``assistant`` record. Writing them would cost a database
@@ -90,7 +92,7 @@ def write_event(event: AgentEvent) -> None:
 
 
 def close_events() -> None:
-    """End the turn's stream: readers stop after its last record."""
+    """End the stream of a run that paused: readers stop after its last record."""
     DBOS.close_stream(EVENTS)
 
 

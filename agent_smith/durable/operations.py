@@ -33,7 +33,7 @@ from ..base.json_fields import JsonObject
 from ..errors import DurableStateError
 from .engine import DEFAULT_DATABASE, TURN_WORKFLOW, database_url, open_database
 from .event_stream import read_events
-from .journal import ANSWER, Entry, Journal, database_errors
+from .journal import ANSWER, DONE, Entry, Journal, database_errors
 from .waiting import RUN_WORKFLOW, WAITING, deadline_run_id, decide, waiting_calls
 
 #: How often a running turn checks whether it was cancelled elsewhere (seconds).
@@ -142,6 +142,8 @@ class DurableTurns:
             if status == WAITING_STATUS:  # unless the run after a decision stopped
                 stopped = self._later_runs(turn_id, _STOPPED)
                 status = str(stopped[-1].status) if stopped else status
+        if steps and ANSWER not in entries and found.status == "SUCCESS" and found.output:
+            entries[ANSWER] = Entry(DONE, str(found.output))  # a first run's answer: its output
         ordered = tuple(sorted(entries.items(), key=lambda kv: _order(kv[0]))) if steps else ()
         return _info(found, status, ordered)
 
@@ -216,11 +218,10 @@ def _info(
 
 def _status(first_run: str, entries: dict[str, Entry]) -> str:
     """A turn's status: its first run's, except ``WAITING`` from its first pause to its answer
-    (the first run ends there; the runs after the decisions end the turn)."""
-    paused = WAITING in entries and first_run == "PENDING"  # recorded; its run not ended yet
-    if (first_run == "SUCCESS" or paused) and ANSWER not in entries:
-        return WAITING_STATUS
-    return first_run
+    (the first run ends there, its run not always yet; the runs after the decisions end the
+    turn and record its answer)."""
+    paused = WAITING in entries and first_run in ("SUCCESS", "PENDING")
+    return WAITING_STATUS if paused and ANSWER not in entries else first_run
 
 
 def _order(key: str) -> tuple[int, tuple[tuple[int, str], ...], str]:

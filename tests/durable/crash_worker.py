@@ -1,6 +1,6 @@
 """A process that runs one durable turn, for the crash tests (tests/durable/test_crash.py).
 
-    python -m tests.durable.crash_worker SCENARIO MODE DATABASE SERVER_URL WORKDIR
+    python -m tests.durable.crash_worker SCENARIO MODE DATABASE SERVER_URL WORKDIR [SYNCHRONOUS]
 
 DATABASE is a SQLite file or a PostgreSQL URL. MODE ``run`` runs the turn
 ``turn-1`` to its end; ``crash`` runs it too, but stops at the scenario's kill
@@ -11,7 +11,8 @@ process). These three are the process ``host-a`` (its executor id), one
 process restarted. ``takeover`` is another process, ``host-b``, running beside
 them: launched, it writes ``WORKDIR/standing-by``, waits for ``WORKDIR/dead``
 (``host-a`` was killed), then takes over ``host-a``'s turns and waits for the
-turn. ``run``, ``recover`` and ``takeover`` write the final history to
+turn. SYNCHRONOUS is the engine's (the database's default if not given).
+``run``, ``recover`` and ``takeover`` write the final history to
 ``WORKDIR/history.json`` and the turn's durable event stream to
 ``WORKDIR/events.json``. Every tool appends its name to ``WORKDIR/runs.txt``
 when it starts, so the test counts what ran.
@@ -40,7 +41,9 @@ KILL_WAIT = 120.0
 HOST_A, HOST_B = "host-a", "host-b"
 
 
-def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> None:
+def main(
+    scenario: str, mode: str, database: str, url: str, workdir: Path, synchronous: str = ""
+) -> None:
     stop = Stop(workdir, armed=mode == "crash")
     opened: list[DurableEngine] = []  # the engine, for the tools that read its journal
 
@@ -116,7 +119,8 @@ def main(scenario: str, mode: str, database: str, url: str, workdir: Path) -> No
     if scenario == "parallel_subagents":
         agent.add_subagent(SubAgentSpec("scout", "Seeks things.", tool_factories=[lambda: seek]))
     executor = HOST_B if mode == "takeover" else HOST_A
-    with DurableEngine(database, executor_id=executor) as engine:
+    level = {"normal": "normal", "full": "full", "": None}[synchronous]
+    with DurableEngine(database, executor_id=executor, synchronous=level) as engine:
         opened.append(engine)
         durable = DurableAgent(agent, engine)
         engine.launch()
@@ -208,4 +212,4 @@ class Stop:
 
 if __name__ == "__main__":
     scenario, mode, database, url, workdir = sys.argv[1:6]
-    main(scenario, mode, database, url, Path(workdir))
+    main(scenario, mode, database, url, Path(workdir), *sys.argv[6:7])

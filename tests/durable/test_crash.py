@@ -81,7 +81,7 @@ def server() -> Iterator[tuple[ScriptedLlmServer, Script]]:
 
 
 def worker(
-    scenario: str, mode: str, database: str, url: str, workdir: Path
+    scenario: str, mode: str, database: str, url: str, workdir: Path, synchronous: str = ""
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
@@ -94,6 +94,7 @@ def worker(
             database,
             url,
             str(workdir),
+            synchronous,
         ],
         cwd=ROOT,
         env=env,
@@ -147,15 +148,16 @@ def crash_and_recover(
     database: str,
     tmp_path: Path,
     reached: threading.Event | None = None,
+    synchronous: str = "",
 ) -> Path:
     workdir = tmp_path / "crashed"
     workdir.mkdir()
-    crashing = worker(scenario, "crash", database, url, workdir)
+    crashing = worker(scenario, "crash", database, url, workdir, synchronous)
     wait_for(reached if reached is not None else workdir / "reached", crashing)
     crashing.send_signal(signal.SIGKILL)
     crashing.wait(STEP_TIMEOUT)
     (workdir / "reached").unlink(missing_ok=True)
-    finish(worker(scenario, "recover", database, url, workdir))
+    finish(worker(scenario, "recover", database, url, workdir, synchronous))
     return workdir
 
 
@@ -181,6 +183,23 @@ def test_a_turn_killed_at_a_boundary_completes_in_another_process_as_if_never_ki
     rerun["parallel_subagents"] = ["seek", "seek"]  # both cut off; each gets its own result
     rerun["approval"] = []  # the call waited for its decision: it had not started
     assert sorted(runs(workdir)) == sorted(expected_runs + rerun[scenario])
+
+
+def test_a_turn_killed_under_the_other_commit_durability_completes_as_if_never_killed(
+    server: tuple[ScriptedLlmServer, Script], new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """``synchronous="normal"`` on PostgreSQL (commits not waiting for the WAL flush) and
+    ``"full"`` on SQLite: a killed process loses nothing it committed either way."""
+    llm, _ = server
+    expected, expected_runs = reference("tool_idempotent", llm.url, new_database(), tmp_path)
+    sent = len(llm.requests)
+    database = new_database()
+    other = "normal" if "://" in database else "full"
+    workdir = crash_and_recover("tool_idempotent", llm.url, database, tmp_path, synchronous=other)
+    assert history(workdir) == expected
+    assert events(workdir) == events(tmp_path / "reference")
+    assert len(llm.requests) - sent == sent  # the recorded reply was not asked again
+    assert sorted(runs(workdir)) == sorted([*expected_runs, "fetch_page"])
 
 
 def test_a_turn_killed_during_a_model_request_sends_that_request_again_and_nothing_else(
