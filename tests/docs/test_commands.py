@@ -36,6 +36,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -369,13 +370,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def _answer(proc: subprocess.Popen[bytes], url: str, expect: str, llama: bool) -> str | None:
     """The body of ``url`` once it answers 200 with ``expect`` in it; None if it never does."""
     waited = threading.Event()  # never set: waits between attempts that can be interrupted
-    deadline = MODEL_TIMEOUT if llama else TIMEOUT
-    for _ in range(int(deadline * 2)):
+    deadline = time.monotonic() + (MODEL_TIMEOUT if llama else TIMEOUT)
+    while time.monotonic() < deadline:
         if proc.poll() is not None:
             return None
         try:
             answer = requests.get(url, timeout=10)
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # not up yet, or slow under load
             answer = None
         if answer is not None and answer.status_code == 200 and expect in answer.text:
             return answer.text
