@@ -22,8 +22,10 @@ by :func:`small_request`:
   When the last result was cut, the answer note says so and asks for one or
   two sentences (:data:`LONG_NOTE`): measured, without it the 0.5B copied
   the file's lines up to its token cap (256 tokens, 103 s on two cores);
-  with it, "… the north warehouse, including a box of steel screws for
-  each shelf." in 27 tokens;
+  with it, "The result is a long list of boxes of steel screws, listing
+  each shelf with a description." (asked only for "what it holds", it
+  once said that and once only "information about the contents of the
+  `big.txt` file");
 * after tool results, the request offers no tool (``tool_choice="none"``)
   and ends with :data:`~agent_smith.agent.text_tool_calls.ANSWER_NOTE`
   quoting the user's question: measured, the model then answers ("17 times
@@ -59,7 +61,10 @@ DESCRIPTION_CHARS = 100
 #: The most of one tool result a small model is sent, in characters (~500 tokens).
 RESULT_CHARS = 2000
 #: Added to the answer note after a result too long to send whole.
-LONG_NOTE = "\nThe result is long: do not copy it; say in one or two sentences what it holds."
+LONG_NOTE = (
+    "\nThe result is long: do not copy it; say in one or two sentences what it is and what "
+    "it lists."
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
