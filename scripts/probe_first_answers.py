@@ -26,6 +26,7 @@ call and whole answer, to be read by a person.
     .venv/bin/python scripts/probe_first_answers.py --local qwen1.5b
     .venv/bin/python scripts/probe_first_answers.py --all-tools      # every toolkit
     .venv/bin/python scripts/probe_first_answers.py --every 2        # every other prompt
+    .venv/bin/python scripts/probe_first_answers.py --prompt big.txt # the prompts naming it
     .venv/bin/python scripts/probe_first_answers.py --answers answers.md  # and every answer
 
 Ctrl-C prints the table of the prompts asked so far.
@@ -321,6 +322,12 @@ def main() -> int:
     parser.add_argument("--all-tools", action="store_true", help="every toolkit, as the flag")
     parser.add_argument("--kind", help="only prompts of this kind")
     parser.add_argument(
+        "--prompt",
+        action="append",
+        metavar="TEXT",
+        help="only prompts holding TEXT (case-insensitive; repeatable)",
+    )
+    parser.add_argument(
         "--every", type=int, default=1, metavar="N", help="every Nth prompt (a slow model)"
     )
     parser.add_argument(
@@ -382,6 +389,10 @@ def main() -> int:
             try:
                 for prompt in PROMPTS[:: args.every]:
                     if args.kind not in (None, prompt.kind):
+                        continue
+                    if args.prompt and not any(
+                        text.lower() in prompt.text.lower() for text in args.prompt
+                    ):
                         continue
                     with contextlib.ExitStack() as stack:
                         agent = builders[prompt.agent](stack)

@@ -52,8 +52,10 @@ class AgentConfig:
     of making them, and keeps their text from the user
     (:mod:`agent_smith.agent.text_tool_calls`). ``small_model`` says the
     model is a small one (a local 0.5B, say) and shapes its requests for it:
-    short tool descriptions, and after tool results a request that offers
-    no tool and asks for the answer (:mod:`agent_smith.agent.small_model`).
+    short tool descriptions, a constrained choice of tool whose call is
+    grounded before it shows (:mod:`agent_smith.agent.grounding`), and
+    after tool results a request that offers no tool and asks for the
+    answer (:mod:`agent_smith.agent.small_model`).
     ``usage_limits`` caps requests, tool calls, tokens and cost across a
     root agent's run and its whole sub-agent tree, and prices its usage
     (:mod:`agent_smith.agent.usage_limits`; a sub-agent's own is ignored).

@@ -52,6 +52,7 @@ from .events import (
     ToolResultReady,
 )
 from .finish_check import CONTINUE_NOTE, MAX_FINISH_CHECKS, unfinished
+from .grounding import grounding
 from .guardrails import TurnGuardrails
 from .output import TurnOutput, turn_output
 from .reply_bounds import REPETITION, StreamBounds, reply_sampling
@@ -76,7 +77,9 @@ class TurnLoop:
     def __init__(self, agent: Agent, turn: Turn) -> None:
         self._agent = agent
         self._turn = turn
-        llm = SmallChat(agent._llm) if agent.config.small_model else agent._llm
+        llm = agent._llm
+        if agent.config.small_model:
+            llm = SmallChat(llm, grounding=grounding(agent._tools.registry))
         self._llm = current_steps().model(llm)  # records or replays in a durable turn
         self._fit = ContextFit(agent.config.context_window, agent._llm)
         self._sent: LlmRequest | None = None  # the last request sent, for the results' room

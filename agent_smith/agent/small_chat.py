@@ -42,15 +42,24 @@ from .tool_choice import (
 if TYPE_CHECKING:
     from ..base.cancellation import CancellationToken
     from ..llm.model import ChatModel, ModelCapabilities
+    from ..messages import TokenUsage
+    from .grounding import Grounding
 
 
 class SmallChat:
-    """``llm`` asked for constrained choices, answering as a native tool-calling model."""
+    """``llm`` asked for constrained choices, answering as a native tool-calling model.
 
-    __slots__ = ("_llm",)
+    ``grounding`` (:func:`~agent_smith.agent.grounding.grounding`) says how
+    a chosen call is made before it is shown: as chosen, with arguments
+    dropped, or not at all (taken back, and the request asked again
+    without tools, for words; the tokens of the reply taken back still count).
+    """
 
-    def __init__(self, llm: ChatModel) -> None:
+    __slots__ = ("_grounding", "_llm")
+
+    def __init__(self, llm: ChatModel, *, grounding: Grounding | None = None) -> None:
         self._llm = llm
+        self._grounding = grounding
 
     @property
     def capabilities(self) -> ModelCapabilities:
@@ -65,7 +74,11 @@ class SmallChat:
         response = self._llm.complete(sent, cancel=cancel)
         if sent.sampling.response_format is None:  # words, after tool results
             return response
-        return chosen(response, f"call_{secrets.token_hex(12)}")
+        response = chosen(response, f"call_{secrets.token_hex(12)}")
+        grounded = self._ground(request, response)
+        if isinstance(grounded, LlmResponse):
+            return grounded
+        return _spending(self._llm.complete(grounded, cancel=cancel), response.message.usage)
 
     def stream(
         self, request: LlmRequest, *, cancel: CancellationToken | None = None
@@ -76,7 +89,83 @@ class SmallChat:
         events = self._llm.stream(sent, cancel=cancel)
         if sent.sampling.response_format is None:
             return events
-        return choice_events(events)
+        if self._grounding is None:
+            return choice_events(events)
+        return self._grounded_events(request, events, cancel)
+
+    def _grounded_events(
+        self, request: LlmRequest, events: Iterator[StreamEvent], cancel: CancellationToken | None
+    ) -> Iterator[StreamEvent]:
+        """The events of a grounded choice: a call is held back until it is grounded."""
+        held: list[StreamEvent] = []
+        again: LlmRequest | None = None
+        spent: TokenUsage | None = None
+        choices = choice_events(events)
+        try:
+            for event in choices:
+                if type(event) is ToolCallStarted or type(event) is ToolCallCompleted:
+                    held.append(event)
+                elif type(event) is not Finished:
+                    yield event
+                else:
+                    grounded = self._ground(request, event.response)
+                    if isinstance(grounded, LlmResponse):
+                        yield from _made(held, grounded)
+                        yield _finished(event, grounded, None)
+                        return
+                    spent, again = event.usage, grounded
+                    break
+        finally:
+            close_iterator(choices)
+        if again is None:
+            return  # no Finished: the loop says so
+        for event in self._llm.stream(again, cancel=cancel):  # words
+            yield _finished(event, event.response, spent) if type(event) is Finished else event
+
+    def _ground(self, request: LlmRequest, response: LlmResponse) -> LlmResponse | LlmRequest:
+        """``response`` with its call as it is to be made, or ``request`` to ask again for
+        words (measured on the 0.5B: asked again without the one tool, it went on to the
+        next tool that might fit, ``read_file("data/capital.txt")`` after the calculator)."""
+        calls = response.message.tool_calls
+        if self._grounding is None or not calls:
+            return response
+        call = self._grounding(calls[0], request.messages)
+        if call is calls[0]:
+            return response
+        if call is not None:
+            return replace(response, message=replace(response.message, tool_calls=(call,)))
+        return replace(request, tools=())
+
+
+def _added(spent: TokenUsage | None, usage: TokenUsage | None) -> TokenUsage | None:
+    if spent is None or usage is None:
+        return usage or spent
+    return spent + usage
+
+
+def _spending(response: LlmResponse, spent: TokenUsage | None) -> LlmResponse:
+    """``response`` with the usage of the choices taken back added to its own."""
+    if spent is None:
+        return response
+    usage = _added(spent, response.message.usage)
+    return replace(response, message=replace(response.message, usage=usage))
+
+
+def _made(held: list[StreamEvent], response: LlmResponse) -> Iterator[StreamEvent]:
+    """The call's held events, its arguments as ``response`` makes the call."""
+    for event in held:
+        if type(event) is ToolCallCompleted:
+            yield ToolCallCompleted(event.index, response.message.tool_calls[0].arguments)
+        else:
+            yield event
+
+
+def _finished(event: Finished, response: LlmResponse, spent: TokenUsage | None) -> Finished:
+    """``event`` ending with ``response``, the usage of the replies taken back added."""
+    if spent is None and response is event.response:
+        return event
+    usage = _added(spent, event.usage)
+    return Finished(event.finish_reason, usage, _spending(response, spent))
 
 
 def chosen(response: LlmResponse, call_id: str) -> LlmResponse:

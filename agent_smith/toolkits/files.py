@@ -15,13 +15,14 @@ The methods raise :class:`~agent_smith.errors.ToolError`; as tools
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .._internal.text import utf8_prefix
 from ..errors import ConfigError, ToolError
-from ..tools.base import Tool
-from ._tool import toolkit_tool
+from ..tools.base import JsonObject, Said, Tool
+from ._tool import Grounding, toolkit_tool
 from .globs import glob_matcher
 from .workspace import DEFAULT_SKIP_DIRS, Workspace, WorkspaceChanges
 
@@ -78,8 +79,18 @@ class FilesToolkit:
     def tools(self) -> list[Tool]:
         """The toolkit's tools, built on this policy."""
         tools = [
-            toolkit_tool(self.read, name="read_file", read_only=True),
-            toolkit_tool(self.list, name="list_files", read_only=True),
+            toolkit_tool(
+                self.read,
+                name="read_file",
+                read_only=True,
+                grounding=_existing(self.workspace, os.path.isfile),
+            ),
+            toolkit_tool(
+                self.list,
+                name="list_files",
+                read_only=True,
+                grounding=_existing(self.workspace, os.path.isdir, default="."),
+            ),
             toolkit_tool(self.glob, name="glob_files", read_only=True),
         ]
         if self.policy.writable:
@@ -279,3 +290,23 @@ def _capped(lines: list[str], limit: int, empty: str) -> str:
     if len(lines) <= limit:
         return "\n".join(lines)
     return "\n".join(lines[:limit]) + f"\n…[and {len(lines) - limit} more]"
+
+
+def _existing(workspace: Workspace, kind: Callable[[str], bool], *, default: str = "") -> Grounding:
+    """The grounding of a ``path`` argument: it exists in ``workspace`` (a file or folder, as
+    ``kind`` checks), or the user named it (a file to be told is missing)."""
+
+    def ungrounded(args: JsonObject, said: Said) -> str | None:
+        path = args.get("path", default)
+        if not isinstance(path, str):
+            return None  # the arguments' check says what is wrong
+        try:
+            if kind(workspace.resolve(path, tool="grounding")):
+                return None
+        except ToolError:
+            pass
+        if path.strip() and path in said.user:
+            return None
+        return f"{path!r} is nowhere in the workspace and the user did not name it"
+
+    return ungrounded

@@ -1,11 +1,12 @@
 """Tools: the interface, tools from functions, the registry and parallel dispatch."""
 
-from .base import Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
+from .base import Said, Tool, ToolContext, ToolOptions, ToolResult, ToolSchema
 from .function import FunctionTool, make_tool, tool
 from .registry import ToolRegistry
 
 __all__ = [
     "FunctionTool",
+    "Said",
     "Tool",
     "ToolContext",
     "ToolOptions",

@@ -142,6 +142,18 @@ class ToolContext:
     agent: CallingAgent | None = None
 
 
+@dataclass(frozen=True)
+class Said:
+    """What a conversation has said so far, to check a call's arguments against.
+
+    ``user``: the user's words; ``text``: everything, the user's words, the
+    answers and the tool results.
+    """
+
+    user: str
+    text: str
+
+
 class Tool(ABC):
     """Base class for tools. Most users write ``@tool`` functions instead."""
 
@@ -166,3 +178,13 @@ class Tool(ABC):
     def options(self) -> ToolOptions:
         """Default registration options (a per-tool timeout, say)."""
         return ToolOptions()
+
+    def ungrounded(self, args: JsonObject, said: Said) -> str | None:
+        """Why ``args`` look made up (not found in the workspace nor in ``said``), or None.
+
+        A cheap check without side effects, asked of a small model's calls
+        before they are shown or run (:mod:`agent_smith.agent.grounding`):
+        an ungrounded call is taken back and the model chooses again without
+        this tool. The default finds nothing.
+        """
+        return None

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from agent_smith import Agent, AgentConfig, LlmClient, Runtime, Skill, tool
-from agent_smith.agent.small_model import DESCRIPTION_CHARS, RESULT_CHARS, short_schema
+from agent_smith.agent.small_model import (
+    DESCRIPTION_CHARS,
+    LONG_NOTE,
+    RESULT_CHARS,
+    short_schema,
+)
 from agent_smith.agent.text_tool_calls import ANSWER_NOTE
 from agent_smith.agent.tool_choice import WORDS_GRAMMAR
 from agent_smith.tools.base import ToolSchema
@@ -63,7 +68,7 @@ def test_after_a_tool_result_a_small_model_is_told_the_result_and_asked_for_word
     assert system == {"role": "system", "content": "Use tools."}  # no tools listed
     assert question == {"role": "user", "content": "What is 17 times 23?"}
     note = ANSWER_NOTE.format("What is 17 times 23?")
-    assert told == {
+    assert told == {  # a short result: no note about its length
         "role": "user",
         "content": f'calculator(expression="17 * 23") returned:\n391\n\n{note}',
     }
@@ -108,6 +113,7 @@ def test_a_small_model_is_sent_the_start_of_a_big_result_and_the_history_keeps_i
     assert len(sent) < RESULT_CHARS + 60
     assert sent.startswith("shelf 0: a box of steel screws\n")
     assert sent.endswith("characters]") and "…[the first " in sent
+    assert told.endswith(LONG_NOTE)  # summarise, not copy
     assert len(agent.history[2].content) > 30_000  # type: ignore[union-attr]
 
 

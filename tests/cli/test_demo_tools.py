@@ -14,7 +14,9 @@ from agent_smith.cli.demo_tools import (
     demo_tools,
     evaluate,
     format_number,
+    numbers,
 )
+from agent_smith.tools.base import Said
 from agent_smith.tools.validation import validation_error
 from tests.support.tools import tool_context
 
@@ -170,3 +172,25 @@ def test_the_demo_tools_take_a_call_with_an_argument_they_do_not_name(
     assert reader.invoke({"path": "hello.txt", **extra}, ctx).content == "hello from the sandbox\n"
     assert validation_error(calculator.schema.parameters, {"expression": "2", **extra}) is None
     assert validation_error(reader.schema.parameters, extra) is not None  # "path" is required
+
+
+@pytest.mark.parametrize(
+    ("expression", "text", "grounded"),
+    [
+        ("17 * 23", "What is 17 times 23?", True),
+        ("3 * 12.5 + 1.25", "3 books at 12.50 each and a pen for 1.25", True),
+        ("391 + 9", "What is 17 times 23?\n391\nAnd what is that plus 9?", True),
+        ("1234*5678", "What is 1,234 times 5,678?", True),
+        ("100 + 200", "What is the capital of Japan?", False),
+        ("Paris", "What is the capital of France?", False),
+    ],
+)
+def test_an_expression_is_grounded_when_it_holds_a_number_of_the_conversation(
+    expression: str, text: str, grounded: bool
+) -> None:
+    said = Said(text, text)
+    assert (CalculatorTool().ungrounded({"expression": expression}, said) is None) is grounded
+
+
+def test_numbers_reads_decimals_and_thousands_separators() -> None:
+    assert numbers("3 at 12.50, 1,234 and 7,006,652; 2^10") == {3, 12.5, 1234, 7006652, 2, 10}

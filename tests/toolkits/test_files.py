@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_smith import ConfigError, FilesPolicy, FilesToolkit, ToolError
-from agent_smith.tools.base import ToolContext
+from agent_smith.tools.base import Said, ToolContext
 
 
 @pytest.fixture
@@ -169,3 +169,22 @@ def test_a_line_longer_than_the_cap_counts_as_one_line(root: Path) -> None:
     files = FilesToolkit(FilesPolicy(root=root, max_read_bytes=100))
     assert files.read("wide.txt", 2, 3) == "second\nthird\n"
     assert files.read("wide.txt", 1, 1) == "x" * 100 + "\n…[line 1 is longer than 100 bytes; cut]"
+
+
+def test_a_path_is_grounded_when_it_exists_as_the_tool_needs_or_the_user_named_it(
+    root: Path,
+) -> None:
+    (root / "notes.txt").write_text("room B12\n", encoding="utf-8")
+    (root / "todo").mkdir()
+    tools = {t.name: t for t in FilesToolkit(FilesPolicy(root=root)).tools()}
+    read, listing = tools["read_file"], tools["list_files"]
+    nothing = Said("Which room is it in?", "room B12")
+    assert read.ungrounded({"path": "notes.txt"}, nothing) is None
+    assert read.ungrounded({"path": "todo"}, nothing) is not None  # a folder is no file
+    assert read.ungrounded({"path": "gone.txt"}, nothing) is not None
+    assert read.ungrounded({"path": "gone.txt"}, Said("Read gone.txt", "")) is None
+    assert listing.ungrounded({}, nothing) is None  # the workspace itself
+    assert listing.ungrounded({"path": "todo"}, nothing) is None
+    assert listing.ungrounded({"path": "B12"}, nothing) is not None
+    assert listing.ungrounded({"path": "/home/user/documents"}, nothing) is not None
+    assert listing.ungrounded({"path": "../.."}, nothing) is not None
