@@ -20,7 +20,12 @@
   a process of its own (``agent-smith metrics-exporter``), is what the
   scraper GETs 1,000 times a second.
 
-    .venv/bin/python scripts/bench_metrics.py [--turns 200]
+With ``--split-cores`` the turns (this process and the scripted server it
+starts) run on the first CPU and the scraper and the exporter on the others
+(``os.sched_setaffinity``): what "cores of their own" means on a machine of
+two.
+
+    .venv/bin/python scripts/bench_metrics.py [--turns 200] [--split-cores]
 """
 
 from __future__ import annotations
@@ -57,6 +62,14 @@ from agent_smith.web.app import WebApp  # noqa: E402
 from agent_smith.web.serve import WebServer  # noqa: E402
 
 BLOCK = 20  # turns per block, scraped and not taking turns
+#: The CPUs of the scraper and the exporter (``--split-cores``); None: any.
+side_cores: set[int] | None = None
+
+
+def on_side_cores() -> None:
+    """In a child before it runs (``preexec_fn``): keep it to the side cores, if any."""
+    if side_cores is not None:
+        os.sched_setaffinity(0, side_cores)
 
 
 def best(fn: Callable[[], None], count: int = 20000) -> float:
@@ -132,7 +145,10 @@ def scraped_block(url: str, turn: Callable[[], str], times: list[float]) -> floa
     """``BLOCK`` turns into ``times`` while another process GETs ``url`` 1,000 times a second;
     the rate it reached."""
     scraping = subprocess.Popen(
-        [sys.executable, __file__, "--scrape", url], stdout=subprocess.PIPE, text=True
+        [sys.executable, __file__, "--scrape", url],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=on_side_cores,
     )
     assert scraping.stdout is not None
     assert scraping.stdout.readline() == "scraping\n"
@@ -151,6 +167,7 @@ def start_exporter(directory: str) -> tuple[subprocess.Popen[str], str]:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=on_side_cores,
     )
     assert exporter.stderr is not None
     line = exporter.stderr.readline()
@@ -206,12 +223,21 @@ def scraped_turns(turns: int) -> tuple[dict[str, list[float]], dict[str, float]]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--split-cores", action="store_true")
     parser.add_argument("--scrape", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scrape:
         scraper(args.scrape)
         return
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
+    if args.split_cores:
+        global side_cores
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) < 2:
+            parser.error("--split-cores needs at least two CPUs")
+        side_cores = set(cores[1:])
+        os.sched_setaffinity(0, {cores[0]})  # the scripted server started later inherits it
+        print(f"turns on CPU {cores[0]}; scraper and exporter on CPUs {sorted(side_cores)}")
     print("\nPer observation (µs, best of five hot loops of 20,000):\n")
     print("| observation | µs |")
     print("|---|---:|")
