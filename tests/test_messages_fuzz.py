@@ -98,6 +98,7 @@ def test_the_quick_reading_of_a_stored_message_agrees_with_the_checked_one(obj: 
 
 @QUICK
 @given(st.lists(_messages, max_size=4))
+@example([{"role": "user", "content": []}])  # parts, not text: the quick reading declines
 def test_stored_messages_read_back_equal_through_both_readings(items: list[Any]) -> None:
     from agent_smith.base.history_json import _checked_message, _written_message, message_to_dict
 
@@ -107,4 +108,9 @@ def test_stored_messages_read_back_equal_through_both_readings(items: list[Any])
         except ParseError:
             continue
         written = json.loads(json.dumps(message_to_dict(message)))
-        assert _written_message(written) == message == _checked_message(written, "m")
+        assert _checked_message(written, "m") == message
+        quick = _written_message(written)
+        if isinstance(message.content, str):  # the quick reading's shape: it must read it
+            assert quick == message
+        else:  # a tuple of parts goes to the field-by-field reading
+            assert quick is None
