@@ -54,6 +54,7 @@ from tests.support.llm_server import ScriptedLlmServer
 from tests.support.pipes import MODEL_TIMEOUT
 from tests.support.ports import free_port
 from tests.support.served import serving
+from tests.support.signals import default_sigint
 
 #: Seconds a command may take, or a server to answer (the docs site builds in ~30 s here).
 TIMEOUT = 180.0
@@ -139,12 +140,14 @@ class Serves:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: Ctrl-C reaches all of it
+                preexec_fn=default_sigint,  # Ctrl-C works even if this run is a background job
             )
         try:
             body = _answer(proc, f"http://127.0.0.1:{port}{self.path}", self.expect, self.llama)
             assert body is not None, f"{line}: never answered\n{log.read_text(errors='replace')}"
         finally:
-            _stop(proc)
+            stopped = _stop(proc)
+        assert stopped, f"{line}: did not stop on Ctrl-C\n{log.read_text(errors='replace')}"
 
 
 @dataclass(frozen=True)
@@ -355,16 +358,18 @@ def test_the_commands_not_run_are_few_and_say_why() -> None:
     assert len(excluded) <= 4  # rewrite a command a test cannot run until it can
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Ctrl-C to the command's process group, twice if need be (Jupyter asks first)."""
+def _stop(proc: subprocess.Popen[bytes]) -> bool:
+    """Ctrl-C to the command's process group, twice if need be (Jupyter asks first);
+    whether that stopped it (if not, it is killed)."""
     for patience in (3, 60):
         with contextlib.suppress(ProcessLookupError):  # it ended by itself
             os.killpg(proc.pid, signal.SIGINT)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(patience)
-            return
+            return True
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    return False
 
 
 def _answer(proc: subprocess.Popen[bytes], url: str, expect: str, llama: bool) -> str | None:
